@@ -1,0 +1,39 @@
+# Newcomers: `make demo` runs the main example, `make test` runs every test.
+PY ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+ACCEPTANCE := ../shared/acceptance
+# Acceptance files whose issues have landed.
+ACCEPTANCE_TESTS := $(ACCEPTANCE)/test_dynamic_shapes.py $(ACCEPTANCE)/test_numpy_semantics.py
+
+.PHONY: install demo test unit acceptance bench lint clean
+
+$(BIN)/.installed: setup.cfg pyproject.toml
+	@command -v $(PY) >/dev/null 2>&1 || { echo "need $(PY)"; exit 1; }
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	touch $@
+
+install: $(BIN)/.installed
+
+demo: install
+	$(BIN)/python examples/demo.py
+
+test: install
+	$(BIN)/python -m pytest -q tests $(ACCEPTANCE_TESTS) -p no:cacheprovider
+
+unit: install
+	$(BIN)/python -m pytest -q tests -p no:cacheprovider
+
+acceptance: install
+	$(BIN)/python -m pytest -q $(ACCEPTANCE_TESTS) -p no:cacheprovider
+
+bench: install
+	$(BIN)/python benchmarks/run_all.py
+
+lint: install
+	$(BIN)/ruff check frametrace csrc_free_runtime tests benchmarks examples
+
+clean:
+	rm -rf $(VENV) build *.egg-info

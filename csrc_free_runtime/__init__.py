@@ -1,0 +1,15 @@
+"""The per-call fast path of frametrace, in pure Python (what TorchDynamo writes in C).
+
+hook   builds the trampoline that replaces a function and routes its calls here
+cache  per-code-object cache entries (guard + compiled code), newest first
+types  the small contract between this runtime and the compiler
+
+This package never imports the compiler: the compiler installs a callback
+(`cache.set_callback`) and hands the runtime plain callables.
+"""
+from .cache import FrameCache, MISS, dispatch, new_frame_cache, all_caches, set_callback, set_mode, get_mode
+from .hook import make_trampoline
+from .types import CacheEntry, Mode
+
+__all__ = ["FrameCache", "MISS", "dispatch", "new_frame_cache", "all_caches", "set_callback", "set_mode", "get_mode",
+           "make_trampoline", "CacheEntry", "Mode"]

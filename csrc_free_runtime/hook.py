@@ -1,0 +1,70 @@
+"""Trampolines: a function with the same signature as the user's that routes calls to `dispatch`.
+
+The frame values handed to cache entries are the function's parameters in `co_varnames`
+order (positional, keyword-only, *args, **kwargs) followed by the contents of its closure
+cells, so guards and compiled code can name them `L['x']` just as a frame would.
+"""
+from __future__ import annotations
+
+import inspect
+
+from .cache import dispatch, new_frame_cache
+
+
+def frame_value_names(code) -> tuple:
+    n = code.co_argcount + code.co_kwonlyargcount
+    n += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    return tuple(code.co_varnames[:n]) + tuple(code.co_freevars)
+
+
+def _signature_parts(code):
+    names = code.co_varnames
+    npos, nkw = code.co_argcount, code.co_kwonlyargcount
+    pos = list(names[:npos])
+    kwonly = list(names[npos:npos + nkw])
+    i = npos + nkw
+    varargs = varkw = None
+    if code.co_flags & inspect.CO_VARARGS:
+        varargs = names[i]
+        i += 1
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        varkw = names[i]
+    return pos, kwonly, varargs, varkw
+
+
+def make_trampoline(fn, *, dispatch_fn=dispatch):
+    """Return (trampoline, cache): calling the trampoline is calling `fn` through the cache."""
+    code = fn.__code__
+    pos, kwonly, varargs, varkw = _signature_parts(code)
+    params = list(pos)
+    if code.co_posonlyargcount:
+        params.insert(code.co_posonlyargcount, "/")
+    if varargs:
+        params.append("*" + varargs)
+    elif kwonly:
+        params.append("*")
+    params += kwonly
+    if varkw:
+        params.append("**" + varkw)
+    ordered = pos + kwonly + ([varargs] if varargs else []) + ([varkw] if varkw else [])
+    cells = [f"___c{i}.cell_contents" for i in range(len(code.co_freevars))]
+    values = ", ".join(ordered + cells) + ("," if len(ordered) + len(cells) == 1 else "")
+    call_args = ", ".join(pos + ([f"*{varargs}"] if varargs else []) + [f"{k}={k}" for k in kwonly]
+                          + ([f"**{varkw}"] if varkw else []))
+    cell_params = "".join(f", ___c{i}" for i in range(len(code.co_freevars)))
+    src = (f"def ___make(___dispatch, ___cache, ___fn{cell_params}):\n"
+           f"    def {code.co_name}({', '.join(params)}):\n"
+           f"        return ___dispatch(___cache, ({values}))\n"
+           f"    def run_original({', '.join(ordered + [f'___v{i}' for i in range(len(cells))])}):\n"
+           f"        return ___fn({call_args})\n"
+           f"    return {code.co_name}, run_original\n")
+    ns: dict = {}
+    exec(compile(src, f"<frametrace trampoline {code.co_name}>", "exec"), ns)
+    cache = new_frame_cache(code, fn, frame_value_names(code), None)
+    tramp, cache.run_original = ns["___make"](dispatch_fn, cache, fn, *(fn.__closure__ or ()))
+    tramp.__defaults__ = fn.__defaults__
+    tramp.__kwdefaults__ = fn.__kwdefaults__
+    tramp.__doc__, tramp.__qualname__, tramp.__module__ = fn.__doc__, fn.__qualname__, fn.__module__
+    tramp.__wrapped__ = fn
+    tramp.__dict__.update(getattr(fn, "__dict__", {}))
+    return tramp, cache

@@ -1,0 +1,38 @@
+"""The runtime's contract with the compiler: cache entries and the miss callback."""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+
+class Mode(enum.Enum):
+    DEFAULT = "default"      # look up the cache, compile on a miss
+    RUN_ONLY = "run_only"    # look up the cache, run eagerly on a miss
+    SKIP = "skip"            # run the original function, never look up
+
+
+@dataclass(eq=False)
+class CacheEntry:
+    """One compiled version of a frame.
+
+    call(*frame_values) runs the guards and, if they pass, the compiled code; it returns
+    `MISS` when a guard fails. `check(*frame_values)` runs only the guards (for explaining).
+    """
+    call: Callable
+    check: Callable
+    compile_id: str
+    guard_source: str = ""
+    info: Any = None          # compiler-side record (guards, graph, ...), opaque to the runtime
+
+
+class MissCallback(Protocol):
+    def __call__(self, cache: "FrameCache", frame_values: tuple) -> Any: ...  # noqa: F821
+
+
+@dataclass(eq=False)
+class FrameState:
+    """Per-code-object state owned by the compiler (frame id, compile counter, what it learnt)."""
+    frame_id: int | None = None
+    compiles: int = 0
+    data: dict = field(default_factory=dict)

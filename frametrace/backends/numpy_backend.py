@@ -1,0 +1,73 @@
+"""The NumPy backend: a generated straight-line Python function calling each op's reference.
+
+It is the living definition every other backend is tested against, and its source is what
+FRAMETRACE_LOGS=output_code prints for it.
+"""
+from __future__ import annotations
+
+import sympy
+
+from ..ir.graph import Graph, IndexSlice, Node
+from ..ir.registry import get_op
+
+
+def _arg_code(a, names: dict, sym_names: dict, consts: dict) -> str:
+    from ..shapes import pycode
+    if isinstance(a, Node):
+        return names[a]
+    if isinstance(a, tuple):
+        inner = ", ".join(_arg_code(x, names, sym_names, consts) for x in a)
+        return f"({inner},)" if len(a) == 1 else f"({inner})"
+    if isinstance(a, IndexSlice):
+        parts = [_arg_code(p, names, sym_names, consts) for p in (a.start, a.stop, a.step)]
+        return f"___IndexSlice({', '.join(parts)})"
+    if isinstance(a, sympy.Basic):
+        if a.is_Integer:
+            return str(int(a))
+        return f"({pycode(a, sym_names)})"
+    if type(a) in (int, bool, str, type(None)):
+        return repr(a)
+    name = f"___c{len(consts)}"
+    consts[name] = a
+    return name
+
+
+def generate_source(graph: Graph):
+    names: dict = {}
+    consts: dict = {"___IndexSlice": IndexSlice}
+    sym_names = {s: f"s_{s}" for s in graph.symbols}
+    lines = ["def run(inputs, symbol_values):"]
+    if graph.inputs:
+        lines.append("    " + ", ".join(f"%s" % f"in_{i}" for i in range(len(graph.inputs)))
+                     + (", = inputs" if len(graph.inputs) == 1 else " = inputs"))
+    for i, node in enumerate(graph.inputs):
+        names[node] = f"in_{i}"
+    if graph.symbols:
+        lines.append("    " + ", ".join(sym_names[s] for s in graph.symbols)
+                     + (", = symbol_values" if len(graph.symbols) == 1 else " = symbol_values"))
+    for i, node in enumerate(graph.nodes):
+        op = get_op(node.op)
+        ref = f"___op_{node.op}"
+        consts[ref] = op.ref
+        args = ", ".join(_arg_code(a, names, sym_names, consts) for a in node.args)
+        kwargs = "".join(f", {k}={_arg_code(v, names, sym_names, consts)}" for k, v in node.attrs)
+        if args == "" and kwargs:
+            kwargs = kwargs[2:]
+        call = f"{ref}({args}{kwargs})"
+        if node.dtype is None:
+            lines.append(f"    {call}")
+        else:
+            names[node] = f"v{i}"
+            lines.append(f"    v{i} = {call}    # {node.type_str()}")
+    outs = ", ".join(names[o] for o in graph.outputs)
+    lines.append(f"    return [{outs}]")
+    return "\n".join(lines) + "\n", consts
+
+
+def compile_graph(graph: Graph):
+    source, namespace = generate_source(graph)
+    exec(compile(source, "<frametrace numpy backend>", "exec"), namespace)
+    run = namespace["run"]
+    run.source = source
+    run.llvm_ir = ""
+    return run

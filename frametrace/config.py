@@ -1,0 +1,100 @@
+"""Settings, each also read from the environment as FRAMETRACE_<NAME> at import.
+
+    ft.config.cache_size_limit = 4
+    with ft.config.patch(dynamic_sources="L['x']"): ...
+    @ft.config.patch(pgo=False)
+    def test(): ...
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+
+_DEFAULTS = {
+    # comma list of source names that start dynamic (highest precedence, never errors)
+    "dynamic_sources": "",
+    # a size that changes between compiles becomes dynamic at the recompile
+    "automatic_dynamic_shapes": True,
+    # sizes start static unless marked, listed, or learnt (automatic dynamic / PGO)
+    "assume_static_by_default": True,
+    # compiled entries per code object; past it the frame runs eagerly
+    "cache_size_limit": 8,
+    # sizes 0 and 1 are never symbolic (a dynamic size has range [2, inf])
+    "specialize_zero_one": True,
+    # treat ordinary sizes like unbacked ones in 0/1 checks, avoiding 0/1 specialisation
+    "backed_size_oblivious": False,
+    # arrays reached through attributes or globals start static
+    "force_attribute_static_shapes": True,
+    # equal sizes share one symbol (guarded equal)
+    "duck_shape": True,
+    # where PGO profiles and compiled kernels are kept
+    "cache_dir": os.path.join(os.path.expanduser("~"), ".cache", "frametrace"),
+    # profile-guided dynamism across processes
+    "pgo": True,
+    # the backend used when ft.compile / ft.enable name none
+    "backend": "numpy",
+    # threads for large kernels (0 = os.cpu_count())
+    "num_threads": 0,
+    # how many bytecode instructions one trace may execute before giving up
+    "max_trace_steps": 200_000,
+    # how deep user calls are inlined
+    "max_inline_depth": 32,
+}
+
+
+def _parse(name, raw: str):
+    default = _DEFAULTS[name]
+    if isinstance(default, bool):
+        return raw.strip().lower() not in ("0", "false", "no", "off", "")
+    if isinstance(default, int):
+        return int(raw)
+    return raw
+
+
+class _Config:
+    """Attribute access to the settings; `patch(**kw)` sets some for a block or a function."""
+
+    def __init__(self):
+        object.__setattr__(self, "_values", dict(_DEFAULTS))
+        for name in _DEFAULTS:
+            raw = os.environ.get("FRAMETRACE_" + name.upper())
+            if raw is not None:
+                self._values[name] = _parse(name, raw)
+
+    def __getattr__(self, name):
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(f"frametrace.config has no setting {name!r}") from None
+
+    def __setattr__(self, name, value):
+        if name not in self._values:
+            raise AttributeError(f"frametrace.config has no setting {name!r}; known: {sorted(self._values)}")
+        self._values[name] = value
+
+    def as_dict(self) -> dict:
+        return dict(self._values)
+
+    def patch(self, **changes):
+        """Context manager and decorator that sets settings and restores them afterwards."""
+        for name in changes:
+            if name not in self._values:
+                raise AttributeError(f"frametrace.config has no setting {name!r}")
+        return _Patch(self, changes)
+
+
+class _Patch(contextlib.ContextDecorator):
+    def __init__(self, cfg, changes):
+        self.cfg, self.changes, self.saved = cfg, changes, []
+
+    def __enter__(self):
+        self.saved.append({k: self.cfg._values[k] for k in self.changes})
+        self.cfg._values.update(self.changes)
+        return self
+
+    def __exit__(self, *exc):
+        self.cfg._values.update(self.saved.pop())
+        return False
+
+
+config = _Config()

@@ -1,0 +1,184 @@
+"""The miss path: decide whether and how to compile a frame, trace it, and hand the runtime an entry."""
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import threading
+import time
+import warnings
+
+import csrc_free_runtime as rt
+
+from . import stance as stance_mod
+from .config import config
+from .dynamic_policy import DynamicPolicy, FrameState
+from .errors import ConstraintViolationError, GraphBreakError, NumpyError, RecompileError, Unsupported
+from .logs import get_logger
+from .stats import counters
+from .trace.compile import compile_frame
+
+log = logging.getLogger("frametrace")
+recompiles_log = get_logger("recompiles")
+breaks_log = get_logger("graph_breaks")
+
+_frame_ids = itertools.count()
+_frame_id_lock = threading.Lock()
+
+
+class FrameOptions:
+    __slots__ = ("dynamic", "backend", "fullgraph")
+
+    def __init__(self, dynamic=None, backend=None, fullgraph=False):
+        self.dynamic, self.backend, self.fullgraph = dynamic, backend, fullgraph
+
+
+def frame_state(cache) -> FrameState:
+    fs = cache.state.data.get("auto")
+    if fs is None:
+        fs = cache.state.data["auto"] = FrameState()
+    return fs
+
+
+def _frame_id(cache) -> int:
+    with _frame_id_lock:
+        if cache.state.frame_id is None:
+            cache.state.frame_id = next(_frame_ids)
+        return cache.state.frame_id
+
+
+def where(cache) -> str:
+    code = cache.code
+    return f"{code.co_filename}:{code.co_firstlineno}"
+
+
+def guard_failures(cache, values, verbose=False) -> list:
+    """`0/1: L['x'].shape[0] == 10` for each entry (newest first) and its first failing guard."""
+    reasons = []
+    for entry in cache.entries:
+        info = entry.info
+        if info is None:
+            continue
+        failing = info.failing_guards(values)
+        if failing:
+            shown = failing if verbose else failing[:1]
+            reasons += [f"{entry.compile_id}: {g}" for g in shown]
+    return reasons
+
+
+def _observe_inputs(cache, values):
+    """eager_then_compile: record sizes of the first call's inputs without compiling."""
+    import numpy as np
+    fs = frame_state(cache)
+    for name, value in zip(cache.argnames, values):
+        src = f"L[{name!r}]"
+        if type(value) is np.ndarray:
+            fs.observe_array(src, value.shape)
+        elif type(value) is int:
+            fs.observe_int(src, value)
+
+
+def on_miss(cache, values):
+    """The runtime's callback: no entry's guards passed for these frame values."""
+    options: FrameOptions = cache.state.data.get("options") or FrameOptions()
+    stance = stance_mod.current()
+    if stance == "force_eager":
+        return cache.run_original(*values)
+    with cache.lock:
+        # another thread may have compiled a matching entry while we waited
+        for entry in cache.entries:
+            result = entry.call(*values)
+            if result is not rt.MISS:
+                return result
+        if cache.action is not rt.Mode.DEFAULT:
+            return cache.run_original(*values)
+        if cache.entries:
+            reasons = guard_failures(cache, values)
+            if stance == "eager_on_recompile":
+                return cache.run_original(*values)
+            if stance == "fail_on_recompile":
+                raise RecompileError(
+                    f"Recompiling function {cache.code.co_name} in {where(cache)} is not allowed under the "
+                    "'fail_on_recompile' stance; triggered by the following guard failure(s):\n"
+                    + "\n".join(f"    - {r}" for r in reasons))
+            if len(cache.entries) >= config.cache_size_limit:
+                return _cache_limit_hit(cache, values, reasons)
+            _log_recompile(cache, values, reasons)
+        elif stance == "eager_then_compile" and not cache.state.data.get("seen"):
+            cache.state.data["seen"] = True
+            _observe_inputs(cache, values)
+            return cache.run_original(*values)
+        return _compile_and_run(cache, values, options)
+
+
+def _log_recompile(cache, values, reasons):
+    if recompiles_log.isEnabledFor(logging.DEBUG) or recompiles_log.isEnabledFor(logging.INFO):
+        body = "\n".join(f"    - {r}" for r in (guard_failures(cache, values, verbose=True) or reasons))
+        recompiles_log.info("Recompiling function %s in %s\n    triggered by the following guard failure(s):\n%s",
+                            cache.code.co_name, where(cache), body)
+
+
+def _cache_limit_hit(cache, values, reasons):
+    cache.action = rt.Mode.RUN_ONLY
+    last = reasons[0] if reasons else "unknown"
+    warnings.warn(
+        f"frametrace hit config.cache_size_limit ({config.cache_size_limit})\n"
+        f"   function: {cache.code.co_name!r} ({where(cache)})\n"
+        f"   last reason: {last}\n"
+        "From now on this function runs eagerly when no compiled entry matches.\n"
+        "To log all recompilation reasons, use FRAMETRACE_LOGS=\"recompiles\". If a size keeps changing, "
+        "mark it dynamic (ft.mark_dynamic / ft.maybe_mark_dynamic, or FRAMETRACE_DYNAMIC_SOURCES), "
+        "or raise ft.config.cache_size_limit.", RuntimeWarning, stacklevel=4)
+    counters.bump("eager_fallbacks")
+    return cache.run_original(*values)
+
+
+def _compile_and_run(cache, values, options):
+    frame_id = _frame_id(cache)
+    compile_id = f"{frame_id}/{cache.state.compiles}"
+    start = time.perf_counter()
+    try:
+        entry = compile_frame(cache, values, options, frame_state(cache), compile_id)
+    except NumpyError:
+        # NumPy itself raises here: run eagerly so the user sees NumPy's own exception
+        counters.bump("eager_fallbacks")
+        return cache.run_original(*values)
+    except ConstraintViolationError:
+        raise
+    except Unsupported as exc:
+        counters.bump("graph_breaks")
+        if options.fullgraph:
+            raise GraphBreakError(
+                f"fullgraph=True but {cache.code.co_name} ({where(cache)}) cannot be traced as one graph: "
+                f"{exc}") from exc
+        breaks_log.info("Graph break in user code at %s\nReason: %s", exc.location or where(cache), exc)
+        log.debug("frame %s runs eagerly: %s", cache.code.co_name, exc)
+        cache.action = rt.Mode.SKIP
+        counters.bump("eager_fallbacks")
+        return cache.run_original(*values)
+    cache.state.compiles += 1
+    counters.bump("frames_compiled")
+    if entry.info.graph_nodes:
+        counters.bump("unique_graphs")
+    if cache.entries:
+        counters.bump("recompiles")
+    cache.add(entry)
+    entry.info.compile_time = time.perf_counter() - start
+    result = entry.call(*values)
+    if result is rt.MISS:      # the guards must accept the values they were built from
+        raise_internal(cache, entry, values)
+    return result
+
+
+def raise_internal(cache, entry, values):
+    from .errors import InternalError
+    failing = entry.info.failing_guards(values)
+    raise InternalError(f"frametrace bug: the entry compiled for {cache.code.co_name} rejects its own inputs; "
+                        f"failing guards: {failing}\n{entry.info.entry_source}")
+
+
+def install():
+    rt.set_callback(on_miss)
+
+
+_ = os

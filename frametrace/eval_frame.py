@@ -1,0 +1,40 @@
+"""ft.compile: wrap a function so each call goes through the runtime's cache."""
+from __future__ import annotations
+
+import functools
+import types
+
+import csrc_free_runtime as rt
+
+from .convert_frame import FrameOptions
+
+
+def compile(fn=None, *, dynamic=None, fullgraph=False, backend=None):
+    """Compile `fn` on its first call (and on guard failures), run the compiled code afterwards.
+
+    Usable bare (`@ft.compile`), with arguments (`@ft.compile(dynamic=True)`), or on a bound
+    method (`ft.compile(model.forward)`).
+
+    dynamic:   None = static first, sizes that change become dynamic (automatic dynamic);
+               True = every size symbolic; False = every size static (one graph per size).
+    fullgraph: raise GraphBreakError instead of falling back when something cannot be traced.
+    backend:   "llvm" or "numpy" (default: ft.config.backend).
+    """
+    if fn is None:
+        return functools.partial(compile, dynamic=dynamic, fullgraph=fullgraph, backend=backend)
+    if dynamic not in (None, True, False):
+        raise ValueError("dynamic must be None, True or False")
+    if isinstance(fn, types.MethodType):
+        inner = compile(fn.__func__, dynamic=dynamic, fullgraph=fullgraph, backend=backend)
+        return types.MethodType(inner, fn.__self__)
+    if not isinstance(fn, types.FunctionType):
+        if callable(fn) and isinstance(getattr(fn, "__call__", None), types.MethodType):
+            return compile(fn.__call__, dynamic=dynamic, fullgraph=fullgraph, backend=backend)
+        raise TypeError(f"ft.compile expects a Python function, got {type(fn).__name__}")
+    if backend is not None:
+        from .backends import get_backend
+        get_backend(backend)
+    tramp, cache = rt.make_trampoline(fn)
+    cache.state.data["options"] = FrameOptions(dynamic, backend, fullgraph)
+    tramp._frametrace_cache = cache
+    return tramp

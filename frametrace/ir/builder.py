@@ -1,0 +1,95 @@
+"""GraphBuilder: append nodes to a Graph by running each op's meta rule on abstract values."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import sympy
+
+from .fake import FakeArray, FakeScalar
+from .graph import Graph, IndexSlice, Node
+from .registry import get_op
+
+
+def to_expr(x):
+    """Graph form of a size: SymInt -> its sympy expression; ints and constants unchanged."""
+    expr = getattr(x, "expr", None)
+    if expr is not None and not isinstance(x, (Proxy, np.generic, np.ndarray)):
+        if any(c.__name__ == "SymFloat" for c in type(x).__mro__):
+            return sympy.Float(1.0) * expr     # stays a float when the symbols are bound
+        return expr
+    if isinstance(x, tuple):
+        return tuple(to_expr(v) for v in x)
+    if isinstance(x, IndexSlice):
+        return IndexSlice(to_expr(x.start), to_expr(x.stop), to_expr(x.step))
+    if isinstance(x, Proxy):
+        return x.node
+    return x
+
+
+@dataclass(frozen=True, eq=False)
+class Proxy:
+    """A graph value during tracing: its node plus the abstract value meta rules see."""
+    node: Node
+    fake: object                  # FakeArray or FakeScalar
+
+    @property
+    def shape(self):
+        return self.fake.shape
+
+    @property
+    def dtype(self):
+        return self.fake.dtype
+
+    @property
+    def ndim(self):
+        return self.fake.ndim
+
+    @property
+    def scalar(self):
+        return self.fake.scalar
+
+
+_PY_DTYPE = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.dtype(np.float64),
+             complex: np.dtype(np.complex128)}
+
+
+def _meta_arg(a):
+    if isinstance(a, Proxy):
+        return a.fake
+    if isinstance(a, tuple):
+        return tuple(_meta_arg(x) for x in a)
+    return a
+
+
+class GraphBuilder:
+    def __init__(self, graph: Graph | None = None):
+        self.graph = graph if graph is not None else Graph()
+
+    def input_array(self, source: str, shape, dtype, scalar=False) -> Proxy:
+        fake = FakeArray(tuple(shape), dtype, scalar)
+        node = self.graph.add_input(source=source, kind="array", shape=to_expr(fake.shape),
+                                    dtype=fake.dtype, scalar=scalar)
+        return Proxy(node, fake)
+
+    def input_scalar(self, source: str, pytype: type) -> Proxy:
+        dtype = _PY_DTYPE[pytype]
+        node = self.graph.add_input(source=source, kind="scalar", dtype=dtype, scalar=True)
+        return Proxy(node, FakeScalar(pytype))
+
+    def emit(self, op: str, *args, **attrs):
+        """Run `op`'s meta rule and append its node; returns a Proxy (None for mutations)."""
+        opdef = get_op(op)
+        result = opdef.meta(*_meta_arg(args), **{k: _meta_arg(v) for k, v in attrs.items()})
+        node_attrs = tuple(sorted((k, to_expr(v)) for k, v in attrs.items()))
+        node_args = tuple(to_expr(a) for a in args)
+        if result is None:
+            self.graph.add(Node(op, node_args, node_attrs))
+            return None
+        if isinstance(result, FakeScalar):     # Python scalar arithmetic on run-time scalars
+            dtype = _PY_DTYPE[result.pytype]
+            node = self.graph.add(Node(op, node_args, node_attrs, (), dtype, True))
+            return Proxy(node, result)
+        node = Node(op, node_args, node_attrs, to_expr(result.shape), result.dtype, result.scalar)
+        self.graph.add(node)
+        return Proxy(node, result)

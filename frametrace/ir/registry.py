@@ -1,0 +1,77 @@
+"""One registry of NumPy ops: each op's meta rule (shape, dtype) and NumPy reference, side by side.
+
+An op is registered once:
+
+    @register("add", kind="elementwise", ufunc=np.add)
+    def add_meta(a, b): ...                  # FakeArray / scalars in -> FakeArray out
+
+    (the NumPy reference defaults to the ufunc; pass `ref=` otherwise)
+
+Meta rules are written as ordinary Python over shapes whose entries are `int` or
+`frametrace.shapes.SymInt`; comparisons of sizes go through the ShapeEnv (and become guards)
+without the rule knowing. Backends use `OpDef.kind` to schedule and `OpDef.ref` as the
+reference (and fallback) implementation; they never re-derive shapes.
+
+Op catalog (args are positional Node/scalar arguments; attrs are keyword attributes):
+
+  elementwise   unary ufuncs (x); binary ufuncs (a, b); where(cond, a, b); clip(x, lo, hi);
+                astype(x; dtype)
+  reduction     sum/prod/max/min/mean/var/std/any/all/argmax/argmin
+                (x; axis: tuple[int] | None (normalised, non-negative), keepdims: bool,
+                 dtype: np.dtype | None, ddof (var/std))
+                argmax/argmin take axis: int | None
+  scan          cumsum/cumprod (x; axis: int | None (None = over the flattened array), dtype)
+  view          getitem(x; index: tuple of int|expr / IndexSlice / None (newaxis), no Ellipsis,
+                         one entry per consumed dim), transpose(x; axes), reshape(x; shape),
+                expand_dims(x; axis: tuple), squeeze(x; axis: tuple), broadcast_to(x; shape)
+  copy          concatenate(*xs; axis), stack(*xs; axis), copy(x)
+  creation      zeros/ones/empty(; shape, dtype), full(fill; shape, dtype),
+                arange(start, stop, step; dtype)
+  matmul        matmul(a, b), dot(a, b)
+  mutation      assign(dst, src): copy src (broadcast, unsafe cast) into the buffer of dst,
+                a view of an input or of an earlier value; no result value
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+KINDS = ("elementwise", "reduction", "scan", "view", "copy", "creation", "matmul",
+         "mutation", "gather", "other")
+
+
+@dataclass(frozen=True)
+class OpDef:
+    name: str
+    kind: str
+    meta: Callable          # (*args, **attrs) -> FakeArray | None
+    ref: Callable           # (*numpy args, **attrs) -> np.ndarray | np.generic | None
+    ufunc: np.ufunc | None = None
+    doc: str = ""
+
+
+OPS: dict[str, OpDef] = {}
+
+
+def register(name: str, *, kind: str, ufunc: np.ufunc | None = None, ref: Callable | None = None):
+    """Decorator registering `meta` for op `name`; the reference defaults to the ufunc."""
+    assert kind in KINDS, kind
+
+    def deco(meta):
+        if name in OPS:
+            raise ValueError(f"op {name!r} registered twice")
+        impl = ref if ref is not None else ufunc
+        if impl is None:
+            raise ValueError(f"op {name!r} needs a NumPy reference")
+        OPS[name] = OpDef(name, kind, meta, impl, ufunc, (meta.__doc__ or "").strip())
+        return meta
+    return deco
+
+
+def get_op(name: str) -> OpDef:
+    try:
+        return OPS[name]
+    except KeyError:
+        raise KeyError(f"unknown op {name!r}") from None

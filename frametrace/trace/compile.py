@@ -1,0 +1,112 @@
+"""Trace one frame into a graph, guards and an entry function (the body of a compile)."""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import csrc_free_runtime as rt
+
+from ..backends import get_backend
+from ..config import config
+from ..dynamic_policy import DynamicPolicy
+from ..logs import get_logger
+from ..passes.dce import eliminate_dead_code
+from ..sources import LocalSource, code_of_name
+from .entry import build_entry
+from .output import OutputGraph, Reconstructor
+from .translator import InstructionTranslator
+from .variables.base import CellBox
+
+graph_log = get_logger("graph_code")
+guards_log = get_logger("guards")
+output_log = get_logger("output_code")
+
+
+@dataclass(eq=False)
+class EntryInfo:
+    """What the compiler knows about one cache entry (for explain, logs and recompile reasons)."""
+    compile_id: str
+    argnames: tuple
+    guards: list
+    namespace: dict
+    graph: object
+    graph_nodes: int
+    entry_source: str
+    backend_source: str = ""
+    shape_env: object = None
+    compile_time: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+    def failing_guards(self, values) -> list:
+        ns = dict(self.namespace)
+        ns.update(zip(self.argnames, values))
+        failing = []
+        for g in self.guards:
+            try:
+                ok = eval(g.code, ns)  # noqa: S307 - our own generated guard code
+            except Exception:
+                ok = False
+            if not ok:
+                failing.append(g.name)
+        return failing
+
+
+def compile_frame(cache, values, options, frame_state, compile_id):
+    from ..shapes import ShapeEnv
+    fn = cache.fn
+    code = cache.code
+    shape_env = ShapeEnv(specialize_zero_one=config.specialize_zero_one, duck_shape=config.duck_shape,
+                         backed_size_oblivious=config.backed_size_oblivious)
+    output = OutputGraph(shape_env, DynamicPolicy(options.dynamic), frame_state, fn.__globals__)
+    shape_env.set_location_provider(output.location)
+    nfree = len(code.co_freevars)
+    arg_values = values[:len(values) - nfree]
+    cells = {}
+    for name, value in zip(code.co_freevars, values[len(values) - nfree:]):
+        cells[name] = CellBox(output.wrap(value, LocalSource(name)), name)
+    tx = InstructionTranslator(output, code, {}, cells, fn.__globals__, None)
+    tx.lazy = {name: (value, LocalSource(name)) for name, value in zip(cache.argnames, arg_values)}
+    result = tx.run()
+    shape_env.check_constraints()
+
+    namespace = {"___MISS": rt.MISS, "___G": fn.__globals__}
+    rebuild = Reconstructor(output, namespace)
+    return_code = rebuild(result)
+    graph = output.graph
+    graph.outputs = tuple(rebuild.outputs)
+    eliminate_dead_code(graph)
+
+    guards = list(output.guards.guards)
+    namespace.update(output.guards.namespace)
+    from ..guards.guard_set import Guard
+    for sg in shape_env.produce_guards():
+        guards.append(Guard(code_of_name(sg.code), sg.code, "SHAPE_ENV", location=sg.location))
+
+    symbols = list(graph.symbols)
+    bindings = [(f"___sym_{s}", output.symbol_sources[s].code) for s in symbols]
+    graph_call = None
+    backend_source = ""
+    if graph.nodes or graph.outputs:
+        backend = get_backend(options.backend or config.backend)
+        run = backend(graph)
+        namespace["___graph"] = run
+        graph_call = "___graph"
+        backend_source = getattr(run, "source", "")
+    input_codes = [src.code for _, src in output.graph_inputs]
+    # Inputs unused by the graph still sit in graph.inputs; the backend takes all of them.
+    entry, check, source = build_entry(cache.argnames, [g.code for g in guards], bindings, graph_call,
+                                       input_codes, return_code, namespace, name=code.co_name)
+    info = EntryInfo(compile_id, cache.argnames, guards, namespace, graph, len(graph.nodes), source,
+                     backend_source, shape_env)
+    _log_compile(code, compile_id, graph, guards, source, backend_source)
+    return rt.CacheEntry(entry, check, compile_id, source, info)
+
+
+def _log_compile(code, compile_id, graph, guards, source, backend_source):
+    if graph_log.isEnabledFor(logging.INFO):
+        graph_log.info("[%s] TRACED GRAPH %s %s:%d\n%s", compile_id, code.co_name, code.co_filename,
+                       code.co_firstlineno, graph)
+    if guards_log.isEnabledFor(logging.INFO):
+        guards_log.info("[%s] GUARDS:\n%s", compile_id, "\n".join(f"  {g.name}" for g in guards))
+    if output_log.isEnabledFor(logging.INFO):
+        output_log.info("[%s] entry:\n%s\nbackend:\n%s", compile_id, source, backend_source)

@@ -1,0 +1,385 @@
+"""One handler per CPython 3.11 opcode, named `op_<OPNAME>`; the dispatch table is built once."""
+from __future__ import annotations
+
+import builtins
+
+from .. import pyversion
+from ..errors import Unsupported
+from ..sources import GlobalIn, LocalSource
+from .variables.array import ArrayVariable
+from .variables.base import CellBox, CellVariable, NullVariable, VariableTracker
+from .variables.constant import ConstantVariable, SymNumberVariable
+from .variables.containers import (DictVariable, ListIteratorVariable, ListVariable, SliceVariable,
+                                   TupleVariable)
+from .variables.functions import NestedUserFunctionVariable
+
+
+class _DispatchMeta(type):
+    def __init__(cls, name, bases, ns):
+        super().__init__(name, bases, ns)
+        table = {}
+        for klass in reversed(cls.__mro__):
+            for attr, fn in vars(klass).items():
+                if attr.startswith("op_"):
+                    table[attr[3:]] = fn
+        for opname in pyversion.NO_OPS:
+            table.setdefault(opname, lambda self, ins: None)
+        for opname in pyversion.POP_JUMPS:
+            table[opname] = cls._pop_jump
+        for opname in pyversion.POP_JUMPS_NONE:
+            table[opname] = cls._pop_jump_none
+        for opname in pyversion.JUMP_OR_POP:
+            table[opname] = cls._jump_or_pop
+        for opname in pyversion.UNCONDITIONAL_JUMPS:
+            table[opname] = cls._jump
+        cls.dispatch = table
+
+
+class OpcodeHandlers(metaclass=_DispatchMeta):
+    # -- stack --
+
+    def op_POP_TOP(self, ins):
+        self.pop()
+
+    def op_PUSH_NULL(self, ins):
+        self.push(NullVariable())
+
+    def op_COPY(self, ins):
+        self.push(self.stack[-ins.arg])
+
+    def op_SWAP(self, ins):
+        i = ins.arg
+        self.stack[-1], self.stack[-i] = self.stack[-i], self.stack[-1]
+
+    # -- names --
+
+    def op_LOAD_CONST(self, ins):
+        self.push(self.wrap_value(ins.argval, None))
+
+    def op_LOAD_FAST(self, ins):
+        name = ins.argval
+        if name not in self.locals and name in self.lazy:
+            self.locals[name] = self.wrap_value(*self.lazy.pop(name))
+        if name not in self.locals:
+            raise Unsupported(f"local variable {name!r} referenced before assignment", kind="exception")
+        self.push(self.locals[name])
+
+    op_LOAD_FAST_CHECK = op_LOAD_FAST
+
+    def op_STORE_FAST(self, ins):
+        self.lazy.pop(ins.argval, None)
+        self.locals[ins.argval] = self.pop()
+
+    def op_DELETE_FAST(self, ins):
+        self.lazy.pop(ins.argval, None)
+        self.locals.pop(ins.argval, None)
+
+    def op_LOAD_GLOBAL(self, ins):
+        if pyversion.load_global_pushes_null(ins):
+            self.push(NullVariable())
+        self.push(self.load_global(ins.argval))
+
+    def load_global(self, name):
+        g = self.fn_globals
+        if name in g:
+            return self.wrap_value(g[name], GlobalIn(self.globals_source, name))
+        if not hasattr(builtins, name):
+            raise Unsupported(f"name {name!r} is not defined", kind="exception")
+        # A builtin: guarded by the name staying absent from the globals.
+        gs = GlobalIn(self.globals_source, name)
+        globals_code = gs.code.rsplit("[", 1)[0]
+        globals_name = gs.name.rsplit("[", 1)[0]
+        self.output.guards.add(f"{name!r} not in {globals_code}", f"{name!r} not in {globals_name}", "BUILTIN")
+        return self.wrap_value(getattr(builtins, name), None)
+
+    def op_LOAD_DEREF(self, ins):
+        box = self.cells.get(ins.argval)
+        if box is None or box.value is None:
+            raise Unsupported(f"free variable {ins.argval!r} referenced before assignment", kind="exception")
+        self.push(box.value)
+
+    def op_STORE_DEREF(self, ins):
+        box = self.cells.get(ins.argval)
+        if box is None or (self.parent is None and ins.argval in self.code.co_freevars):
+            raise Unsupported("assigning to a variable of an enclosing function (nonlocal)", kind="side_effect")
+        box.value = self.pop()
+
+    def op_LOAD_CLOSURE(self, ins):
+        name = ins.argval
+        box = self.cells.setdefault(name, CellBox(None, name))
+        self.push(CellVariable(box))
+
+    def op_MAKE_CELL(self, ins):
+        name = ins.argval
+        if name in self.lazy:
+            self.locals[name] = self.wrap_value(*self.lazy.pop(name))
+        if name not in self.cells:
+            self.cells[name] = CellBox(self.locals.pop(name, None), name)
+
+    def op_LOAD_ATTR(self, ins):
+        obj = self.pop()
+        self.push(obj.var_getattr(self, ins.argval))
+
+    def op_LOAD_METHOD(self, ins):
+        obj = self.pop()
+        self.push(NullVariable())
+        self.push(_BoundMethod(obj, ins.argval))
+
+    def op_STORE_ATTR(self, ins):
+        raise Unsupported(f"setting attribute {ins.argval!r} (a side effect)", kind="side_effect",
+                          hints=("side effects are replayed once graph breaks land; until then this frame "
+                                 "runs eagerly",))
+
+    def op_LOAD_ASSERTION_ERROR(self, ins):
+        self.push(ConstantVariable(AssertionError))
+
+    # -- building values --
+
+    def op_BUILD_TUPLE(self, ins):
+        self.push(TupleVariable(self.popn(ins.arg)))
+
+    def op_BUILD_LIST(self, ins):
+        self.push(ListVariable(self.popn(ins.arg)))
+
+    def op_LIST_TO_TUPLE(self, ins):
+        self.push(TupleVariable(self.pop().items))
+
+    def op_LIST_APPEND(self, ins):
+        v = self.pop()
+        self.stack[-ins.arg].items.append(v)
+
+    def op_LIST_EXTEND(self, ins):
+        v = self.pop()
+        self.stack[-ins.arg].items.extend(v.unpack(self))
+
+    def op_BUILD_MAP(self, ins):
+        items = self.popn(2 * ins.arg)
+        self.push(DictVariable({items[i].as_python_constant(): items[i + 1] for i in range(0, len(items), 2)}))
+
+    def op_BUILD_CONST_KEY_MAP(self, ins):
+        keys = self.pop().as_python_constant()
+        values = self.popn(ins.arg)
+        self.push(DictVariable(dict(zip(keys, values))))
+
+    def op_MAP_ADD(self, ins):
+        value = self.pop()
+        key = self.pop()
+        self.stack[-ins.arg].items[key.as_python_constant()] = value
+
+    def op_DICT_UPDATE(self, ins):
+        v = self.pop()
+        self.stack[-ins.arg].items.update(v.items)
+
+    op_DICT_MERGE = op_DICT_UPDATE
+
+    def op_BUILD_SLICE(self, ins):
+        parts = self.popn(ins.arg)
+        if len(parts) == 2:
+            parts.append(ConstantVariable(None))
+        self.push(SliceVariable(*parts))
+
+    def op_BUILD_STRING(self, ins):
+        parts = self.popn(ins.arg)
+        self.push(ConstantVariable("".join(p.as_python_constant() for p in parts)))
+
+    def op_FORMAT_VALUE(self, ins):
+        spec = self.pop().as_python_constant() if (ins.arg & 0x04) else ""
+        value = self.pop()
+        if not value.is_python_constant():
+            raise Unsupported(f"formatting {value.describe()} into a string", kind="call")
+        v = value.as_python_constant()
+        conv = ins.arg & 0x03
+        v = {0: v, 1: str(v), 2: repr(v), 3: ascii(v)}[conv]
+        self.push(ConstantVariable(format(v, spec)))
+
+    def op_UNPACK_SEQUENCE(self, ins):
+        items = self.pop().unpack(self)
+        if len(items) != ins.arg:
+            raise Unsupported(f"unpacking {len(items)} values into {ins.arg}", kind="exception")
+        for item in reversed(items):
+            self.push(item)
+
+    def op_UNPACK_EX(self, ins):
+        items = self.pop().unpack(self)
+        before, after = ins.arg & 0xFF, ins.arg >> 8
+        if len(items) < before + after:
+            raise Unsupported("not enough values to unpack", kind="exception")
+        middle = ListVariable(items[before:len(items) - after])
+        for item in reversed(items[:before] + [middle] + items[len(items) - after:]):
+            self.push(item)
+
+    # -- operators --
+
+    def op_BINARY_OP(self, ins):
+        b = self.pop()
+        a = self.pop()
+        self.push(self.binary(a, b, pyversion.BINARY_OPS[ins.arg]))
+
+    def op_COMPARE_OP(self, ins):
+        b = self.pop()
+        a = self.pop()
+        self.push(self.compare(a, b, ins.argval))
+
+    def op_IS_OP(self, ins):
+        b = self.pop()
+        a = self.pop()
+        same = self.is_same(a, b)
+        self.push(ConstantVariable(same != bool(ins.arg)))
+
+    def op_CONTAINS_OP(self, ins):
+        container = self.pop()
+        item = self.pop()
+        if isinstance(container, DictVariable):
+            found = item.as_python_constant() in container.items
+        else:
+            found = any(self.compare(item, x, "==").truth(self) for x in container.unpack(self))
+        self.push(ConstantVariable(found != bool(ins.arg)))
+
+    def _unary(self, op):
+        from ..ir import numpy_api
+        x = self.pop()
+        if isinstance(x, ArrayVariable):
+            self.push(self.wrap_result(numpy_api.unary_op(self.output.builder, op, x.proxy)))
+        elif isinstance(x, (SymNumberVariable, ConstantVariable)) and op != "not":
+            import operator
+            fn = {"-": operator.neg, "+": operator.pos, "~": operator.invert}[op]
+            self.push(self.wrap_result(fn(self.unwrap(x))))
+        else:
+            raise Unsupported(f"unary {op} on {x.describe()}", kind="operator")
+
+    def op_UNARY_NEGATIVE(self, ins):
+        self._unary("-")
+
+    def op_UNARY_POSITIVE(self, ins):
+        self._unary("+")
+
+    def op_UNARY_INVERT(self, ins):
+        self._unary("~")
+
+    def op_UNARY_NOT(self, ins):
+        self.push(ConstantVariable(not self.pop().truth(self)))
+
+    def op_BINARY_SUBSCR(self, ins):
+        key = self.pop()
+        obj = self.pop()
+        self.push(self.getitem(obj, key))
+
+    def op_STORE_SUBSCR(self, ins):
+        key = self.pop()
+        obj = self.pop()
+        value = self.pop()
+        from ..ir import numpy_api
+        if isinstance(obj, ArrayVariable) and not obj.is_python_scalar:
+            numpy_api.setitem(self.output.builder, obj.proxy, self.unwrap(key), self.unwrap(value))
+        elif isinstance(obj, ListVariable):
+            obj._check_mutable("list item assignment")
+            obj.items[key.as_python_constant()] = value
+        elif isinstance(obj, DictVariable):
+            obj.call_method(self, "__setitem__", [key, value], {})
+        else:
+            raise Unsupported(f"item assignment on {obj.describe()}", kind="side_effect")
+
+    # -- control flow --
+
+    def _jump(self, ins):
+        self.jump(ins.argval)
+
+    def _pop_jump(self, ins):
+        value = self.pop()
+        if value.truth(self) == pyversion.POP_JUMPS[ins.opname]:
+            self.jump(ins.argval)
+
+    def _pop_jump_none(self, ins):
+        value = self.pop()
+        is_none = value.is_python_constant() and value.as_python_constant() is None
+        if is_none == pyversion.POP_JUMPS_NONE[ins.opname]:
+            self.jump(ins.argval)
+
+    def _jump_or_pop(self, ins):
+        value = self.stack[-1]
+        if value.truth(self) == pyversion.JUMP_OR_POP[ins.opname]:
+            self.jump(ins.argval)
+        else:
+            self.pop()
+
+    def op_GET_ITER(self, ins):
+        self.push(self.iterate(self.pop()))
+
+    def op_FOR_ITER(self, ins):
+        it = self.stack[-1]
+        if not isinstance(it, ListIteratorVariable):
+            raise Unsupported(f"iterating {it.describe()}", kind="iter")
+        item = it.next_item()
+        if item is None:
+            self.pop()
+            self.jump(ins.argval)
+        else:
+            self.push(item)
+
+    def op_RETURN_VALUE(self, ins):
+        from .translator import ReturnSignal
+        raise ReturnSignal(self.pop())
+
+    def op_RAISE_VARARGS(self, ins):
+        raise Unsupported("the traced code raises an exception", kind="exception",
+                          hints=("the frame runs eagerly so Python raises it",))
+
+    # -- calls --
+
+    def op_KW_NAMES(self, ins):
+        self.kw_names = ins.argval
+
+    def op_CALL(self, ins):
+        argc = ins.arg
+        args = self.popn(argc)
+        fn = self.pop()
+        below = self.pop()
+        if not isinstance(below, NullVariable):       # method form: [callable, self, args...]
+            args = [fn] + args
+            fn = below
+        kw_names = self.kw_names
+        self.kw_names = ()
+        kwargs = {}
+        if kw_names:
+            kwargs = dict(zip(kw_names, args[len(args) - len(kw_names):]))
+            args = args[:len(args) - len(kw_names)]
+        self.push(self.call(fn, args, kwargs))
+
+    def op_CALL_FUNCTION_EX(self, ins):
+        kwargs = self.pop() if ins.arg & 1 else DictVariable({})
+        args = self.pop()
+        fn = self.pop()
+        null = self.pop()
+        if not isinstance(null, NullVariable):
+            raise Unsupported("CALL_FUNCTION_EX without NULL", kind="opcode")
+        self.push(self.call(fn, args.unpack(self), dict(kwargs.items)))
+
+    def op_MAKE_FUNCTION(self, ins):
+        code = self.pop().as_python_constant()
+        flags = ins.arg
+        cells = [c.box for c in self.pop().items] if flags & 0x08 else []
+        if flags & 0x04:
+            self.pop()                                  # annotations
+        kwdefaults = self.pop().items if flags & 0x02 else {}
+        defaults = self.pop().items if flags & 0x01 else []
+        self.push(NestedUserFunctionVariable(code, code.co_qualname, self.fn_globals, defaults, kwdefaults, cells,
+                                             self.globals_source))
+
+    def op_RETURN_GENERATOR(self, ins):
+        raise Unsupported("generators are not traced", kind="generator")
+
+
+class _BoundMethod(VariableTracker):
+    """What LOAD_METHOD pushes: the attribute is resolved when called (x.sum(...), lst.append(...))."""
+
+    def __init__(self, obj, name):
+        self.obj, self.name = obj, name
+
+    def call_function(self, tx, args, kwargs):
+        return self.obj.call_method(tx, self.name, args, kwargs)
+
+    def describe(self):
+        return f"{self.obj.describe()}.{self.name}"
+
+
+_ = LocalSource

@@ -1,0 +1,110 @@
+"""OutputGraph: everything one trace accumulates (graph, ShapeEnv, guards, inputs), and
+reconstruction of the frame's return value from graph outputs, inputs and constants."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import Unsupported
+from ..guards.guard_set import GuardSet
+from ..ir.builder import GraphBuilder
+from ..ir.fake import FakeScalar
+from .variables.array import ArrayVariable
+from .variables.constant import ConstantVariable, SymNumberVariable
+from .variables.containers import DictVariable, ListVariable, TupleVariable
+from .wrap import VariableBuilder
+
+
+class OutputGraph:
+    def __init__(self, shape_env, policy, frame_state, root_globals):
+        self.builder = GraphBuilder()
+        self.graph = self.builder.graph
+        self.shape_env = shape_env
+        self.policy = policy
+        self.frame_state = frame_state
+        self.root_globals = root_globals
+        self.guards = GuardSet()
+        self.input_vars: dict = {}        # source name -> VT (each input wrapped once)
+        self.graph_inputs: list = []      # (input node, source)
+        self.symbol_sources: dict = {}    # sympy.Symbol -> Source that binds it
+        self.current_tx = None
+        self.steps = 0
+        self._wrap = VariableBuilder(self)
+
+    def wrap(self, value, source):
+        return self._wrap(value, source)
+
+    def bind_symbol(self, sym, source):
+        expr = sym.expr if hasattr(sym, "expr") else sym
+        for s in getattr(expr, "free_symbols", ()):
+            if s not in self.symbol_sources:
+                self.symbol_sources[s] = source
+                self.graph.symbols[s] = source.name
+
+    def location(self):
+        tx = self.current_tx
+        return tx.location() if tx is not None else None
+
+
+class Reconstructor:
+    """Python code that rebuilds a VariableTracker at run time from graph outputs and inputs."""
+
+    def __init__(self, output: OutputGraph, namespace: dict):
+        self.output, self.namespace = output, namespace
+        self.outputs: list = []          # graph nodes that leave the graph, in order
+        self._index: dict = {}
+        self.input_source = {node: src for node, src in output.graph_inputs}
+
+    def out_index(self, node) -> int:
+        i = self._index.get(node)
+        if i is None:
+            i = self._index[node] = len(self.outputs)
+            self.outputs.append(node)
+        return i
+
+    def const(self, value) -> str:
+        if type(value) in (int, bool, str, type(None)) or (type(value) is float and value == value
+                                                          and value not in (float("inf"), float("-inf"))):
+            return repr(value)
+        name = f"___const_{len(self.namespace)}"
+        self.namespace[name] = value
+        return name
+
+    def __call__(self, vt) -> str:
+        if isinstance(vt, ArrayVariable):
+            node = vt.proxy.node
+            if node in self.input_source:
+                return self.input_source[node].code
+            code = f"___o[{self.out_index(node)}]"
+            if isinstance(vt.proxy.fake, FakeScalar):
+                return f"{vt.proxy.fake.pytype.__name__}({code})"
+            return code
+        if isinstance(vt, SymNumberVariable):
+            from ..shapes import SymBool, SymFloat, pycode
+            expr = vt.value.expr
+            names = {s: f"___sym_{s}" for s in expr.free_symbols}
+            conv = "bool" if isinstance(vt.value, SymBool) else "float" if isinstance(vt.value, SymFloat) else "int"
+            return f"{conv}({pycode(expr, names)})"
+        if isinstance(vt, ConstantVariable):
+            if vt.source is not None and not isinstance(vt.value, (int, float, bool, str, type(None))):
+                return vt.source.code
+            return self.const(vt.value)
+        if isinstance(vt, TupleVariable):
+            inner = ", ".join(self(i) for i in vt.items)
+            return f"({inner},)" if len(vt.items) == 1 else f"({inner})"
+        if isinstance(vt, ListVariable):
+            if vt.source is not None:
+                return vt.source.code         # the caller's own list (not mutated: that is refused)
+            return "[" + ", ".join(self(i) for i in vt.items) + "]"
+        if isinstance(vt, DictVariable):
+            if vt.source is not None:
+                return vt.source.code
+            return "{" + ", ".join(f"{self.const(k)}: {self(v)}" for k, v in vt.items.items()) + "}"
+        source = getattr(vt, "source", None)
+        if source is not None:
+            return source.code
+        if vt.is_python_constant():
+            return self.const(vt.as_python_constant())
+        raise Unsupported(f"returning {vt.describe()} from a compiled function", kind="output")
+
+
+_ = np

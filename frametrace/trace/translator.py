@@ -1,0 +1,360 @@
+"""InstructionTranslator: the symbolic interpreter of one frame (and of inlined calls).
+
+It runs the frame's bytecode over VariableTrackers: `step()` executes one instruction
+through a dispatch table of `op_<OPNAME>` handlers (`opcodes.py`), branches on sizes are
+decided by the ShapeEnv (which records guards), loops are unrolled, and calls to user
+functions are traced inline by a child translator sharing the same OutputGraph.
+"""
+from __future__ import annotations
+
+import linecache
+import operator
+
+import numpy as np
+
+from .. import pyversion
+from ..config import config
+from ..errors import NumpyError, Unsupported
+from ..ir.builder import Proxy
+from ..ir.fake import FakeScalar
+from .opcodes import OpcodeHandlers
+from .variables.array import ArrayVariable
+from .variables.base import CellBox, VariableTracker
+from .variables.constant import ConstantVariable, SymNumberVariable, wrap_number
+from .variables.containers import (DictVariable, ListIteratorVariable, ListVariable, SliceVariable,
+                                   TupleVariable)
+
+
+_BINARY = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+           "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "@": operator.matmul,
+           "&": operator.and_, "|": operator.or_, "^": operator.xor, "<<": operator.lshift,
+           ">>": operator.rshift}
+_COMPARE = {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">": operator.gt,
+            ">=": operator.ge}
+
+
+class ReturnSignal(Exception):
+    def __init__(self, value):
+        self.value = value
+
+
+class InstructionTranslator(OpcodeHandlers):
+    def __init__(self, output, code, f_locals: dict, cells: dict, fn_globals: dict, globals_source=None,
+                 parent=None, name=None):
+        self.output, self.code, self.parent = output, code, parent
+        self.name = name or code.co_name
+        self.instructions = pyversion.instructions(code)
+        self.offset_to_index = {ins.offset: i for i, ins in enumerate(self.instructions)}
+        self.ip = 0
+        self.stack: list = []
+        self.locals: dict = dict(f_locals)
+        self.lazy: dict = {}                   # name -> (value, source): inputs wrapped on first use
+        self.cells: dict = dict(cells)         # name -> CellBox (cellvars and freevars)
+        self.fn_globals, self.globals_source = fn_globals, globals_source
+        self.kw_names = ()
+        self.lineno = code.co_firstlineno
+        self.depth = 0 if parent is None else parent.depth + 1
+        if pyversion.has_exception_table(code):
+            raise Unsupported("try/except/with blocks are not traced yet", kind="exception_table",
+                              context=code.co_name, location=f"{code.co_filename}:{code.co_firstlineno}",
+                              hints=("move the try/with block out of the compiled function",))
+        flags = code.co_flags
+        if flags & (0x20 | 0x80 | 0x100 | 0x200):       # generator, coroutine, iterable coroutine, async gen
+            raise Unsupported("generators and coroutines are not traced", kind="generator",
+                              context=code.co_name)
+
+    # -- running --
+
+    def location(self):
+        from ..shapes.records import Location
+        filename = self.code.co_filename
+        return Location(filename, self.lineno, self.code.co_name,
+                        linecache.getline(filename, self.lineno).strip() if self.lineno else "")
+
+    def run(self):
+        prev = self.output.current_tx
+        self.output.current_tx = self
+        try:
+            while True:
+                ins = self.instructions[self.ip]
+                self.ip += 1
+                if ins.starts_line is not None:
+                    self.lineno = ins.starts_line
+                self.output.steps += 1
+                if self.output.steps > config.max_trace_steps:
+                    raise Unsupported(f"trace exceeded {config.max_trace_steps} instructions", kind="budget",
+                                      hints=("a very long unrolled loop; mark its bound static or use NumPy ops",))
+                handler = self.dispatch.get(ins.opname)
+                if handler is None:
+                    raise Unsupported(f"opcode {ins.opname} is not supported", kind="opcode",
+                                      context=f"{ins.opname} {ins.argrepr}".strip())
+                try:
+                    handler(self, ins)
+                except ReturnSignal as ret:
+                    return ret.value
+                except Unsupported as exc:
+                    if not exc.location:
+                        loc = self.location()
+                        exc.location, exc.source_line = loc.short(), loc.source_line
+                    raise
+        finally:
+            self.output.current_tx = prev
+
+    def jump(self, offset):
+        self.ip = self.offset_to_index[offset]
+
+    def push(self, v):
+        self.stack.append(v)
+
+    def pop(self):
+        return self.stack.pop()
+
+    def popn(self, n):
+        if n == 0:
+            return []
+        items = self.stack[-n:]
+        del self.stack[-n:]
+        return items
+
+    # -- values --
+
+    def wrap_value(self, value, source):
+        return self.output.wrap(value, source)
+
+    def wrap_result(self, value):
+        """A value returned by the NumPy API layer (Proxy, SymInt, constants, tuples) as a VT."""
+        if isinstance(value, Proxy):
+            return ArrayVariable(value)
+        if isinstance(value, VariableTracker):
+            return value
+        if isinstance(value, tuple):
+            return TupleVariable([self.wrap_result(v) for v in value])
+        if isinstance(value, list):
+            return ListVariable([self.wrap_result(v) for v in value])
+        return wrap_number(value) if isinstance(value, (int, float, bool)) or _is_sym(value) \
+            else ConstantVariable(value)
+
+    def unwrap(self, v):
+        """A VT as the NumPy API layer sees it: Proxy, SymInt, constants, tuples, slices."""
+        if isinstance(v, ArrayVariable):
+            return v.proxy
+        if isinstance(v, SymNumberVariable):
+            return v.value
+        if isinstance(v, ConstantVariable):
+            return v.value
+        if isinstance(v, TupleVariable):
+            return tuple(self.unwrap(i) for i in v.items)
+        if isinstance(v, ListVariable):
+            return [self.unwrap(i) for i in v.items]
+        if isinstance(v, SliceVariable):
+            return slice(*(self.unwrap(p) for p in v.parts))
+        if v.is_python_constant():
+            return v.as_python_constant()
+        raise Unsupported(f"passing {v.describe()} to NumPy", kind="call")
+
+    def constant_fold(self, fn, args, kwargs):
+        try:
+            value = fn(*[a.as_python_constant() for a in args],
+                       **{k: v.as_python_constant() for k, v in kwargs.items()})
+        except Exception as exc:     # the program raises here: let eager execution raise it
+            raise NumpyError(exc, context=getattr(fn, "__name__", str(fn))) from None
+        if isinstance(value, np.ndarray):
+            raise Unsupported(f"{getattr(fn, '__name__', fn)} on constants makes an array constant",
+                              kind="constant")
+        return self.wrap_value(value, None)
+
+    # -- operators --
+
+    def binary(self, a, b, op: str):
+        inplace = op.endswith("=") and op not in ("==", "!=", "<=", ">=")
+        base = op[:-1] if inplace else op
+        from ..ir import numpy_api
+        if isinstance(a, ArrayVariable) or isinstance(b, ArrayVariable):
+            builder = self.output.builder
+            if inplace and isinstance(a, ArrayVariable) and not a.is_python_scalar and not a.proxy.scalar:
+                numpy_api.inplace_op(builder, base, a.proxy, self.unwrap(b))
+                return a
+            return self.wrap_result(numpy_api.binary_op(builder, base, self.unwrap(a), self.unwrap(b)))
+        if isinstance(a, (TupleVariable, ListVariable)) and isinstance(b, (TupleVariable, ListVariable)) \
+                and base == "+":
+            if inplace and isinstance(a, ListVariable):
+                a._check_mutable("list +=")
+                a.items.extend(b.items)
+                return a
+            return type(a)(a.items + b.items)
+        if isinstance(a, (TupleVariable, ListVariable)) and base == "*" and b.is_python_constant():
+            return type(a)(a.items * b.as_python_constant())
+        fn = _BINARY.get(base)
+        if fn is not None and _is_number_like(a) and _is_number_like(b):
+            try:
+                return self.wrap_result(fn(self.unwrap(a), self.unwrap(b)))
+            except (ZeroDivisionError, OverflowError, TypeError, ValueError) as exc:
+                raise NumpyError(exc, context=op) from None
+        if a.is_python_constant() and b.is_python_constant() and fn is not None:
+            return self.constant_fold(fn, [a, b], {})
+        raise Unsupported(f"operator {op} on {a.describe()} and {b.describe()}", kind="operator")
+
+    def compare(self, a, b, op: str):
+        from ..ir import numpy_api
+        if isinstance(a, ArrayVariable) or isinstance(b, ArrayVariable):
+            return self.wrap_result(numpy_api.compare_op(self.output.builder, op, self.unwrap(a), self.unwrap(b)))
+        if _is_number_like(a) and _is_number_like(b):
+            return self.wrap_result(_COMPARE[op](self.unwrap(a), self.unwrap(b)))
+        if a.is_python_constant() and b.is_python_constant():
+            return ConstantVariable(_COMPARE[op](a.as_python_constant(), b.as_python_constant()))
+        if op in ("==", "!=") and type(a) is not type(b):
+            if isinstance(a, ConstantVariable) or isinstance(b, ConstantVariable):
+                other = b if isinstance(a, ConstantVariable) else a
+                if isinstance(other, (TupleVariable, ListVariable, DictVariable)):
+                    return ConstantVariable(op == "!=")
+        if isinstance(a, (TupleVariable, ListVariable)) and isinstance(b, (TupleVariable, ListVariable)) \
+                and op in ("==", "!="):
+            equal = type(a) is type(b) and len(a.items) == len(b.items) and all(
+                self.compare(x, y, "==").truth(self) for x, y in zip(a.items, b.items))
+            return ConstantVariable(equal if op == "==" else not equal)
+        raise Unsupported(f"comparison {op} of {a.describe()} and {b.describe()}", kind="operator")
+
+    def is_same(self, a, b) -> bool:
+        if a is b:
+            return True
+        if a.is_python_constant() and b.is_python_constant():
+            return a.as_python_constant() is b.as_python_constant()
+        if isinstance(a, ArrayVariable) and isinstance(b, ArrayVariable):
+            if a.proxy.node is b.proxy.node:
+                return True
+            ea, eb = getattr(a, "example_value", None), getattr(b, "example_value", None)
+            if ea is not None and eb is not None and a.source is not None and b.source is not None:
+                same = ea is eb
+                self.output.guards.add(f"({a.source.code} is {b.source.code}) == {same}",
+                                       f"({a.source.name} is {b.source.name}) == {same}", "ALIAS")
+                return same
+            if ea is None or eb is None:
+                if a.source is None or b.source is None:
+                    return False     # a fresh array is never the same object as another value
+            raise Unsupported("identity of two arrays", kind="operator")
+        if isinstance(a, (ArrayVariable, TupleVariable, ListVariable, DictVariable, SymNumberVariable)) and \
+                b.is_python_constant() and b.as_python_constant() is None:
+            return False
+        if isinstance(b, (ArrayVariable, TupleVariable, ListVariable, DictVariable, SymNumberVariable)) and \
+                a.is_python_constant() and a.as_python_constant() is None:
+            return False
+        raise Unsupported(f"`is` between {a.describe()} and {b.describe()}", kind="operator")
+
+    def getitem(self, obj, key):
+        from ..ir import numpy_api
+        if isinstance(obj, ArrayVariable):
+            return self.wrap_result(numpy_api.getitem(self.output.builder, obj.proxy, self.unwrap(key)))
+        if isinstance(obj, (TupleVariable, ListVariable)):
+            k = key.as_python_constant() if not isinstance(key, SymNumberVariable) else int(key.value)
+            try:
+                if isinstance(k, slice):
+                    return type(obj)(obj.items[k])
+                return obj.items[k]
+            except (IndexError, TypeError) as exc:
+                raise NumpyError(exc, context="subscript") from None
+        if isinstance(obj, DictVariable):
+            return obj.getitem(key.as_python_constant())
+        if obj.is_python_constant() and key.is_python_constant():
+            return self.constant_fold(operator.getitem, [obj, key], {})
+        raise Unsupported(f"subscript of {obj.describe()}", kind="subscript")
+
+    # -- calls --
+
+    def call(self, fn, args, kwargs):
+        return fn.call_function(self, list(args), dict(kwargs))
+
+    def inline_call(self, fn_var, args, kwargs):
+        if self.depth >= config.max_inline_depth:
+            raise Unsupported("inlining too deep (recursion?)", kind="inline")
+        code = fn_var.code
+        f_locals = bind_arguments(self, fn_var, code, args, kwargs)
+        cells = {}
+        for name in code.co_cellvars:
+            cells[name] = CellBox(f_locals.pop(name) if name in f_locals else None, name)
+        for name, box in zip(code.co_freevars, fn_var.closure_cells(self)):
+            cells[name] = box
+        globals_source = _globals_source_of(self, fn_var)
+        child = InstructionTranslator(self.output, code, f_locals, cells, fn_var.get_globals(), globals_source,
+                                      parent=self)
+        child.cell_args = {n for n in code.co_cellvars}
+        return child.run()
+
+    def iterate(self, v):
+        if isinstance(v, ListIteratorVariable):
+            return v
+        return ListIteratorVariable(v.unpack(self))
+
+
+def _is_sym(value) -> bool:
+    from ..shapes import is_symbolic
+    return is_symbolic(value)
+
+
+def _is_number_like(v) -> bool:
+    if isinstance(v, SymNumberVariable):
+        return True
+    if isinstance(v, ConstantVariable):
+        return isinstance(v.value, (int, float, bool, complex)) and not isinstance(v.value, np.generic)
+    return False
+
+
+def _globals_source_of(tx, fn_var):
+    from ..sources import GlobalsOfSource
+    if fn_var.get_globals() is tx.output.root_globals:
+        return None
+    src = getattr(fn_var, "source", None)
+    if src is not None:
+        return GlobalsOfSource(src)
+    return getattr(fn_var, "globals_source", None) or tx.globals_source
+
+
+def bind_arguments(tx, fn_var, code, args, kwargs) -> dict:
+    """Bind call arguments to parameter names like CPython does (defaults, *args, **kwargs)."""
+    import inspect
+    nparams, nkwonly = code.co_argcount, code.co_kwonlyargcount
+    names = code.co_varnames
+    pos_names = names[:nparams]
+    kwonly_names = names[nparams:nparams + nkwonly]
+    has_varargs = bool(code.co_flags & inspect.CO_VARARGS)
+    has_varkw = bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    pos_defaults, kw_defaults = fn_var.defaults(tx)
+    bound: dict = {}
+    args = list(args)
+    for name, value in zip(pos_names, args):
+        bound[name] = value
+    extra = args[nparams:]
+    if extra and not has_varargs:
+        raise NumpyError(TypeError(f"{code.co_name}() takes {nparams} positional arguments but {len(args)} were given"))
+    varkw = {}
+    for key, value in kwargs.items():
+        if key in pos_names[code.co_posonlyargcount:] or key in kwonly_names:
+            if key in bound:
+                raise NumpyError(TypeError(f"{code.co_name}() got multiple values for argument {key!r}"))
+            bound[key] = value
+        elif has_varkw:
+            varkw[key] = value
+        else:
+            raise NumpyError(TypeError(f"{code.co_name}() got an unexpected keyword argument {key!r}"))
+    first_default = nparams - len(pos_defaults)
+    for i, name in enumerate(pos_names):
+        if name not in bound:
+            if i >= first_default:
+                bound[name] = pos_defaults[i - first_default]
+            else:
+                raise NumpyError(TypeError(f"{code.co_name}() missing required argument {name!r}"))
+    for name in kwonly_names:
+        if name not in bound:
+            if name in kw_defaults:
+                bound[name] = kw_defaults[name]
+            else:
+                raise NumpyError(TypeError(f"{code.co_name}() missing keyword-only argument {name!r}"))
+    i = nparams + nkwonly
+    if has_varargs:
+        bound[names[i]] = TupleVariable(extra)
+        i += 1
+    if has_varkw:
+        bound[names[i]] = DictVariable(varkw)
+    return bound
+
+
+_ = FakeScalar

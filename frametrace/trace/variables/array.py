@@ -1,0 +1,84 @@
+"""Arrays, NumPy scalars and run-time Python scalars that live in the graph."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import DataDependentError, Unsupported
+from ...ir.fake import FakeScalar
+from .base import VariableTracker
+
+
+class ArrayVariable(VariableTracker):
+    """A graph value: an ndarray, a NumPy scalar (`x.sum()`) or a run-time Python scalar input."""
+
+    def __init__(self, proxy, source=None):
+        self.proxy, self.source = proxy, source
+
+    @property
+    def is_python_scalar(self) -> bool:
+        return isinstance(self.proxy.fake, FakeScalar)
+
+    def python_type(self):
+        fake = self.proxy.fake
+        if isinstance(fake, FakeScalar):
+            return fake.pytype
+        if fake.scalar:
+            return fake.dtype.type
+        return np.ndarray
+
+    def var_getattr(self, tx, name):
+        if self.is_python_scalar:
+            raise Unsupported(f"attribute {name!r} of a Python scalar input", kind="getattr")
+        from ...ir.numpy_api import array_attribute, lookup_method
+        if lookup_method(name) is not None:
+            return ArrayMethodVariable(self, name)
+        return tx.wrap_result(array_attribute(tx.output.builder, self.proxy, name))
+
+    def call_method(self, tx, name, args, kwargs):
+        return self.var_getattr(tx, name).call_function(tx, args, kwargs)
+
+    def unpack(self, tx):
+        fake = self.proxy.fake
+        if isinstance(fake, FakeScalar) or fake.ndim == 0:
+            raise Unsupported("iteration over a 0-d array", kind="iter")
+        from ...shapes import guard_int
+        n = guard_int(fake.shape[0])
+        from ...ir.numpy_api import getitem
+        return [tx.wrap_result(getitem(tx.output.builder, self.proxy, i)) for i in range(n)]
+
+    def truth(self, tx):
+        raise DataDependentError(
+            "branching on the value of an array (data-dependent control flow)",
+            context=f"bool({self.describe()})",
+            hints=("graph breaks arrive in a later version; until then this frame runs eagerly",))
+
+    def describe(self):
+        fake = self.proxy.fake
+        if isinstance(fake, FakeScalar):
+            return f"{fake.pytype.__name__} input"
+        return f"array {self.proxy.node.type_str()}"
+
+    def __repr__(self):
+        return f"ArrayVariable({self.proxy.node!r})"
+
+
+class ArrayMethodVariable(VariableTracker):
+    """A bound ndarray method, e.g. `x.sum`."""
+
+    def __init__(self, array: ArrayVariable, name: str):
+        self.array, self.name = array, name
+
+    def python_type(self):
+        return type(np.ndarray.sum)
+
+    def call_function(self, tx, args, kwargs):
+        from ...ir.numpy_api import lookup_method
+        impl = lookup_method(self.name)
+        if impl is None:
+            raise Unsupported(f"ndarray.{self.name} is not supported", kind="call")
+        return tx.wrap_result(impl(tx.output.builder, self.array.proxy,
+                                   *[tx.unwrap(a) for a in args],
+                                   **{k: tx.unwrap(v) for k, v in kwargs.items()}))
+
+    def describe(self):
+        return f"ndarray.{self.name}"

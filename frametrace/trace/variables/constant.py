@@ -1,0 +1,74 @@
+"""Python constants and symbolic numbers (sizes)."""
+from __future__ import annotations
+
+from .base import VariableTracker
+
+
+class ConstantVariable(VariableTracker):
+    """A Python value fixed for this trace (guarded if it came from an input)."""
+
+    def __init__(self, value, source=None):
+        self.value, self.source = value, source
+
+    def as_python_constant(self):
+        return self.value
+
+    def python_type(self):
+        return type(self.value)
+
+    def truth(self, tx):
+        return bool(self.value)
+
+    def unpack(self, tx):
+        if isinstance(self.value, (tuple, list, str, range, dict, set, frozenset)):
+            return [ConstantVariable(v) for v in self.value]
+        return super().unpack(tx)
+
+    def var_getattr(self, tx, name):
+        import numpy as np
+        value = self.value
+        if isinstance(value, (int, float, complex, str, bytes, np.generic, np.dtype, type(None))) \
+                or isinstance(value, type):
+            try:
+                return ConstantVariable(getattr(value, name))
+            except AttributeError:
+                pass
+        return super().var_getattr(tx, name)
+
+    def describe(self):
+        return f"constant {self.value!r}"
+
+    def __repr__(self):
+        return f"ConstantVariable({self.value!r})"
+
+
+class SymNumberVariable(VariableTracker):
+    """A SymInt / SymFloat / SymBool: a number computed from sizes."""
+
+    def __init__(self, value, source=None):
+        self.value, self.source = value, source
+
+    def python_type(self):
+        from ...shapes import SymBool, SymFloat
+        if isinstance(self.value, SymBool):
+            return bool
+        if isinstance(self.value, SymFloat):
+            return float
+        return int
+
+    def truth(self, tx):
+        return bool(self.value)        # consults the hint and records a guard
+
+    def describe(self):
+        return f"symbolic {self.value}"
+
+    def __repr__(self):
+        return f"SymNumberVariable({self.value})"
+
+
+def wrap_number(value, source=None):
+    """A Python number or a Sym* value as a VariableTracker."""
+    from ...shapes import is_symbolic
+    if is_symbolic(value):
+        return SymNumberVariable(value, source)
+    return ConstantVariable(value, source)

@@ -1,0 +1,228 @@
+"""VariableBuilder: turn a real input value into a VariableTracker, installing the guards it needs.
+
+Arrays become graph inputs whose sizes are static ints or ShapeEnv symbols as the dynamic
+policy decides; Python ints follow the same policy; floats are graph inputs (never baked in);
+other values are constants guarded by equality or identity.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+import types
+
+import numpy as np
+
+from ..errors import Unsupported
+from ..sources import GetItemSource, ShapeSource
+from .variables.array import ArrayVariable
+from .variables.builtins import MATH_FUNCTIONS, BuiltinVariable, MathFunctionVariable
+from .variables.constant import ConstantVariable, SymNumberVariable
+from .variables.containers import DictVariable, ListVariable, TupleVariable
+from .variables.functions import (ModuleVariable, NumpyFunctionVariable, UserFunctionVariable,
+                                  UserMethodVariable, UserObjectVariable)
+from .variables.special import special_function_variable
+
+
+def _is_numpy_callable(value) -> bool:
+    if isinstance(value, np.ufunc):
+        return True
+    if isinstance(value, type) and issubclass(value, (np.generic, np.dtype)):
+        return True
+    module = getattr(value, "__module__", None) or ""
+    return callable(value) and (module == "numpy" or module.startswith("numpy."))
+
+
+_CONSTANT_TYPES = (type(None), bool, str, bytes, complex, np.dtype, range, slice, type(Ellipsis),
+                   type(NotImplemented))
+
+
+class VariableBuilder:
+    def __init__(self, output):
+        self.output = output
+
+    def __call__(self, value, source):
+        out = self.output
+        if source is not None:
+            cached = out.input_vars.get(source.name)
+            if cached is not None:
+                return cached
+        var = self._wrap(value, source)
+        if source is not None:
+            out.input_vars[source.name] = var
+        return var
+
+    def _wrap(self, value, source):
+        g = self.output.guards if source is not None else None
+        t = type(value)
+        if t is np.ndarray:
+            if source is None:
+                raise Unsupported("an array constant made outside the traced code", kind="constant")
+            return self._wrap_array(value, source)
+        if isinstance(value, np.ndarray):
+            raise Unsupported(f"ndarray subclass {t.__name__}", kind="input")
+        if t is int:
+            return self._wrap_int(value, source)
+        if t is float:
+            if source is None:
+                return ConstantVariable(value)
+            g.type_match(source, value)
+            proxy = self.output.builder.input_scalar(source.name, float)
+            self.output.graph_inputs.append((proxy.node, source))
+            return ArrayVariable(proxy, source)
+        if isinstance(value, _CONSTANT_TYPES) or isinstance(value, np.generic):
+            if g is not None:
+                if isinstance(value, np.generic):
+                    g.type_match(source, value)
+                    if value == value:
+                        g.equals_match(source, value)
+                elif isinstance(value, (range, slice)) or value is Ellipsis or value is NotImplemented:
+                    g.type_match(source, value)
+                    g.add(f"{source.code} == {g.bind(value, 'const')}", f"{source.name} == {value!r}",
+                          "EQUALS_MATCH", source.name)
+                else:
+                    g.equals_match(source, value)
+            return ConstantVariable(value, source)
+        if t in (tuple, list):
+            if g is not None:
+                g.type_match(source, value)
+                g.add(f"len({source.code}) == {len(value)}", f"len({source.name}) == {len(value)}", "LEN",
+                      source.name)
+            items = [self(v, GetItemSource(source, i) if source is not None else None)
+                     for i, v in enumerate(value)]
+            return (TupleVariable if t is tuple else ListVariable)(items, source)
+        if t is dict:
+            keys = list(value.keys())
+            if not all(type(k) in (str, int, bool) for k in keys):
+                raise Unsupported("dict with non-constant keys", kind="input")
+            if g is not None:
+                g.type_match(source, value)
+                k = g.bind(keys, "keys")
+                g.add(f"list({source.code}) == {k}", f"list({source.name}) == {keys!r}", "KEYS", source.name)
+            return DictVariable({k: self(v, GetItemSource(source, k) if source is not None else None)
+                                 for k, v in value.items()}, source)
+        return self._wrap_object(value, source)
+
+    def _wrap_object(self, value, source):
+        g = self.output.guards if source is not None else None
+        special = special_function_variable(value)
+        if special is not None:
+            if g is not None:
+                g.id_match(source, value)
+            return special
+        if isinstance(value, types.ModuleType):
+            if g is not None:
+                g.id_match(source, value)
+            return ModuleVariable(value, source)
+        if _hashable(value) and value in MATH_FUNCTIONS:
+            if g is not None:
+                g.id_match(source, value)
+            return MathFunctionVariable(value, source)
+        if _is_builtin(value):
+            if g is not None:
+                g.id_match(source, value)
+            return BuiltinVariable(value, source)
+        if _is_numpy_callable(value):
+            if g is not None:
+                g.id_match(source, value)
+            return NumpyFunctionVariable(value, source)
+        if isinstance(value, types.FunctionType):
+            if g is not None:
+                g.id_match(source, value)
+            if _is_library_function(value):
+                from .variables.special import SkipFunctionVariable
+                return SkipFunctionVariable(value, source)
+            return UserFunctionVariable(value, source)
+        if isinstance(value, types.MethodType) and isinstance(value.__func__, types.FunctionType):
+            from ..sources import AttrSource
+            self_var = self(value.__self__, AttrSource(source, "__self__") if source is not None else None)
+            fn_var = self(value.__func__, AttrSource(source, "__func__") if source is not None else None)
+            return UserMethodVariable(fn_var, self_var)
+        if isinstance(value, type):
+            if g is not None:
+                g.id_match(source, value)
+            return ConstantVariable(value, source)
+        if source is None:
+            raise Unsupported(f"a {type(value).__name__} object created outside the traced code", kind="input")
+        g.type_match(source, value)
+        return UserObjectVariable(value, source)
+
+    def _wrap_int(self, value, source):
+        if source is None:
+            return ConstantVariable(value)
+        out = self.output
+        if out.policy.int_is_dynamic(source.name, value, out.frame_state):
+            out.guards.type_match(source, value)
+            sym = out.shape_env.create_symbol(value, source.name, dynamic="dynamic")
+            if isinstance(sym, int):
+                out.guards.equals_match(source, value)
+                return ConstantVariable(value, source)
+            out.bind_symbol(sym, source)
+            return SymNumberVariable(sym, source)
+        out.guards.equals_match(source, value)
+        return ConstantVariable(value, source)
+
+    def _wrap_array(self, value, source):
+        out = self.output
+        g = out.guards
+        dtype = value.dtype
+        if dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None or \
+                not dtype.isnative or dtype.kind in "OVSUMm":
+            raise Unsupported(f"arrays of dtype {dtype} are not traced", kind="input",
+                              hints=("object, structured, string and datetime arrays run eagerly",))
+        g.type_match(source, value)
+        dt = g.bind(dtype, "dtype")
+        g.add(f"{source.code}.dtype == {dt}", f"{source.name}.dtype == {dtype.name}", "DTYPE", source.name)
+        g.add(f"{source.code}.ndim == {value.ndim}", f"{source.name}.ndim == {value.ndim}", "NDIM", source.name)
+        dims = out.policy.array_dims(source, value, out.frame_state)
+        shape = []
+        for d, (size, decision) in enumerate(zip(value.shape, dims)):
+            size_source = ShapeSource(source, d)
+            if decision.kind == "static":
+                g.add(f"{size_source.code} == {size}", f"{size_source.name} == {size}", "SIZE", source.name)
+                shape.append(size)
+                continue
+            sym = out.shape_env.create_symbol(size, size_source.name, dynamic="dynamic", min=decision.min,
+                                              max=decision.max, strict=decision.strict)
+            if isinstance(sym, int):
+                g.add(f"{size_source.code} == {size}", f"{size_source.name} == {size}", "SIZE", source.name)
+            else:
+                out.bind_symbol(sym, size_source)
+            shape.append(sym)
+        proxy = out.builder.input_array(source.name, tuple(shape), dtype)
+        out.graph_inputs.append((proxy.node, source))
+        var = ArrayVariable(proxy, source)
+        var.example_value = value
+        return var
+
+
+def _is_builtin(value) -> bool:
+    name = getattr(value, "__name__", None)
+    return isinstance(name, str) and getattr(builtins, name, None) is value and callable(value) \
+        and (isinstance(value, types.BuiltinFunctionType) or value in _BUILTIN_TYPES)
+
+
+_BUILTIN_TYPES = (range, enumerate, zip, int, float, bool, tuple, list, dict, reversed, type, iter)
+
+
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+        return True
+    except TypeError:
+        return False
+
+
+def _is_library_function(fn) -> bool:
+    """Functions of the standard library and installed packages are not inlined."""
+    import os
+    import sysconfig
+    filename = fn.__code__.co_filename
+    if filename.startswith("<"):
+        return False
+    paths = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return any(filename.startswith(p) for p in paths) or filename.startswith(here) or \
+        "site-packages" in filename
+
+
+_ = math
