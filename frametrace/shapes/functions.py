@@ -1,0 +1,136 @@
+"""Sympy functions with Python's integer semantics: `FloorDiv(a, b)` is `a // b`, `PythonMod(a, b)`
+is `a % b` (the result takes the sign of the divisor), for every integer value, negatives included.
+
+Both evaluate on integers and apply a few exact rewrites (table in `_floordiv_rules` /
+`_mod_rules`); every rewrite is valid for all integer values of the symbols involved, because
+every symbol a ShapeEnv creates is an integer.
+"""
+from __future__ import annotations
+
+import math
+
+import sympy
+
+
+def _int_coeff_terms(expr):
+    """expr as a list of (integer coefficient, rest) terms, or None if some coefficient is not
+    an integer or some term is not known to be integer-valued."""
+    terms = expr.args if isinstance(expr, sympy.Add) else (expr,)
+    out = []
+    for t in terms:
+        coeff, rest = t.as_coeff_Mul()
+        if not coeff.is_Integer or not (rest.is_integer or rest == 1):
+            return None
+        out.append((int(coeff), rest))
+    return out
+
+
+def _rebuild(terms):
+    return sympy.Add(*(sympy.Integer(c) * r for c, r in terms))
+
+
+class FloorDiv(sympy.Function):
+    """a // b with Python semantics (floor of the exact quotient)."""
+    nargs = (2,)
+    is_integer = True
+    precedence = 50   # printed parenthesised, like a Mul
+
+    def _sympystr(self, printer):
+        a, b = self.args
+        return f"({printer.parenthesize(a, 50)}//{printer.parenthesize(b, 50)})"
+
+    @classmethod
+    def eval(cls, a, b):
+        if b.is_zero:
+            raise ZeroDivisionError("integer division by zero")
+        if a.is_Integer and b.is_Integer:
+            return sympy.Integer(int(a) // int(b))
+        if b == 1:
+            return a
+        if b == -1:
+            return -a
+        if a.is_zero:
+            return sympy.Integer(0)
+        if a == b:
+            return sympy.Integer(1)
+        if b.is_Integer:
+            return _floordiv_by_int(a, int(b))
+        # symbolic divisor: (k * b * rest) // b == k * rest when the quotient is an integer
+        q = a / b
+        if q.is_integer and q.is_polynomial():
+            return q
+        return None
+
+
+def _floordiv_by_int(a, b: int):
+    # (a // c) // b == a // (c * b) for positive c, b
+    if isinstance(a, FloorDiv) and a.args[1].is_Integer and int(a.args[1]) > 0 and b > 0:
+        return FloorDiv(a.args[0], sympy.Integer(int(a.args[1]) * b))
+    terms = _int_coeff_terms(a)
+    if terms is None:
+        return None
+    # common factor: (g*m) // (g*n) == m // n for g > 0
+    g = math.gcd(b, *(c for c, _ in terms))
+    if g > 1:
+        return FloorDiv(_rebuild([(c // g, r) for c, r in terms]), sympy.Integer(b // g))
+    # (b*k*x + rest) // b == k*x + rest // b, for integer-valued x
+    whole = [(c // b, r) for c, r in terms if c % b == 0]
+    if whole and len(whole) < len(terms):
+        rest = [(c, r) for c, r in terms if c % b != 0]
+        return _rebuild(whole) + FloorDiv(_rebuild(rest), sympy.Integer(b))
+    return None
+
+
+class PythonMod(sympy.Function):
+    """a % b with Python semantics (result has the sign of b, or is 0)."""
+    nargs = (2,)
+    is_integer = True
+
+    def _sympystr(self, printer):
+        a, b = self.args
+        return f"Mod({printer._print(a)}, {printer._print(b)})"
+
+    def _eval_is_nonnegative(self):
+        if self.args[1].is_positive:
+            return True
+        return None
+
+    def _eval_is_nonpositive(self):
+        if self.args[1].is_negative:
+            return True
+        return None
+
+    @classmethod
+    def eval(cls, a, b):
+        if b.is_zero:
+            raise ZeroDivisionError("integer modulo by zero")
+        if a.is_Integer and b.is_Integer:
+            return sympy.Integer(int(a) % int(b))
+        if b == 1 or b == -1 or a.is_zero or a == b or a == -b:
+            return sympy.Integer(0)
+        if b.is_Integer:
+            bi = int(b)
+            # Mod(Mod(x, b), b) == Mod(x, b)
+            if isinstance(a, PythonMod) and a.args[1] == b:
+                return a
+            terms = _int_coeff_terms(a)
+            if terms is None:
+                return None
+            # (c*x + rest) % b == ((c % b)*x + rest) % b, for integer-valued x
+            kept = [(c % bi, r) for c, r in terms if c % bi != 0]
+            if kept != terms:
+                return PythonMod(_rebuild(kept), b)
+            return None
+        q = a / b
+        if q.is_integer and q.is_polynomial():
+            return sympy.Integer(0)
+        return None
+
+
+def python_floordiv(a, b):
+    """a // b on sympy expressions (exact, Python semantics)."""
+    return FloorDiv(sympy.sympify(a), sympy.sympify(b))
+
+
+def python_mod(a, b):
+    return PythonMod(sympy.sympify(a), sympy.sympify(b))
