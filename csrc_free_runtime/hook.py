@@ -52,18 +52,21 @@ def make_trampoline(fn, *, dispatch_fn=dispatch):
     call_args = ", ".join(pos + ([f"*{varargs}"] if varargs else []) + [f"{k}={k}" for k in kwonly]
                           + ([f"**{varkw}"] if varkw else []))
     cell_params = "".join(f", ___c{i}" for i in range(len(code.co_freevars)))
+    fname = code.co_name if code.co_name.isidentifier() else "___fn_" + "".join(
+        ch if ch.isalnum() else "_" for ch in code.co_name)
     src = (f"def ___make(___dispatch, ___cache, ___fn{cell_params}):\n"
-           f"    def {code.co_name}({', '.join(params)}):\n"
+           f"    def {fname}({', '.join(params)}):\n"
            f"        return ___dispatch(___cache, ({values}))\n"
            f"    def run_original({', '.join(ordered + [f'___v{i}' for i in range(len(cells))])}):\n"
            f"        return ___fn({call_args})\n"
-           f"    return {code.co_name}, run_original\n")
+           f"    return {fname}, run_original\n")
     ns: dict = {}
     exec(compile(src, f"<frametrace trampoline {code.co_name}>", "exec"), ns)
     cache = new_frame_cache(code, fn, frame_value_names(code), None)
     tramp, cache.run_original = ns["___make"](dispatch_fn, cache, fn, *(fn.__closure__ or ()))
     tramp.__defaults__ = fn.__defaults__
     tramp.__kwdefaults__ = fn.__kwdefaults__
+    tramp.__name__ = fn.__name__
     tramp.__doc__, tramp.__qualname__, tramp.__module__ = fn.__doc__, fn.__qualname__, fn.__module__
     tramp.__wrapped__ = fn
     tramp.__dict__.update(getattr(fn, "__dict__", {}))

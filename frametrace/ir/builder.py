@@ -49,6 +49,10 @@ class Proxy:
     def scalar(self):
         return self.fake.scalar
 
+    @property
+    def size(self):
+        return self.fake.size
+
 
 _PY_DTYPE = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.dtype(np.float64),
              complex: np.dtype(np.complex128)}

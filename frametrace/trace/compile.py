@@ -95,7 +95,8 @@ def compile_frame(cache, values, options, frame_state, compile_id):
     input_codes = [src.code for _, src in output.graph_inputs]
     # Inputs unused by the graph still sit in graph.inputs; the backend takes all of them.
     entry, check, source = build_entry(cache.argnames, [g.code for g in guards], bindings, graph_call,
-                                       input_codes, return_code, namespace, name=code.co_name)
+                                       input_codes, return_code, namespace,
+                                       name=code.co_name if code.co_name.isidentifier() else "entry")
     info = EntryInfo(compile_id, cache.argnames, guards, namespace, graph, len(graph.nodes), source,
                      backend_source, shape_env)
     _log_compile(code, compile_id, graph, guards, source, backend_source)

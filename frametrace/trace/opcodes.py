@@ -54,7 +54,7 @@ class OpcodeHandlers(metaclass=_DispatchMeta):
     # -- names --
 
     def op_LOAD_CONST(self, ins):
-        self.push(self.wrap_value(ins.argval, None))
+        self.push(_constant(ins.argval))
 
     def op_LOAD_FAST(self, ins):
         name = ins.argval
@@ -327,7 +327,7 @@ class OpcodeHandlers(metaclass=_DispatchMeta):
     # -- calls --
 
     def op_KW_NAMES(self, ins):
-        self.kw_names = ins.argval
+        self.kw_names = self.code.co_consts[ins.arg]
 
     def op_CALL(self, ins):
         argc = ins.arg
@@ -357,16 +357,22 @@ class OpcodeHandlers(metaclass=_DispatchMeta):
     def op_MAKE_FUNCTION(self, ins):
         code = self.pop().as_python_constant()
         flags = ins.arg
-        cells = [c.box for c in self.pop().items] if flags & 0x08 else []
+        cells = [c.box for c in self.pop().unpack(self)] if flags & 0x08 else []
         if flags & 0x04:
             self.pop()                                  # annotations
         kwdefaults = self.pop().items if flags & 0x02 else {}
-        defaults = self.pop().items if flags & 0x01 else []
+        defaults = self.pop().unpack(self) if flags & 0x01 else []
         self.push(NestedUserFunctionVariable(code, code.co_qualname, self.fn_globals, defaults, kwdefaults, cells,
                                              self.globals_source))
 
     def op_RETURN_GENERATOR(self, ins):
         raise Unsupported("generators are not traced", kind="generator")
+
+
+def _constant(value):
+    if type(value) is tuple:
+        return TupleVariable([_constant(v) for v in value])
+    return ConstantVariable(value)
 
 
 class _BoundMethod(VariableTracker):
