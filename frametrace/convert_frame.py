@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 import logging
 import os
 import threading
@@ -14,6 +15,7 @@ from . import stance as stance_mod
 from .config import config
 from .dynamic_policy import DynamicPolicy, FrameState
 from .errors import ConstraintViolationError, GraphBreakError, NumpyError, RecompileError, Unsupported
+from .log_setup import compile_context
 from .logs import get_logger
 from .stats import counters
 from .trace.compile import compile_frame
@@ -103,7 +105,8 @@ def on_miss(cache, values):
                     + "\n".join(f"    - {r}" for r in reasons))
             if len(cache.entries) >= config.cache_size_limit:
                 return _cache_limit_hit(cache, values, reasons)
-            _log_recompile(cache, values, reasons)
+            with compile_context(f"{_frame_id(cache)}/{cache.state.compiles}"):
+                _log_recompile(cache, values, reasons)
         elif stance == "eager_then_compile" and not cache.state.data.get("seen"):
             cache.state.data["seen"] = True
             _observe_inputs(cache, values)
@@ -112,10 +115,39 @@ def on_miss(cache, values):
 
 
 def _log_recompile(cache, values, reasons):
-    if recompiles_log.isEnabledFor(logging.DEBUG) or recompiles_log.isEnabledFor(logging.INFO):
+    if recompiles_log.isEnabledFor(logging.INFO):
         body = "\n".join(f"    - {r}" for r in (guard_failures(cache, values, verbose=True) or reasons))
-        recompiles_log.info("Recompiling function %s in %s\n    triggered by the following guard failure(s):\n%s",
-                            cache.code.co_name, where(cache), body)
+        advice = recompile_advice(reasons)
+        recompiles_log.info("Recompiling function %s in %s\n    triggered by the following guard failure(s):\n%s%s",
+                            cache.code.co_name, where(cache), body, f"\n{advice}" if advice else "")
+
+
+_SIZE_SOURCE = re.compile(r"^\S+: L\['([A-Za-z_][A-Za-z_0-9]*)'\]\.shape\[(\d+)\] == \d+$")
+_INT_SOURCE = re.compile(r"^\S+: L\['([A-Za-z_][A-Za-z_0-9]*)'\] == -?\d+$")
+
+
+def recompile_advice(reasons) -> str:
+    """Which annotation would have avoided a size-related recompile (empty if none applies).
+
+    Only the newest entry's failure counts: a static size (`L['x'].shape[0] == 10`) or int that
+    changed; a failed branch guard (`!= 33`) is a specialisation no annotation avoids."""
+    dims, ints = [], []
+    for r in reasons[:1]:
+        for name, dim in _SIZE_SOURCE.findall(r):
+            if (name, dim) not in dims:
+                dims.append((name, dim))
+        m = _INT_SOURCE.match(r)
+        if m and m.group(1) not in ints:
+            ints.append(m.group(1))
+    if not dims and not ints:
+        return ""
+    sources = [f"L['{n}']" for n, _ in dims] + [f"L['{n}']" for n in ints]
+    marks = ", ".join(f"ft.mark_dynamic({n}, {d})" for n, d in dims)
+    text = "    To compile these sizes dynamically from the start: "
+    if marks:
+        text += f"{marks} before the call, or "
+    unique = ",".join(dict.fromkeys(sources))
+    return text + f'set FRAMETRACE_DYNAMIC_SOURCES="{unique}"'
 
 
 def _cache_limit_hit(cache, values, reasons):
@@ -138,7 +170,8 @@ def _compile_and_run(cache, values, options):
     compile_id = f"{frame_id}/{cache.state.compiles}"
     start = time.perf_counter()
     try:
-        entry = compile_frame(cache, values, options, frame_state(cache), compile_id)
+        with compile_context(compile_id):
+            entry = compile_frame(cache, values, options, frame_state(cache), compile_id)
     except NumpyError:
         # NumPy itself raises here: run eagerly so the user sees NumPy's own exception
         counters.bump("eager_fallbacks")

@@ -105,9 +105,9 @@ def compile_frame(cache, values, options, frame_state, compile_id):
 
 def _log_compile(code, compile_id, graph, guards, source, backend_source):
     if graph_log.isEnabledFor(logging.INFO):
-        graph_log.info("[%s] TRACED GRAPH %s %s:%d\n%s", compile_id, code.co_name, code.co_filename,
+        graph_log.info("TRACED GRAPH %s %s:%d\n%s", code.co_name, code.co_filename,
                        code.co_firstlineno, graph)
     if guards_log.isEnabledFor(logging.INFO):
-        guards_log.info("[%s] GUARDS:\n%s", compile_id, "\n".join(f"  {g.name}" for g in guards))
+        guards_log.info("GUARDS:\n%s", "\n".join(f"  {g.name}" for g in guards))
     if output_log.isEnabledFor(logging.INFO):
-        output_log.info("[%s] entry:\n%s\nbackend:\n%s", compile_id, source, backend_source)
+        output_log.info("entry:\n%s\nbackend:\n%s", source, backend_source)
