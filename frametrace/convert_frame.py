@@ -11,6 +11,7 @@ import warnings
 
 import csrc_free_runtime as rt
 
+from . import compile_events
 from . import stance as stance_mod
 from .config import config
 from .dynamic_policy import DynamicPolicy, FrameState
@@ -38,7 +39,7 @@ class FrameOptions:
 def frame_state(cache) -> FrameState:
     fs = cache.state.data.get("auto")
     if fs is None:
-        fs = cache.state.data["auto"] = FrameState()
+        fs = cache.state.data["auto"] = compile_events.load_profile(cache.code) or FrameState()
     return fs
 
 
@@ -107,6 +108,7 @@ def on_miss(cache, values):
                 return _cache_limit_hit(cache, values, reasons)
             with compile_context(f"{_frame_id(cache)}/{cache.state.compiles}"):
                 _log_recompile(cache, values, reasons)
+            cache.state.data["reasons"] = reasons
         elif stance == "eager_then_compile" and not cache.state.data.get("seen"):
             cache.state.data["seen"] = True
             _observe_inputs(cache, values)
@@ -169,6 +171,8 @@ def _compile_and_run(cache, values, options):
     frame_id = _frame_id(cache)
     compile_id = f"{frame_id}/{cache.state.compiles}"
     start = time.perf_counter()
+    reasons = cache.state.data.pop("reasons", None)
+    compile_events.start(cache.code, compile_id, reasons)
     try:
         with compile_context(compile_id):
             entry = compile_frame(cache, values, options, frame_state(cache), compile_id)
@@ -179,6 +183,7 @@ def _compile_and_run(cache, values, options):
     except ConstraintViolationError:
         raise
     except Unsupported as exc:
+        compile_events.failure(cache.code, compile_id, exc, start, len(cache.entries))
         counters.bump("graph_breaks")
         if options.fullgraph:
             raise GraphBreakError(
@@ -197,6 +202,8 @@ def _compile_and_run(cache, values, options):
         counters.bump("recompiles")
     cache.add(entry)
     entry.info.compile_time = time.perf_counter() - start
+    compile_events.success(cache.code, compile_id, entry.info, start, len(cache.entries))
+    compile_events.save_profile(cache.code, frame_state(cache), compile_id)
     result = entry.call(*values)
     if result is rt.MISS:      # the guards must accept the values they were built from
         raise_internal(cache, entry, values)
