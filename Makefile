@@ -21,13 +21,13 @@ demo: install
 	$(BIN)/python examples/demo.py
 
 test: install
-	$(BIN)/python -m pytest -q tests $(ACCEPTANCE_TESTS) -p no:cacheprovider
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -q tests $(ACCEPTANCE_TESTS) -p no:cacheprovider
 
 unit: install
 	$(BIN)/python -m pytest -q tests -p no:cacheprovider
 
 acceptance: install
-	$(BIN)/python -m pytest -q $(ACCEPTANCE_TESTS) -p no:cacheprovider
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -q $(ACCEPTANCE_TESTS) -p no:cacheprovider
 
 bench: install
 	$(BIN)/python benchmarks/run_all.py

@@ -192,10 +192,17 @@ def _compile_and_run(cache, values, options):
         breaks_log.info("Graph break in user code at %s\nReason: %s", exc.location or where(cache), exc)
         log.debug("frame %s runs eagerly: %s", cache.code.co_name, exc)
         cache.action = rt.Mode.SKIP
+        cache.state.data["failure"] = exc
         counters.bump("eager_fallbacks")
         return cache.run_original(*values)
     cache.state.compiles += 1
     counters.bump("frames_compiled")
+    brk = entry.info.extra.get("graph_break")
+    if brk is not None:
+        counters.bump("graph_breaks")
+        with compile_context(compile_id):
+            breaks_log.info("Graph break in user code at %s\nReason: %s\nUser code traceback:\n  %s",
+                            brk.location, brk.explanation, brk.source_line)
     if entry.info.graph_nodes:
         counters.bump("unique_graphs")
     if cache.entries:

@@ -33,33 +33,56 @@ class ExplainOutput:
 
 
 def explain(fn, *args, **kwargs) -> ExplainOutput:
-    """Compile a fresh copy of `fn` for these arguments and report graphs, breaks and guards."""
+    """Compile a fresh copy of `fn`, run it on these arguments, and report what was compiled:
+    graphs, graph breaks with their reasons and user lines, and the guards of each entry."""
     import types
 
     from . import eval_frame
-    from .errors import Unsupported
-    from .trace.compile import compile_frame
-    from .convert_frame import FrameOptions, frame_state
+    from .stats import counters
     if isinstance(fn, types.MethodType):
         args = (fn.__self__,) + args
         fn = fn.__func__
     fn = getattr(fn, "__wrapped__", fn)
+    saved = dict(counters.values)
     compiled = eval_frame.compile(fn)
-    cache = compiled._frametrace_cache
     out = ExplainOutput(name=getattr(fn, "__qualname__", str(fn)))
-    # bind the call exactly as the trampoline would, without running it
-    values = _frame_values(cache, compiled, args, kwargs)
     try:
-        entry = compile_frame(cache, values, FrameOptions(), frame_state(cache), "0/0")
-    except Unsupported as exc:
-        out.graph_break_count = 1
-        out.break_reasons.append(exc)
-        return out
-    info = entry.info
-    out.graph_count = 1 if info.graph_nodes else 0
-    out.graphs.append(info.graph)
-    out.guards = [g.name for g in info.guards]
+        compiled(*args, **kwargs)
+    finally:
+        delta = {k: counters.values[k] - saved[k] for k in saved}
+        counters.values.update(saved)
+    for cache in _caches_reached(compiled._frametrace_cache):
+        for entry in reversed(cache.entries):
+            info = entry.info
+            if info is None:
+                continue
+            if info.graph_nodes:
+                out.graphs.append(info.graph)
+            brk = info.extra.get("graph_break")
+            if brk is not None:
+                out.break_reasons.append(brk)
+            out.guards += [g.name for g in info.guards]
+        failure = cache.state.data.get("failure")
+        if failure is not None:
+            out.break_reasons.append(failure)
+    out.graph_count = len(out.graphs)
+    out.graph_break_count = len(out.break_reasons)
+    out.compile_times = [delta.get("frames_compiled", 0)]
     return out
+
+
+def _caches_reached(cache):
+    seen, todo = [], [cache]
+    while todo:
+        c = todo.pop()
+        if c in seen:
+            continue
+        seen.append(c)
+        for item in c.state.data.get("resume", {}).values():
+            inner = getattr(item, "_frametrace_cache", None)
+            if inner is not None:
+                todo.append(inner)
+    return seen
 
 
 def _frame_values(cache, compiled, args, kwargs):

@@ -14,7 +14,9 @@ from ..passes.dce import eliminate_dead_code
 from ..sources import LocalSource, code_of_name
 from .entry import build_entry
 from .output import OutputGraph, Reconstructor
-from .translator import InstructionTranslator
+from ..errors import Unsupported
+from .graph_break import break_return_code, breakable_index
+from .translator import BreakPoint, InstructionTranslator
 from .variables.base import CellBox
 
 graph_log = get_logger("graph_code")
@@ -51,10 +53,10 @@ class EntryInfo:
         return failing
 
 
-def compile_frame(cache, values, options, frame_state, compile_id):
+def _trace(cache, values, options, frame_state, stop_index=None):
+    """Run the symbolic interpreter over the frame: (output, root translator, returned VT)."""
     from ..shapes import ShapeEnv
-    fn = cache.fn
-    code = cache.code
+    fn, code = cache.fn, cache.code
     shape_env = ShapeEnv(specialize_zero_one=config.specialize_zero_one, duck_shape=config.duck_shape,
                          backed_size_oblivious=config.backed_size_oblivious)
     output = OutputGraph(shape_env, DynamicPolicy(options.dynamic), frame_state, fn.__globals__)
@@ -66,12 +68,38 @@ def compile_frame(cache, values, options, frame_state, compile_id):
         cells[name] = CellBox(output.wrap(value, LocalSource(name)), name)
     tx = InstructionTranslator(output, code, {}, cells, fn.__globals__, None)
     tx.lazy = {name: (value, LocalSource(name)) for name, value in zip(cache.argnames, arg_values)}
-    result = tx.run()
-    shape_env.check_constraints()
+    tx.stop_index = stop_index
+    return output, tx, tx.run()
 
+
+def compile_frame(cache, values, options, frame_state, compile_id):
+    """Trace the frame; on an Unsupported instruction that can be split, compile the part
+    before it and hand the rest to a resume function (a graph break)."""
+    try:
+        output, tx, result = _trace(cache, values, options, frame_state)
+        brk = None
+    except Unsupported as exc:
+        index = breakable_index(cache, exc, options)
+        try:
+            output, tx, result = _trace(cache, values, options, frame_state, stop_index=index)
+        except BreakPoint as bp:
+            brk = bp
+            output, tx, result = bp.tx.output, bp.tx, None
+        else:                                  # the retrace did not reach the break: give up splitting
+            raise exc from None
+        brk.reason = exc
+    output.shape_env.check_constraints()
+
+    fn, code = cache.fn, cache.code
     namespace = {"___MISS": rt.MISS, "___G": fn.__globals__}
     rebuild = Reconstructor(output, namespace)
-    return_code = rebuild(result)
+    if brk is None:
+        return_code = rebuild(result)
+    else:
+        try:
+            return_code = break_return_code(cache, brk, rebuild, namespace, options)
+        except Unsupported:
+            raise brk.reason from None
     graph = output.graph
     graph.outputs = tuple(rebuild.outputs)
     eliminate_dead_code(graph)
@@ -79,26 +107,31 @@ def compile_frame(cache, values, options, frame_state, compile_id):
     guards = list(output.guards.guards)
     namespace.update(output.guards.namespace)
     from ..guards.guard_set import Guard
-    for sg in shape_env.produce_guards():
+    for sg in output.shape_env.produce_guards():
         guards.append(Guard(code_of_name(sg.code), sg.code, "SHAPE_ENV", location=sg.location))
 
-    symbols = list(graph.symbols)
-    bindings = [(f"___sym_{s}", output.symbol_sources[s].code) for s in symbols]
+    bindings = [(f"___sym_{s}", output.symbol_sources[s].code) for s in graph.symbols]
     graph_call = None
     backend_source = ""
+    backend_time = 0.0
     if graph.nodes or graph.outputs:
-        backend = get_backend(options.backend or config.backend)
-        run = backend(graph)
+        import time
+        t0 = time.perf_counter()
+        run = get_backend(options.backend or config.backend)(graph)
+        backend_time = time.perf_counter() - t0
         namespace["___graph"] = run
         graph_call = "___graph"
         backend_source = getattr(run, "source", "")
     input_codes = [src.code for _, src in output.graph_inputs]
-    # Inputs unused by the graph still sit in graph.inputs; the backend takes all of them.
     entry, check, source = build_entry(cache.argnames, [g.code for g in guards], bindings, graph_call,
                                        input_codes, return_code, namespace,
                                        name=code.co_name if code.co_name.isidentifier() else "entry")
     info = EntryInfo(compile_id, cache.argnames, guards, namespace, graph, len(graph.nodes), source,
-                     backend_source, shape_env)
+                     backend_source, output.shape_env)
+    info.extra["backend_time"] = backend_time
+    if brk is not None:
+        info.extra["graph_break"] = brk.reason
+        info.extra["restart_reasons"] = [f"{brk.reason.explanation} at {brk.reason.location}"]
     _log_compile(code, compile_id, graph, guards, source, backend_source)
     return rt.CacheEntry(entry, check, compile_id, source, info)
 

@@ -387,5 +387,8 @@ class _BoundMethod(VariableTracker):
     def describe(self):
         return f"{self.obj.describe()}.{self.name}"
 
+    def reconstruct(self, rebuild):
+        return f"({rebuild(self.obj)}).{self.name}"
+
 
 _ = LocalSource

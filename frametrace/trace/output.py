@@ -99,6 +99,9 @@ class Reconstructor:
             if vt.source is not None:
                 return vt.source.code
             return "{" + ", ".join(f"{self.const(k)}: {self(v)}" for k, v in vt.items.items()) + "}"
+        custom = getattr(vt, "reconstruct", None)
+        if custom is not None:
+            return custom(self)
         source = getattr(vt, "source", None)
         if source is not None:
             return source.code

@@ -38,6 +38,13 @@ class ReturnSignal(Exception):
         self.value = value
 
 
+class BreakPoint(Exception):
+    """The restarted root trace reached the instruction where the graph breaks."""
+
+    def __init__(self, tx):
+        self.tx = tx
+
+
 class InstructionTranslator(OpcodeHandlers):
     def __init__(self, output, code, f_locals: dict, cells: dict, fn_globals: dict, globals_source=None,
                  parent=None, name=None):
@@ -49,6 +56,7 @@ class InstructionTranslator(OpcodeHandlers):
         self.stack: list = []
         self.locals: dict = dict(f_locals)
         self.lazy: dict = {}                   # name -> (value, source): inputs wrapped on first use
+        self.stop_index = None                 # root only: stop before this instruction (graph break)
         self.cells: dict = dict(cells)         # name -> CellBox (cellvars and freevars)
         self.fn_globals, self.globals_source = fn_globals, globals_source
         self.kw_names = ()
@@ -76,6 +84,8 @@ class InstructionTranslator(OpcodeHandlers):
         self.output.current_tx = self
         try:
             while True:
+                if self.ip == self.stop_index:
+                    raise BreakPoint(self)
                 ins = self.instructions[self.ip]
                 self.ip += 1
                 if ins.starts_line is not None:
@@ -96,6 +106,8 @@ class InstructionTranslator(OpcodeHandlers):
                     if not exc.location:
                         loc = self.location()
                         exc.location, exc.source_line = loc.short(), loc.source_line
+                    if self.parent is None and getattr(exc, "root_index", None) is None:
+                        exc.root_index = self.ip - 1
                     raise
         finally:
             self.output.current_tx = prev

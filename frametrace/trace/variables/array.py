@@ -82,3 +82,6 @@ class ArrayMethodVariable(VariableTracker):
 
     def describe(self):
         return f"ndarray.{self.name}"
+
+    def reconstruct(self, rebuild):
+        return f"({rebuild(self.array)}).{self.name}"

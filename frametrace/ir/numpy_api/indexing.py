@@ -1,0 +1,80 @@
+"""`x[index]` and `x[index] = value` with basic indexing.
+
+Ints (negative and SymInt included), slices (bounds may be SymInt, steps static, negative
+steps included), None / np.newaxis, Ellipsis and tuples of these become one "getitem" node
+with a canonical index (ops/indexing.py). Arrays as indices (boolean masks, integer
+arrays) and lists are Unsupported for now.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import NumpyError, Unsupported
+from ..graph import IndexSlice
+from ..ops.indexing import index_is_scalar, is_identity_index, normalize_index
+from .common import check_operand, is_array, is_proxy
+
+
+def _entries(index) -> tuple:
+    entries = index if isinstance(index, tuple) else (index,)
+    for e in entries:
+        if is_proxy(e):
+            raise Unsupported("indexing with an array (boolean mask or integer array) is not "
+                              "supported yet", kind="data_dependent", context="getitem",
+                              hints=("the result size depends on array data",))
+        if isinstance(e, (list, np.ndarray)):
+            raise Unsupported("indexing with a list or array constant (advanced indexing) is "
+                              "not supported yet", kind="indexing", context="getitem")
+        if isinstance(e, slice):
+            for part in (e.start, e.stop, e.step):
+                if is_proxy(part):
+                    raise Unsupported("a slice bound computed from array data",
+                                      kind="data_dependent", context="getitem")
+    return entries
+
+
+def _target(x, what: str):
+    if is_array(x):
+        return x
+    if is_proxy(x):
+        raise NumpyError(TypeError(f"'{x.fake.pytype.__name__}' object is not {what}"))
+    raise Unsupported(f"indexing a {type(x).__name__}", kind="indexing", context="getitem")
+
+
+def _one_element_view(b, x, canon):
+    """A writable 0-d view of the element a full integer index selects (not a scalar copy)."""
+    i = canon[-1]
+    view = b.emit("getitem", x, index=canon[:-1] + (IndexSlice(i, i + 1, 1),))
+    return view
+
+
+def getitem(b, x, index):
+    """x[index] for basic indices: a view (or a NumPy scalar for a full integer index)."""
+    x = _target(x, "subscriptable")
+    entries = _entries(index)
+    canon = normalize_index(x.shape, entries)
+    if index_is_scalar(canon) and any(e is Ellipsis for e in entries):
+        # x[0, ...] is a 0-d array view, not the scalar x[0] is
+        if x.ndim == 0:
+            return b.emit("expand_dims", x, axis=())
+        return b.emit("squeeze", _one_element_view(b, x, canon), axis=(0,))
+    return b.emit("getitem", x, index=canon)
+
+
+def setitem(b, x, index, value):
+    """x[index] = value: a getitem view of x, then assign(view, value)."""
+    if is_array(x) and x.scalar or (is_proxy(x) and not is_array(x)):
+        name = x.dtype.type.__name__ if is_array(x) else x.fake.pytype.__name__
+        raise NumpyError(TypeError(f"'{name}' object does not support item assignment"))
+    x = _target(x, "subscriptable")
+    value = check_operand(value, "setitem")
+    canon = normalize_index(x.shape, _entries(index))
+    if index_is_scalar(canon):
+        if is_array(value) and value.ndim > 0:
+            raise NumpyError(ValueError("setting an array element with a sequence."))
+        dst = x if x.ndim == 0 else _one_element_view(b, x, canon)
+    elif is_identity_index(x.shape, canon):
+        dst = x
+    else:
+        dst = b.emit("getitem", x, index=canon)
+    b.emit("assign", dst, value)

@@ -1,0 +1,88 @@
+"""np.sum & co. and the matching ndarray methods, normalised to the reduction ops' attributes.
+
+Function and method share one implementation (`x.sum(...)` is `np.sum(x, ...)`); the
+positional parameter order is NumPy's for each family. Weak scalars are reduced as NumPy
+scalars (`np.sum(3.0)` is np.float64). Unsupported: initial=, where=, mean=, correction=.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import Unsupported
+from .common import (as_array, as_dtype, bind, const_bool, normalize_axes, normalize_axis,
+                     reject, unwrap_out, write_reduction_out)
+
+PARAMS = {
+    "sum": ("axis", "dtype", "out", "keepdims", "initial", "where"),
+    "prod": ("axis", "dtype", "out", "keepdims", "initial", "where"),
+    "mean": ("axis", "dtype", "out", "keepdims", "where"),
+    "var": ("axis", "dtype", "out", "ddof", "keepdims", "where", "mean", "correction"),
+    "std": ("axis", "dtype", "out", "ddof", "keepdims", "where", "mean", "correction"),
+    "max": ("axis", "out", "keepdims", "initial", "where"),
+    "min": ("axis", "out", "keepdims", "initial", "where"),
+    "any": ("axis", "out", "keepdims", "where"),
+    "all": ("axis", "out", "keepdims", "where"),
+    "argmax": ("axis", "out", "keepdims"),
+    "argmin": ("axis", "out", "keepdims"),
+    "cumsum": ("axis", "dtype", "out"),
+    "cumprod": ("axis", "dtype", "out"),
+}
+_HAS_DTYPE = {"sum", "prod", "mean", "var", "std"}
+_UFUNC_REDUCE = {"sum", "prod", "max", "min", "any", "all"}
+_ZERO_D_AXIS_OK = _UFUNC_REDUCE | {"argmax", "argmin", "cumsum", "cumprod"}
+
+
+def _is_int_axis(axis) -> bool:
+    return isinstance(axis, (int, np.integer)) and not isinstance(axis, (bool, np.bool_))
+
+
+def _keepdims(p, fname):
+    v = p.get("keepdims", False)
+    return False if v is np._NoValue else const_bool(v, fname, "keepdims")
+
+
+def _ddof(p, fname):
+    ddof = p.get("ddof", 0)
+    if isinstance(ddof, (bool, np.bool_)) or not isinstance(ddof, (int, float, np.integer, np.floating)):
+        raise Unsupported(f"{fname}: a non-constant ddof={ddof!r} is not supported",
+                          kind="call", context=fname)
+    return ddof.item() if isinstance(ddof, np.generic) else ddof
+
+
+def attrs_for(name: str, x, p: dict, fname: str) -> dict:
+    """Canonical attributes of reduction/scan `name` from bound NumPy arguments."""
+    axis = p.get("axis")
+    if name in ("argmax", "argmin"):
+        return {"axis": None if axis is None else normalize_axis(axis, x.ndim, fname),
+                "keepdims": _keepdims(p, fname)}
+    if name in ("cumsum", "cumprod"):
+        return {"axis": None if axis is None else normalize_axis(axis, x.ndim, fname),
+                "dtype": as_dtype(p.get("dtype"), fname)}
+    attrs = {"axis": normalize_axes(axis, x.ndim, fname), "keepdims": _keepdims(p, fname)}
+    if name in _HAS_DTYPE:
+        attrs["dtype"] = as_dtype(p.get("dtype"), fname)
+    if name in ("var", "std"):
+        attrs["ddof"] = _ddof(p, fname)
+    return attrs
+
+
+def reduction_impl(name: str, fname: str | None = None):
+    """impl(b, a, *args, **kwargs) for np.<name>(a, ...) and a.<name>(...)."""
+    fname = fname or f"np.{name}"
+    params = PARAMS[name]
+
+    def impl(b, a, *args, **kwargs):
+        p = bind(fname, params, args, kwargs)
+        reject(fname, p, initial=np._NoValue, where=(True, np._NoValue), mean=np._NoValue,
+               correction=np._NoValue)
+        x = as_array(b, a, fname)
+        if x.ndim == 0 and name in _ZERO_D_AXIS_OK and _is_int_axis(p.get("axis")):
+            # NumPy accepts axis=0 / -1 on a 0-d operand here and reduces over nothing
+            normalize_axis(p["axis"], 1, fname)
+            p["axis"] = () if name in _UFUNC_REDUCE else None
+        result = b.emit(name, x, **attrs_for(name, x, p, fname))
+        out = unwrap_out(p.get("out"), fname)
+        return result if out is None else write_reduction_out(b, fname, result, out)
+    impl.__name__ = f"{name}_impl"
+    return impl
+

@@ -1,0 +1,18 @@
+"""Every op of the catalog (see `frametrace.ir.registry`), registered on import.
+
+One module per op family; each documents the canonical form of its ops' arguments and
+attributes at its top (the API layer, `frametrace.ir.numpy_api`, produces those forms):
+
+  elementwise  unary/binary ufuncs, where, clip, astype
+  reductions   sum prod mean var std max min any all argmax argmin; cumsum cumprod
+  views        getitem transpose reshape expand_dims squeeze broadcast_to
+  shape_ops    concatenate stack copy
+  creation     zeros ones empty full arange
+  linalg       matmul dot
+  mutation     assign
+
+Shared helpers: `symbolic` (size arithmetic over int | SymInt), `promotion` (NumPy dtype
+rules by probing NumPy on one-element stand-ins), `broadcast`, `indexing` (canonical
+getitem indices).
+"""
+from . import creation, elementwise, linalg, mutation, reductions, shape_ops, views  # noqa: F401

@@ -1,0 +1,120 @@
+"""Elementwise ops: unary and binary ufuncs, where, clip, astype.
+
+Canonical forms (operands are array / NumPy-scalar nodes, weak Python scalars, or size
+expressions; NumPy broadcasting; dtypes by NEP 50 exactly as NumPy 2 resolves them):
+  <unary ufunc>(x)            e.g. sin(x), negative(x), isnan(x), invert(x)
+  <binary ufunc>(a, b)        e.g. add(a, b), power(x, 2) (a constant exponent stays `power`;
+                              a backend may rewrite it), equal(a, b), left_shift(a, b)
+  where(cond, a, b)           np.where with three arguments
+  clip(x, lo, hi)             lo / hi may be None (np.clip's rules)
+  astype(x; dtype)            dtype: np.dtype; unsafe cast; a NumPy scalar stays a NumPy
+                              scalar, a weak Python scalar becomes one (`np.float32(x)`)
+The result is a NumPy scalar exactly where NumPy returns one (ufuncs: every 0-d result).
+When *every* operand is a weak Python scalar and the ufunc is a Python operator
+(+ - * / // % ** comparisons & | ^ << >>, unary - + ~ abs), Python semantics apply: the
+result is a FakeScalar and the reference applies the Python operator.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from ..fake import FakeScalar
+from ..registry import register
+from .broadcast import broadcast_shapes
+from .promotion import PY_TYPES, fake_like, is_weak, probe, python_result_type, shape_of
+
+# name -> the Python operator with the same meaning on Python scalars (None: no such operator)
+UNARY = {
+    "negative": operator.neg, "positive": operator.pos, "absolute": abs, "invert": operator.invert,
+    "sign": None, "exp": None, "expm1": None, "exp2": None, "log": None, "log1p": None,
+    "log2": None, "log10": None, "sqrt": None, "cbrt": None, "square": None, "reciprocal": None,
+    "sin": None, "cos": None, "tan": None, "arcsin": None, "arccos": None, "arctan": None,
+    "sinh": None, "cosh": None, "tanh": None, "arcsinh": None, "arccosh": None, "arctanh": None,
+    "deg2rad": None, "rad2deg": None, "floor": None, "ceil": None, "trunc": None, "rint": None,
+    "fabs": None, "isnan": None, "isinf": None, "isfinite": None, "signbit": None,
+    "logical_not": None, "conjugate": None,
+}
+BINARY = {
+    "add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
+    "true_divide": operator.truediv, "floor_divide": operator.floordiv,
+    "remainder": operator.mod, "power": operator.pow,
+    "equal": operator.eq, "not_equal": operator.ne, "less": operator.lt,
+    "less_equal": operator.le, "greater": operator.gt, "greater_equal": operator.ge,
+    "bitwise_and": operator.and_, "bitwise_or": operator.or_, "bitwise_xor": operator.xor,
+    "left_shift": operator.lshift, "right_shift": operator.rshift,
+    "maximum": None, "minimum": None, "fmax": None, "fmin": None, "fmod": None,
+    "arctan2": None, "hypot": None, "copysign": None, "logaddexp": None, "logaddexp2": None,
+    "heaviside": None, "logical_and": None, "logical_or": None, "logical_xor": None,
+}
+
+
+def _ufunc_meta(name, ufunc, pyop):
+    def meta(*args):
+        if len(args) != ufunc.nin:
+            raise TypeError(f"{name} takes {ufunc.nin} operand(s), got {len(args)}")
+        if pyop is not None and all(is_weak(a) for a in args):
+            return FakeScalar(python_result_type(pyop, args, name))
+        value = probe(ufunc, *args)           # dtype (and dtype errors) first, as NumPy
+        return fake_like(value, broadcast_shapes(*(shape_of(a) for a in args)))
+    meta.__name__ = f"{name}_meta"
+    meta.__doc__ = f"np.{ufunc.__name__}: broadcasting, NEP 50 promotion."
+    return meta
+
+
+def _ufunc_ref(ufunc, pyop):
+    if pyop is None:
+        return ufunc
+
+    def ref(*args):
+        if all(type(a) in PY_TYPES for a in args):   # Python scalars: Python semantics
+            return pyop(*args)
+        return ufunc(*args)
+    ref.__name__ = f"{ufunc.__name__}_ref"
+    return ref
+
+
+def _register_ufuncs(table):
+    for name, pyop in table.items():
+        ufunc = getattr(np, name)
+        register(name, kind="elementwise", ufunc=ufunc, ref=_ufunc_ref(ufunc, pyop))(
+            _ufunc_meta(name, ufunc, pyop))
+
+
+_register_ufuncs(UNARY)
+_register_ufuncs(BINARY)
+
+
+@register("where", kind="elementwise", ref=np.where)
+def where_meta(cond, a, b):
+    """np.where(cond, a, b): all three broadcast; a and b promote (NEP 50)."""
+    value = probe(np.where, cond, a, b)
+    return fake_like(value, broadcast_shapes(shape_of(cond), shape_of(a), shape_of(b)))
+
+
+def clip_ref(x, lo, hi):
+    return np.clip(x, lo, hi)
+
+
+@register("clip", kind="elementwise", ref=clip_ref)
+def clip_meta(x, lo, hi):
+    """np.clip(x, lo, hi): x, lo and hi broadcast; lo or hi may be None."""
+    value = probe(clip_ref, x, lo, hi)
+    return fake_like(value, broadcast_shapes(shape_of(x), shape_of(lo), shape_of(hi)))
+
+
+def astype_ref(x, *, dtype):
+    if isinstance(x, (np.ndarray, np.generic)):
+        return x.astype(dtype)
+    return np.dtype(dtype).type(x)        # a Python scalar or size -> NumPy scalar
+
+
+@register("astype", kind="elementwise", ref=astype_ref)
+def astype_meta(x, *, dtype):
+    """x.astype(dtype) (unsafe cast, always a copy); Python scalars -> NumPy scalars."""
+    value = probe(astype_ref, x, dtype=np.dtype(dtype))
+    return fake_like(value, shape_of(x))
+
+
+

@@ -1,0 +1,116 @@
+"""Reductions and scans.
+
+Canonical forms (x is an array or NumPy-scalar node; weak scalars are converted to NumPy
+scalars by the API layer first):
+  sum/prod/mean(x; axis, keepdims, dtype)
+  var/std(x; axis, keepdims, dtype, ddof)
+  max/min/any/all(x; axis, keepdims)
+      axis: None (all axes) or a tuple of distinct non-negative ints < x.ndim
+      keepdims: bool; dtype: np.dtype or None; ddof: int (constant)
+  argmax/argmin(x; axis, keepdims)      axis: None (flattened) or a non-negative int
+  cumsum/cumprod(x; axis, dtype)        axis: None (flattened -> 1-d of x.size) or int
+Result dtypes are NumPy's (sum of bool/small ints -> int64, of small uints -> uint64,
+mean/var/std of ints -> float64, var of complex -> float, argmax -> int64); a 0-d result is
+a NumPy scalar. max/min/argmax/argmin over an axis of size 0 raise ValueError, as NumPy
+does, even when the result itself is empty.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import NumpyError
+from ..fake import FakeArray
+from ..registry import register
+from .promotion import fake_like, probe
+
+_REDUCTIONS = {            # name -> (NumPy function, extra attrs beyond axis/keepdims)
+    "sum": (np.sum, ("dtype",)), "prod": (np.prod, ("dtype",)), "mean": (np.mean, ("dtype",)),
+    "var": (np.var, ("dtype", "ddof")), "std": (np.std, ("dtype", "ddof")),
+    "max": (np.max, ()), "min": (np.min, ()), "any": (np.any, ()), "all": (np.all, ()),
+}
+_NO_IDENTITY = {"max": "maximum", "min": "minimum"}
+
+
+def _array(x, name) -> FakeArray:
+    if not isinstance(x, FakeArray):
+        raise TypeError(f"{name} expects an array or NumPy scalar operand, got {x!r}")
+    return x
+
+
+def _axes(axis, ndim, name):
+    axes = tuple(range(ndim)) if axis is None else tuple(axis)
+    if len(set(axes)) != len(axes) or any(not (0 <= a < ndim) for a in axes):
+        raise ValueError(f"{name}: axis {axis!r} is not canonical for a {ndim}-d array")
+    return axes
+
+
+def reduced_shape(shape, axes, keepdims) -> tuple:
+    if keepdims:
+        return tuple(1 if i in axes else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+def check_nonempty(shape, axes, what: str) -> None:
+    """NumPy refuses to reduce over an empty axis when the op has no identity."""
+    for i in axes:
+        if bool(shape[i] == 0):
+            raise NumpyError(ValueError(what))
+
+
+def _reduction_meta(name, fn, extra):
+    def meta(x, *, axis=None, keepdims=False, **attrs):
+        x = _array(x, name)
+        unknown = set(attrs) - set(extra)
+        if unknown:
+            raise TypeError(f"{name}: unknown attributes {sorted(unknown)}")
+        value = probe(fn, x, axis=axis, keepdims=keepdims, **attrs)
+        axes = _axes(axis, x.ndim, name)
+        if name in _NO_IDENTITY:
+            check_nonempty(x.shape, axes, f"zero-size array to reduction operation "
+                                          f"{_NO_IDENTITY[name]} which has no identity")
+        return fake_like(value, reduced_shape(x.shape, axes, keepdims))
+    meta.__name__ = f"{name}_meta"
+    meta.__doc__ = f"np.{name}(x, axis, keepdims{''.join(', ' + e for e in extra)})"
+    return meta
+
+
+for _name, (_fn, _extra) in _REDUCTIONS.items():
+    register(_name, kind="reduction", ref=_fn)(_reduction_meta(_name, _fn, _extra))
+
+
+def _arg_meta(name, fn):
+    def meta(x, *, axis=None, keepdims=False):
+        x = _array(x, name)
+        if axis is not None and not (isinstance(axis, int) and 0 <= axis < x.ndim):
+            raise ValueError(f"{name}: axis {axis!r} is not canonical for a {x.ndim}-d array")
+        value = probe(fn, x, axis=axis, keepdims=keepdims)
+        axes = tuple(range(x.ndim)) if axis is None else (axis,)
+        check_nonempty(x.shape, axes, f"attempt to get {name} of an empty sequence")
+        if axis is None:
+            shape = (1,) * x.ndim if keepdims else ()
+        else:
+            shape = reduced_shape(x.shape, axes, keepdims)
+        return fake_like(value, shape)
+    meta.__name__ = f"{name}_meta"
+    meta.__doc__ = f"np.{name}(x, axis: int | None, keepdims) -> int64 indices"
+    return meta
+
+
+register("argmax", kind="reduction", ref=np.argmax)(_arg_meta("argmax", np.argmax))
+register("argmin", kind="reduction", ref=np.argmin)(_arg_meta("argmin", np.argmin))
+
+
+def _scan_meta(name, fn):
+    def meta(x, *, axis=None, dtype=None):
+        x = _array(x, name)
+        if axis is not None and not (isinstance(axis, int) and 0 <= axis < x.ndim):
+            raise ValueError(f"{name}: axis {axis!r} is not canonical for a {x.ndim}-d array")
+        value = probe(fn, x, axis=axis, dtype=dtype)
+        return fake_like(value, (x.size,) if axis is None else x.shape)
+    meta.__name__ = f"{name}_meta"
+    meta.__doc__ = f"np.{name}(x, axis: int | None, dtype); axis None scans the flattened array"
+    return meta
+
+
+register("cumsum", kind="scan", ref=np.cumsum)(_scan_meta("cumsum", np.cumsum))
+register("cumprod", kind="scan", ref=np.cumprod)(_scan_meta("cumprod", np.cumprod))

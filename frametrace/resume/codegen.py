@@ -1,0 +1,169 @@
+"""Bytecode for graph breaks (built with the `bytecode` package).
+
+A graph break at instruction i of a frame becomes three pieces:
+
+  entry (Python source, trace/entry.py)  guards -> graph for the code before i -> rebuild the
+                                         live stack and locals -> call the break function
+  break function (this module)           push the stack, run instruction i itself (a CALL, or
+                                         a conditional jump on array data), then call the
+                                         resume function of the instruction that comes next
+  resume function (this module)          a copy of the frame's code whose prologue pushes the
+                                         saved stack and jumps to the next instruction; it is
+                                         an ordinary function, compiled by the hook on its
+                                         first call (its own frame id, guards, recompiles)
+
+Everything here depends on CPython 3.11 bytecode; version facts live in pyversion.py.
+"""
+from __future__ import annotations
+
+import dis
+import inspect
+import types
+
+from bytecode import Bytecode, Instr, Label
+
+from .. import pyversion
+
+STACK_PREFIX = "___stack"
+
+
+def _abstract_with_labels(code):
+    """The abstract instructions of `code` and a map from dis offset to list index."""
+    bc = Bytecode.from_code(code)
+    real = [ins for ins in dis.get_instructions(code) if ins.opname not in ("EXTENDED_ARG", "CACHE")]
+    positions = [k for k, item in enumerate(bc) if isinstance(item, Instr)]
+    if len(real) != len(positions):
+        raise ValueError("instruction streams disagree")
+    offset_to_pos = {}
+    for ins, k in zip(real, positions):
+        if bc[k].name != ins.opname:
+            raise ValueError(f"instruction mismatch {bc[k].name} vs {ins.opname}")
+        offset_to_pos[ins.offset] = k
+    return bc, offset_to_pos
+
+
+def stack_args(layout) -> list:
+    """Parameter names of the non-NULL stack slots (layout: tuple of bools, True = NULL)."""
+    return [f"{STACK_PREFIX}{i}" for i, is_null in enumerate(layout) if not is_null]
+
+
+def _push_stack(layout, lineno):
+    out = []
+    for i, is_null in enumerate(layout):
+        out.append(Instr("PUSH_NULL", lineno=lineno) if is_null
+                   else Instr("LOAD_FAST", f"{STACK_PREFIX}{i}", lineno=lineno))
+    return out
+
+
+def can_split(code) -> str | None:
+    """Why this frame's code cannot be split at a break (None if it can)."""
+    if code.co_cellvars or code.co_freevars:
+        return "the function has closure cells"
+    if pyversion.has_exception_table(code):
+        return "the function has try/with blocks"
+    if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
+        return "generators and coroutines are not split"
+    return None
+
+
+def make_resume_code(code, offset: int, layout: tuple, local_names: list):
+    """A copy of `code` that starts at `offset` with the given stack layout and locals as arguments."""
+    bc, offset_to_pos = _abstract_with_labels(code)
+    target = offset_to_pos[offset]
+    label = Label()
+    lineno = bc[target].lineno if isinstance(bc[target], Instr) else code.co_firstlineno
+    body = list(bc)
+    body.insert(target, label)
+    # keep RESUME first, then restore the stack and jump to the resume point
+    first = next(k for k, item in enumerate(body) if isinstance(item, Instr))
+    prologue = _push_stack(layout, lineno) + [Instr("JUMP_FORWARD", label, lineno=lineno)]
+    body[first + 1:first + 1] = prologue
+    new = Bytecode(body)
+    new.argnames = stack_args(layout) + list(local_names)
+    new.argcount = len(new.argnames)
+    new.posonlyargcount = 0
+    new.kwonlyargcount = 0
+    new.flags = code.co_flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+    new.name = f"__resume_at_{offset}_{code.co_name}"
+    new.qualname = new.name
+    new.filename = code.co_filename
+    new.first_lineno = code.co_firstlineno
+    new.docstring = None
+    return new.to_code()
+
+
+def make_resume_function(fn, offset, layout, local_names):
+    code = make_resume_code(fn.__code__, offset, layout, local_names)
+    return types.FunctionType(code, fn.__globals__, code.co_name)
+
+
+def make_break_code(code, index: int, layout: tuple, local_names: list, resume_fns: dict):
+    """The break function: run instruction `index` of `code` on the restored stack, then resume.
+
+    resume_fns maps "next" (and "target" for a conditional jump) to the resume function objects.
+    """
+    instrs = pyversion.instructions(code)
+    ins = instrs[index]
+    lineno = ins.positions.lineno or code.co_firstlineno
+    out = [Instr("RESUME", 0, lineno=lineno)]
+    if ins.opname == "CALL":
+        consumed = ins.arg + 2
+        below, top = layout[:-consumed], layout[-consumed:]
+        out += _push_at(top, len(below), lineno)
+        prev = instrs[index - 2] if index >= 2 else None
+        if prev is not None and prev.opname == "KW_NAMES":
+            out.append(Instr("KW_NAMES", code.co_consts[prev.arg], lineno=lineno))
+        out += [Instr("PRECALL", ins.arg, lineno=lineno), Instr("CALL", ins.arg, lineno=lineno),
+                Instr("STORE_FAST", "___result", lineno=lineno)]
+        out += _call_resume(resume_fns["next"], below + (False,), local_names, lineno, result_slot=len(below))
+    elif ins.opname in pyversion.POP_JUMPS or ins.opname in pyversion.POP_JUMPS_NONE:
+        below = layout[:-1]
+        jump_if = pyversion.POP_JUMPS.get(ins.opname)
+        target = Label()
+        out += _push_at((False,), len(below), lineno)
+        if jump_if is None:
+            opname = "POP_JUMP_FORWARD_IF_NONE" if pyversion.POP_JUMPS_NONE[ins.opname] \
+                else "POP_JUMP_FORWARD_IF_NOT_NONE"
+        else:
+            opname = "POP_JUMP_FORWARD_IF_TRUE" if jump_if else "POP_JUMP_FORWARD_IF_FALSE"
+        out.append(Instr(opname, target, lineno=lineno))
+        out += _call_resume(resume_fns["next"], below, local_names, lineno)
+        out.append(target)
+        out += _call_resume(resume_fns["target"], below, local_names, lineno)
+    else:
+        raise ValueError(f"cannot break at {ins.opname}")
+    bc = Bytecode(out)
+    bc.argnames = stack_args(layout) + list(local_names)
+    bc.argcount = len(bc.argnames)
+    bc.name = f"__break_at_{ins.offset}_{code.co_name}"
+    bc.qualname = bc.name
+    bc.filename = code.co_filename
+    bc.first_lineno = code.co_firstlineno
+    return bc.to_code()
+
+
+def _push_at(layout, start, lineno):
+    return [Instr("PUSH_NULL", lineno=lineno) if is_null
+            else Instr("LOAD_FAST", f"{STACK_PREFIX}{start + i}", lineno=lineno)
+            for i, is_null in enumerate(layout)]
+
+
+def _call_resume(resume_fn, layout, local_names, lineno, result_slot=None):
+    out = [Instr("PUSH_NULL", lineno=lineno), Instr("LOAD_CONST", resume_fn, lineno=lineno)]
+    n = 0
+    for i, is_null in enumerate(layout):
+        if is_null:
+            continue
+        name = "___result" if i == result_slot else f"{STACK_PREFIX}{i}"
+        out.append(Instr("LOAD_FAST", name, lineno=lineno))
+        n += 1
+    for name in local_names:
+        out.append(Instr("LOAD_FAST", name, lineno=lineno))
+        n += 1
+    out += [Instr("PRECALL", n, lineno=lineno), Instr("CALL", n, lineno=lineno), Instr("RETURN_VALUE", lineno=lineno)]
+    return out
+
+
+def make_break_function(fn, index, layout, local_names, resume_fns):
+    code = make_break_code(fn.__code__, index, layout, local_names, resume_fns)
+    return types.FunctionType(code, fn.__globals__, code.co_name)
