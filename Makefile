@@ -4,7 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 ACCEPTANCE := ../shared/acceptance
 # Acceptance files whose issues have landed.
-ACCEPTANCE_TESTS := $(ACCEPTANCE)/test_dynamic_shapes.py $(ACCEPTANCE)/test_numpy_semantics.py
+ACCEPTANCE_TESTS := $(ACCEPTANCE)/test_dynamic_shapes.py $(ACCEPTANCE)/test_numpy_semantics.py \
+	$(ACCEPTANCE)/test_controls.py $(ACCEPTANCE)/test_graph_breaks.py
 
 .PHONY: install demo test unit acceptance bench lint clean
 
@@ -20,8 +21,10 @@ install: $(BIN)/.installed
 demo: install
 	$(BIN)/python examples/demo.py
 
+# The acceptance suite has its own conftest, so it runs in a pytest process of its own.
 test: install
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -q tests $(ACCEPTANCE_TESTS) -p no:cacheprovider
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -q tests -p no:cacheprovider
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -q $(ACCEPTANCE_TESTS) -p no:cacheprovider
 
 unit: install
 	$(BIN)/python -m pytest -q tests -p no:cacheprovider

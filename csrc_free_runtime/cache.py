@@ -43,6 +43,9 @@ class FrameCache:
         self.argnames = argnames       # names of the frame values passed to entries
         self.hits = 0                  # calls served by an entry (ft.stats().cache_hits)
 
+    def __del__(self):
+        _retired_hits[0] += self.hits
+
     def add(self, entry: CacheEntry):
         with self.lock:
             self.entries = (entry,) + self.entries
@@ -56,6 +59,19 @@ class FrameCache:
 
 
 _caches = weakref.WeakSet()
+_retired_hits = [0]      # hits of caches that were dropped (e.g. after ft.disable())
+
+
+def _retire(hits):
+    _retired_hits[0] += hits
+
+
+def total_hits() -> int:
+    return _retired_hits[0] + sum(c.hits for c in list(_caches))
+
+
+def reset_hits():
+    _retired_hits[0] = 0
 
 
 def new_frame_cache(code, fn, argnames, run_original) -> FrameCache:

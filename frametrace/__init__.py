@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from . import errors
 from .config import config
+from .enable import disable, enable, enabled
 from .eval_frame import compile
 from .explain import ExplainOutput, explain
 from .marks import mark_dynamic, mark_static, mark_unbacked, maybe_mark_dynamic
@@ -32,7 +33,7 @@ def stats() -> Stats:
     import csrc_free_runtime as rt
 
     from .stats import counters
-    return counters.snapshot(cache_hits=sum(c.hits for c in rt.all_caches()))
+    return counters.snapshot(cache_hits=rt.cache.total_hits())
 
 
 def reset():
@@ -42,6 +43,7 @@ def reset():
     from .stats import counters
     for cache in rt.all_caches():
         cache.clear()
+    rt.cache.reset_hits()
     counters.reset()
 
 
@@ -59,5 +61,5 @@ def _install():
 
 _install()
 
-__all__ = ["compile", "config", "errors", "explain", "ExplainOutput", "mark_dynamic", "mark_static",
+__all__ = ["compile", "enable", "disable", "enabled", "config", "errors", "explain", "ExplainOutput", "mark_dynamic", "mark_static",
            "mark_unbacked", "maybe_mark_dynamic", "set_stance", "stats", "Stats", "reset", "check", "set_logs"]

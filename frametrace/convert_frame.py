@@ -211,6 +211,9 @@ def _compile_and_run(cache, values, options):
     entry.info.compile_time = time.perf_counter() - start
     compile_events.success(cache.code, compile_id, entry.info, start, len(cache.entries))
     compile_events.save_profile(cache.code, frame_state(cache), compile_id)
+    if "global_hook_function" in cache.state.data:
+        from .enable import restore_if_no_array_work
+        restore_if_no_array_work(cache, entry.info)
     result = entry.call(*values)
     if result is rt.MISS:      # the guards must accept the values they were built from
         raise_internal(cache, entry, values)

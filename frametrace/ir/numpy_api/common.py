@@ -102,7 +102,7 @@ def as_array(b, x, fname: str):
 
 # ---- sizes, axes, dtypes ------------------------------------------------------------------
 
-def size_arg(x, fname: str, *, allow_negative: bool = False):
+def size_arg(x, fname: str):
     """A size argument: int (np.integer ok) or SymInt."""
     if isinstance(x, (bool, np.bool_)):
         raise NumpyError(TypeError(f"{fname}: expected an integer size, got {x!r}"))

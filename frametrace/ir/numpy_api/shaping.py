@@ -264,21 +264,22 @@ def scalar_type_impl(scalar_type):
 def asarray_impl(b, a, dtype=None, order=None, *, device=None, copy=None, like=None):
     reject("np.asarray", {"order": order, "device": device, "copy": copy, "like": like},
            order=(None, "K", "A"), device=None, copy=(None, False), like=None)
-    dt = as_dtype(dtype, "np.asarray")
-    if is_array(a) and not a.scalar:
-        return a if dt is None or dt == a.dtype else b.emit("astype", a, dtype=dt)
-    x = as_array(b, a, "np.asarray")
-    return b.emit("copy", x if dt is None else b.emit("astype", x, dtype=dt))
+    return _to_array(b, a, as_dtype(dtype, "np.asarray"), copy=False, fname="np.asarray")
 
 
 def array_impl(b, a, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
     reject("np.array", {"order": order, "subok": subok, "ndmin": ndmin, "like": like},
            order=("K", "A", "C"), subok=False, ndmin=0, like=None)
-    if not copy:
-        return asarray_impl(b, a, dtype)
-    dt = as_dtype(dtype, "np.array")
-    x = as_array(b, a, "np.array")
+    return _to_array(b, a, as_dtype(dtype, "np.array"), copy=bool(copy), fname="np.array")
+
+
+def _to_array(b, a, dt, *, copy: bool, fname: str):
+    """np.array / np.asarray: an ndarray (never a NumPy scalar); the same object if no copy
+    or cast is needed."""
+    fresh = not is_array(a)            # as_array makes a new 0-d array of a weak value
+    x = as_array(b, a, fname)
     if dt is not None and dt != x.dtype:
-        x = b.emit("astype", x, dtype=dt)
-        return x if not x.scalar else b.emit("copy", x)
-    return b.emit("copy", x)
+        x, fresh = b.emit("astype", x, dtype=dt), True
+    if x.scalar or (copy and not fresh):
+        x = b.emit("copy", x)
+    return x

@@ -22,7 +22,7 @@ import numpy as np
 
 from ...errors import NumpyError, Unsupported
 from ..graph import IndexSlice
-from .symbolic import is_static, is_symbolic, statically_known_true, sym_max, sym_min
+from .symbolic import is_static, is_symbolic, pytype_of, statically_known_true, sym_max, sym_min
 
 _INDEX_ERROR = ("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and "
                 "integer or boolean arrays are valid indices")
@@ -112,7 +112,7 @@ def normalize_index(shape, index) -> tuple:
         elif isinstance(e, slice):
             out.append(normalize_slice(e, shape[dim]))
             dim += 1
-        elif isinstance(e, (bool, np.bool_)):
+        elif isinstance(e, (bool, np.bool_)) or pytype_of(e) is bool:
             raise Unsupported("boolean scalar indices (x[True]) are not supported",
                               kind="indexing", context="getitem")
         elif is_static(e) or is_symbolic(e):
