@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 ACCEPTANCE := ../shared/acceptance
 # Acceptance files whose issues have landed.
 ACCEPTANCE_TESTS := $(ACCEPTANCE)/test_dynamic_shapes.py $(ACCEPTANCE)/test_numpy_semantics.py \
-	$(ACCEPTANCE)/test_controls.py $(ACCEPTANCE)/test_graph_breaks.py
+	$(ACCEPTANCE)/test_controls.py $(ACCEPTANCE)/test_graph_breaks.py $(ACCEPTANCE)/test_data_dependent.py
 
 .PHONY: install demo test unit acceptance bench lint clean
 

@@ -50,7 +50,9 @@ def generate_source(graph: Graph):
         ref = f"___op_{node.op}"
         consts[ref] = op.ref
         args = ", ".join(_arg_code(a, names, sym_names, consts) for a in node.args)
-        kwargs = "".join(f", {k}={_arg_code(v, names, sym_names, consts)}" for k, v in node.attrs)
+        # a gather's `size` is the unbacked symbol its own result defines
+        attrs = [(k, v) for k, v in node.attrs if not (op.kind == "gather" and k == "size")]
+        kwargs = "".join(f", {k}={_arg_code(v, names, sym_names, consts)}" for k, v in attrs)
         if args == "" and kwargs:
             kwargs = kwargs[2:]
         call = f"{ref}({args}{kwargs})"
@@ -59,6 +61,13 @@ def generate_source(graph: Graph):
         else:
             names[node] = f"v{i}"
             lines.append(f"    v{i} = {call}    # {node.type_str()}")
+            for d, dim in enumerate(node.shape):     # unbacked sizes are bound from results
+                if isinstance(dim, sympy.Symbol) and dim not in sym_names:
+                    sym_names[dim] = f"s_{dim}"
+                    lines.append(f"    s_{dim} = v{i}.shape[{d}]")
+    for expr, msg in getattr(graph, "runtime_asserts", ()):
+        lines.append(f"    if not ({_arg_code(expr, names, sym_names, consts)}):")
+        lines.append(f"        raise AssertionError({msg!r})")
     outs = ", ".join(names[o] for o in graph.outputs)
     lines.append(f"    return [{outs}]")
     return "\n".join(lines) + "\n", consts

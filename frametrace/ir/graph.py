@@ -125,6 +125,7 @@ class Graph:
     nodes: list = field(default_factory=list)      # every non-input node, program order
     outputs: tuple = ()                            # Nodes whose values leave the graph
     symbols: dict = field(default_factory=dict)    # sympy.Symbol -> source name, e.g. "L['x'].shape[0]"
+    runtime_asserts: list = field(default_factory=list)  # (sympy bool, message): ft.check on unbacked sizes
 
     def add_input(self, *, source: str, kind: str, shape=(), dtype=None, scalar=False) -> Node:
         n = Node("input", (), (("kind", kind), ("source", source)), tuple(shape),

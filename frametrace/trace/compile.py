@@ -102,6 +102,7 @@ def compile_frame(cache, values, options, frame_state, compile_id):
             raise brk.reason from None
     graph = output.graph
     graph.outputs = tuple(rebuild.outputs)
+    graph.runtime_asserts = [(a.expr, a.msg) for a in output.shape_env.runtime_asserts]
     eliminate_dead_code(graph)
 
     guards = list(output.guards.guards)

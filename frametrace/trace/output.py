@@ -17,6 +17,7 @@ from .wrap import VariableBuilder
 class OutputGraph:
     def __init__(self, shape_env, policy, frame_state, root_globals):
         self.builder = GraphBuilder()
+        self.builder.shape_env = shape_env
         self.graph = self.builder.graph
         self.shape_env = shape_env
         self.policy = policy

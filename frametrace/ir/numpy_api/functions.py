@@ -61,3 +61,11 @@ def lookup_function(fn):
 
 def is_traceable_function(fn) -> bool:
     return lookup_function(fn) is not None
+
+
+def _register_data_dependent():
+    from .data_dependent import FUNCTIONS as DD
+    FUNCTIONS.update(DD)
+
+
+_register_data_dependent()

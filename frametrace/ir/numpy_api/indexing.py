@@ -49,8 +49,12 @@ def _one_element_view(b, x, canon):
 
 
 def getitem(b, x, index):
-    """x[index] for basic indices: a view (or a NumPy scalar for a full integer index)."""
+    """x[index] for basic indices: a view (or a NumPy scalar for a full integer index);
+    a boolean mask or an integer index array goes to data_dependent.array_index."""
     x = _target(x, "subscriptable")
+    if is_proxy(index):
+        from .data_dependent import array_index
+        return array_index(b, x, index)
     entries = _entries(index)
     canon = normalize_index(x.shape, entries)
     if index_is_scalar(canon) and any(e is Ellipsis for e in entries):

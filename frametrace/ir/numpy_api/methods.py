@@ -30,6 +30,14 @@ METHODS.update({
 # item(), tolist(), nonzero(), tobytes(), ... depend on data or leave NumPy: not listed.
 
 
+def _register_data_dependent():
+    from .data_dependent import METHODS as DD
+    METHODS.update(DD)
+
+
+_register_data_dependent()
+
+
 def lookup_method(name: str):
     """impl(b, self, *args, **kwargs) for ndarray method `name`, or None if not traceable."""
     return METHODS.get(name)

@@ -175,8 +175,8 @@ def copy_method(b, self, order="C"):
 
 def where_impl(b, condition, *args, **kwargs):
     if len(args) + len(kwargs) == 0:
-        raise unsupported("np.where", "np.where(condition) with one argument (data-dependent "
-                          "size)", kind="data_dependent")
+        from .data_dependent import nonzero
+        return nonzero(b, condition)
     p = bind("np.where", ("x", "y"), args, kwargs)
     if len(p) != 2:
         raise NumpyError(ValueError("either both or neither of x and y should be given"))

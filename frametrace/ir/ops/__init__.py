@@ -15,4 +15,5 @@ Shared helpers: `symbolic` (size arithmetic over int | SymInt), `promotion` (Num
 rules by probing NumPy on one-element stand-ins), `broadcast`, `indexing` (canonical
 getitem indices).
 """
-from . import creation, elementwise, linalg, mutation, reductions, shape_ops, views  # noqa: F401
+from . import (creation, data_dependent, elementwise, linalg, mutation, reductions, shape_ops,  # noqa: F401
+               views)

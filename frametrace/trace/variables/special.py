@@ -31,8 +31,21 @@ class CheckVariable(VariableTracker):
         if not args:
             raise Unsupported("ft.check() needs a condition", kind="call")
         cond = args[0]
+        msg = args[1].as_python_constant() if len(args) > 1 else None
+        from .constant import SymNumberVariable
+        if isinstance(cond, SymNumberVariable):
+            expr = getattr(cond.value, "expr", None)
+            if expr is not None:
+                # a fact about sizes: guarded when backed, asserted at run time when unbacked
+                try:
+                    tx.output.shape_env.defer_runtime_assert(expr, msg or f"ft.check({expr})")
+                except AssertionError as exc:
+                    from ...errors import NumpyError
+                    raise NumpyError(exc, context="ft.check") from None
+                return ConstantVariable(None)
         if not cond.truth(tx):
-            raise Unsupported("ft.check() failed while tracing", kind="check")
+            from ...errors import NumpyError
+            raise NumpyError(AssertionError(msg or "ft.check failed"), context="ft.check")
         return ConstantVariable(None)
 
 

@@ -1,0 +1,96 @@
+"""The NumPy API whose result sizes depend on data: masks, nonzero, argwhere, where(cond), unique.
+
+Each result size is a fresh unbacked symbol (`u0`, ...) with range [0, number of elements];
+it is bound at run time from the result's shape, so one graph serves every mask.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import NumpyError, Unsupported
+from ..graph import IndexSlice
+from .common import is_array, is_proxy
+
+
+def _count_bound(shape):
+    n = 1
+    for d in shape:
+        if not isinstance(d, int):
+            return None
+        n *= d
+    return n
+
+
+def unbacked_size(b, shape, what):
+    env = getattr(b, "shape_env", None)
+    if env is None:
+        raise Unsupported(f"{what}: a data-dependent size needs a ShapeEnv", kind="data_dependent")
+    from ...shapes import int_oo
+    upper = _count_bound(shape)
+    return env.create_unbacked_symint(0, int_oo if upper is None else upper, source=what)
+
+
+def array_index(b, x, index):
+    """x[index] where index is an array: a boolean mask or an integer gather (axis 0)."""
+    if not is_array(index):
+        raise Unsupported("indexing with a run-time scalar", kind="data_dependent", context="getitem")
+    if index.dtype == np.bool_:
+        if index.ndim == 0:
+            raise Unsupported("indexing with a 0-d boolean", kind="indexing", context="getitem")
+        size = unbacked_size(b, index.shape, "x[mask]")
+        return b.emit("mask_select", x, index, size=size)
+    if index.dtype.kind in "iu":
+        return b.emit("take", x, index)
+    raise NumpyError(IndexError("arrays used as indices must be of integer (or boolean) type"))
+
+
+def _as_array_arg(b, a, fname):
+    if not is_array(a):
+        raise Unsupported(f"np.{fname} of a non-array", kind="call", context=fname)
+    return a
+
+
+def argwhere(b, a):
+    a = _as_array_arg(b, a, "argwhere")
+    size = unbacked_size(b, a.shape, "np.argwhere")
+    return b.emit("argwhere", a, size=size)
+
+
+def nonzero(b, a):
+    a = _as_array_arg(b, a, "nonzero")
+    if a.ndim == 0:
+        raise NumpyError(ValueError("Calling nonzero on 0d arrays is not allowed. Use np.atleast_1d(scalar)."))
+    idx = argwhere(b, a)
+    return tuple(b.emit("copy", b.emit("getitem", idx, index=(IndexSlice(0, idx.shape[0], 1), d)))
+                 for d in range(a.ndim))
+
+
+def flatnonzero(b, a):
+    a = _as_array_arg(b, a, "flatnonzero")
+    flat = b.emit("reshape", a, shape=(_count(a.shape),))
+    return nonzero(b, flat)[0]
+
+
+def _count(shape):
+    n = 1
+    for d in shape:
+        n = n * d
+    return n
+
+
+def unique(b, a, **kwargs):
+    if any(v not in (False, None) for v in kwargs.values()):
+        raise Unsupported("np.unique with return_index/return_inverse/return_counts/axis", kind="call",
+                          context="unique")
+    a = _as_array_arg(b, a, "unique")
+    size = unbacked_size(b, a.shape, "np.unique")
+    return b.emit("unique", a, size=size)
+
+
+def nonzero_method(b, self):
+    return nonzero(b, self)
+
+
+FUNCTIONS = {np.argwhere: argwhere, np.nonzero: nonzero, np.flatnonzero: flatnonzero, np.unique: unique}
+METHODS = {"nonzero": nonzero_method}
+_ = is_proxy
