@@ -1,0 +1,89 @@
+"""ft.enable(): functions are compiled without decorators; ft.disable() restores them."""
+import threading
+
+import numpy as np
+
+import frametrace as ft
+from frametrace.enable import consider
+from helpers import assert_same
+
+
+def model(x, w):
+    h = np.maximum(x @ w, 0.0)
+    return (h * h).sum(axis=1)
+
+
+def pure_python(a, b):
+    return a * b + 1
+
+
+class Layer:
+    def __init__(self, w):
+        self.w = w
+
+    def forward(self, x):
+        return np.tanh(x @ self.w)
+
+
+def test_enable_compiles_and_disable_restores_code_objects():
+    original = model.__code__
+    w = np.ones((4, 3))
+    with ft.enabled():
+        outs = [model(np.full((n, 4), 0.5), w) for n in (2, 3, 5, 7)]
+        assert model.__code__ is not original        # swapped for the trampoline
+    assert model.__code__ is original
+    for n, o in zip((2, 3, 5, 7), outs):
+        assert_same(o, model(np.full((n, 4), 0.5), w))
+    s = ft.stats()
+    assert s.frames_compiled >= 1 and 1 <= s.unique_graphs <= 3 and s.cache_hits >= 1
+
+
+def test_methods_are_hooked_too():
+    layer = Layer(np.eye(3))
+    with ft.enabled():
+        for n in (2, 3, 4):
+            x = np.arange(3.0 * n).reshape(n, 3)
+            assert_same(layer.forward(x), np.tanh(x @ layer.w))
+    assert ft.stats().unique_graphs >= 1
+
+
+def test_functions_without_array_work_get_their_code_back():
+    original = pure_python.__code__
+    with ft.enabled():
+        for i in range(5):
+            assert pure_python(i, 2) == i * 2 + 1
+        assert pure_python.__code__ is original      # skipped after its first trace
+    assert ft.stats().unique_graphs == 0
+
+
+def test_skip_rules():
+    import json
+    assert consider(model.__code__)
+    assert not consider(json.dumps.__code__)          # standard library
+    assert not consider(np.linalg.norm.__wrapped__.__code__)      # installed package
+    assert not consider(ft.compile.__code__)          # frametrace itself
+
+    def gen():
+        yield 1
+    assert not consider(gen.__code__)
+
+
+def test_hook_under_threads():
+    w = np.ones((4, 2))
+    errors = []
+
+    def work():
+        try:
+            for n in (2, 3, 4, 5):
+                x = np.full((n, 4), 0.25)
+                np.testing.assert_allclose(model(x, w), ((np.maximum(x @ w, 0)) ** 2).sum(axis=1))
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    with ft.enabled():
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert not errors
