@@ -81,11 +81,31 @@ def _observe_inputs(cache, values):
             fs.observe_int(src, value)
 
 
+def _has_arrays(values, depth=0) -> bool:
+    import numpy as np
+    for v in values:
+        if isinstance(v, np.ndarray):
+            return True
+        if depth < 2 and isinstance(v, (tuple, list)) and _has_arrays(v, depth + 1):
+            return True
+        if depth < 2 and isinstance(v, dict) and _has_arrays(list(v.values()), depth + 1):
+            return True
+        if depth < 1 and hasattr(v, "__dict__") and not isinstance(v, type) and \
+                _has_arrays(list(vars(v).values()), depth + 1):
+            return True
+    return False
+
+
 def on_miss(cache, values):
     """The runtime's callback: no entry's guards passed for these frame values."""
     options: FrameOptions = cache.state.data.get("options") or FrameOptions()
     stance = stance_mod.current()
     if stance == "force_eager":
+        return cache.run_original(*values)
+    if "global_hook_function" in cache.state.data and not cache.entries and not _has_arrays(values):
+        # the global hook only compiles frames that handle arrays: give this one its code back
+        from .enable import restore
+        restore(cache)
         return cache.run_original(*values)
     with cache.lock:
         # another thread may have compiled a matching entry while we waited

@@ -41,6 +41,15 @@ def _on_install(fn, cache):
     cache.state.data["options"] = _options[0]
 
 
+def restore(cache):
+    """Give a hooked function its original code back (it is not worth compiling)."""
+    fn = cache.state.data.get("global_hook_function")
+    hook = global_hook.active()
+    if fn is not None and hook is not None:
+        hook.restore(fn)
+    cache.action = __import__("csrc_free_runtime").Mode.SKIP
+
+
 def restore_if_no_array_work(cache, info):
     """Called after a compile: a hooked function whose graph is empty and that takes no
     arrays gets its original code back (near zero cost from then on)."""
