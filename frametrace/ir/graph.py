@@ -101,11 +101,11 @@ def _dtype_short(dt) -> str:
     return _SHORT.get(np.dtype(dt).name, np.dtype(dt).name)
 
 
-def format_arg(a) -> str:
+def format_arg(a, names=None) -> str:
     if isinstance(a, Node):
-        return repr(a)
+        return f"%{names[a]}" if names and a in names else repr(a)
     if isinstance(a, tuple):
-        inner = ", ".join(format_arg(x) for x in a)
+        inner = ", ".join(format_arg(x, names) for x in a)
         return f"({inner},)" if len(a) == 1 else f"({inner})"
     if isinstance(a, np.dtype):
         return a.name
@@ -148,18 +148,20 @@ def _input_name(source: str, index: int) -> str:
 
 
 def format_graph(g: Graph, name: str = "graph") -> str:
-    """A stable, readable listing, tested verbatim in golden tests."""
+    """A stable, readable listing, tested verbatim in golden tests (values numbered in order)."""
+    names = {n: n.name for n in g.inputs}
+    names.update({n: str(i) for i, n in enumerate(g.nodes)})
     syms = "".join(f"  # {s} = {src}\n" for s, src in g.symbols.items())
     ins = ", ".join(f"%{n.name}: {n.type_str()}" for n in g.inputs)
     lines = [f"{name}({ins}):"]
     if syms:
         lines.append(syms.rstrip("\n"))
     for n in g.nodes:
-        args = ", ".join(format_arg(a) for a in n.args)
-        attrs = "".join(f", {k}={format_arg(v)}" for k, v in n.attrs)
-        lhs = f"%{n.name} = " if n.dtype is not None else ""
+        args = ", ".join(format_arg(a, names) for a in n.args)
+        attrs = "".join(f", {k}={format_arg(v, names)}" for k, v in n.attrs)
+        lhs = f"%{names[n]} = " if n.dtype is not None else ""
         typ = f"  : {n.type_str()}" if n.dtype is not None else ""
         lines.append(f"  {lhs}{n.op}({args}{attrs}){typ}")
-    outs = ", ".join(format_arg(o) for o in g.outputs)
+    outs = ", ".join(format_arg(o, names) for o in g.outputs)
     lines.append(f"  return ({outs})")
     return "\n".join(lines)
