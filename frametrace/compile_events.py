@@ -85,6 +85,13 @@ def load_profile(code):
 
 
 def save_profile(code, state, compile_id):
-    if state.changed:
-        pgo.save(code, state, compile_id=compile_id_tuple(compile_id))
-        state.changed = False
+    """Persist what automatic dynamic learnt; on a recompile, say how to start dynamic next time."""
+    if not state.changed:
+        return
+    pgo.save(code, state, compile_id=compile_id_tuple(compile_id))
+    state.changed = False
+    if compile_id_tuple(compile_id)[1] > 0:
+        advice = pgo.recompile_advice(code, state)
+        if advice:
+            from .logs import get_logger
+            get_logger("recompiles").info(advice)

@@ -230,7 +230,8 @@ def _compile_and_run(cache, values, options):
     cache.add(entry)
     entry.info.compile_time = time.perf_counter() - start
     compile_events.success(cache.code, compile_id, entry.info, start, len(cache.entries))
-    compile_events.save_profile(cache.code, frame_state(cache), compile_id)
+    with compile_context(compile_id):
+        compile_events.save_profile(cache.code, frame_state(cache), compile_id)
     if "global_hook_function" in cache.state.data:
         from .enable import restore_if_no_array_work
         restore_if_no_array_work(cache, entry.info)

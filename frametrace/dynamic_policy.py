@@ -70,6 +70,8 @@ class DynamicPolicy:
     def array_dims(self, source, value, state: FrameState) -> list:
         name = source.name
         seen = state.observe_array(name, value.shape)
+        from .pgo import observe_strides
+        observe_strides(state, name, value.strides)
         marks = marks_of(value)
         decisions = []
         for d in range(value.ndim):
