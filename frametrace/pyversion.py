@@ -29,6 +29,16 @@ UNCONDITIONAL_JUMPS = {"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERR
 NO_OPS = {"NOP", "RESUME", "PRECALL", "CACHE", "EXTENDED_ARG", "COPY_FREE_VARS"}
 
 
+# Straight-line instructions a graph break can run on their own: opname -> (pops, pushes).
+SIMPLE_STACK_EFFECT = {
+    "STORE_ATTR": (2, 0), "STORE_SUBSCR": (3, 0), "DELETE_SUBSCR": (2, 0), "STORE_GLOBAL": (1, 0),
+    "DELETE_GLOBAL": (0, 0), "DELETE_ATTR": (1, 0), "BINARY_SUBSCR": (2, 1), "LOAD_ATTR": (1, 1),
+    "BINARY_OP": (2, 1), "COMPARE_OP": (2, 1), "CONTAINS_OP": (2, 1), "IS_OP": (2, 1),
+    "UNARY_NEGATIVE": (1, 1), "UNARY_POSITIVE": (1, 1), "UNARY_INVERT": (1, 1), "UNARY_NOT": (1, 1),
+    "FORMAT_VALUE": (1, 1),
+}
+
+
 def instructions(code):
     """The instructions of a code object (caches hidden, jump targets as offsets)."""
     return list(dis.get_instructions(code))

@@ -130,6 +130,19 @@ def make_break_code(code, index: int, layout: tuple, local_names: list, resume_f
         out += _call_resume(resume_fns["next"], below, local_names, lineno)
         out.append(target)
         out += _call_resume(resume_fns["target"], below, local_names, lineno)
+    elif ins.opname in pyversion.SIMPLE_STACK_EFFECT and not (ins.opname == "FORMAT_VALUE" and ins.arg & 0x04):
+        pops, pushes = pyversion.SIMPLE_STACK_EFFECT[ins.opname]
+        below, top = layout[:len(layout) - pops], layout[len(layout) - pops:]
+        out += _push_at(top, len(below), lineno)
+        bc_orig, offset_to_pos = _abstract_with_labels(code)
+        original = bc_orig[offset_to_pos[ins.offset]]
+        out.append(Instr(original.name, original.arg, lineno=lineno) if original.require_arg()
+                   else Instr(original.name, lineno=lineno))
+        if pushes:
+            out.append(Instr("STORE_FAST", "___result", lineno=lineno))
+            out += _call_resume(resume_fns["next"], below + (False,), local_names, lineno, result_slot=len(below))
+        else:
+            out += _call_resume(resume_fns["next"], below, local_names, lineno)
     else:
         raise ValueError(f"cannot break at {ins.opname}")
     bc = Bytecode(out)

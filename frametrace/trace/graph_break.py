@@ -20,7 +20,9 @@ def breakable_index(cache, exc: Unsupported, options) -> int:
         raise exc
     ins = pyversion.instructions(cache.code)[index]
     if ins.opname != "CALL" and ins.opname not in pyversion.POP_JUMPS and \
-            ins.opname not in pyversion.POP_JUMPS_NONE:
+            ins.opname not in pyversion.POP_JUMPS_NONE and ins.opname not in pyversion.SIMPLE_STACK_EFFECT:
+        raise exc
+    if ins.opname == "FORMAT_VALUE" and ins.arg & 0x04:
         raise exc
     return index
 
@@ -46,6 +48,10 @@ def _break_function(cache, index, layout, local_names, options):
         ins = instrs[index]
         if ins.opname == "CALL":
             after = layout[:len(layout) - (ins.arg + 2)] + (False,)
+            resumes = {"next": _resume_trampoline(cache, instrs[index + 1].offset, after, local_names, options)}
+        elif ins.opname in pyversion.SIMPLE_STACK_EFFECT:
+            pops, pushes = pyversion.SIMPLE_STACK_EFFECT[ins.opname]
+            after = layout[:len(layout) - pops] + (False,) * pushes
             resumes = {"next": _resume_trampoline(cache, instrs[index + 1].offset, after, local_names, options)}
         else:
             after = layout[:-1]

@@ -94,11 +94,11 @@ class InstructionTranslator(OpcodeHandlers):
                 if self.output.steps > config.max_trace_steps:
                     raise Unsupported(f"trace exceeded {config.max_trace_steps} instructions", kind="budget",
                                       hints=("a very long unrolled loop; mark its bound static or use NumPy ops",))
-                handler = self.dispatch.get(ins.opname)
-                if handler is None:
-                    raise Unsupported(f"opcode {ins.opname} is not supported", kind="opcode",
-                                      context=f"{ins.opname} {ins.argrepr}".strip())
                 try:
+                    handler = self.dispatch.get(ins.opname)
+                    if handler is None:
+                        raise Unsupported(f"opcode {ins.opname} is not supported", kind="opcode",
+                                          context=f"{ins.opname} {ins.argrepr}".strip())
                     handler(self, ins)
                 except ReturnSignal as ret:
                     return ret.value

@@ -153,3 +153,36 @@ def test_generated_bytecode_golden():
         ("LOAD_FAST", "___stack3"), ("PRECALL", "2"), ("CALL", "2"), ("STORE_FAST", "___result"),
         ("PUSH_NULL", ""), ("LOAD_CONST", repr(print)), ("LOAD_FAST", "___result"), ("LOAD_FAST", "x"),
         ("LOAD_FAST", "y"), ("PRECALL", "3"), ("CALL", "3"), ("RETURN_VALUE", "")]
+
+
+class Box:
+    pass
+
+
+COUNTER = 0
+
+
+def with_side_effects(x, box, out):
+    y = np.sin(x) * 2
+    box.y = y                    # STORE_ATTR: a break runs it in Python
+    out.append(y.sum())          # mutating the caller's list: a break at the call
+    global COUNTER
+    COUNTER += x.shape[0]        # STORE_GLOBAL
+    return y + 1
+
+
+def test_side_effects_happen_once_and_in_order():
+    global COUNTER
+    f = ft.compile(with_side_effects)
+    for n in (3, 4, 3):
+        x = np.arange(float(n))
+        b1, b2, o1, o2 = Box(), Box(), [], []
+        COUNTER = 0
+        got = f(x, b1, o1)
+        after_compiled = COUNTER
+        COUNTER = 0
+        want = with_side_effects(x, b2, o2)
+        assert_same(got, want)
+        assert_same(b1.y, b2.y)
+        assert o1 == o2 and len(o1) == 1
+        assert after_compiled == COUNTER == n
