@@ -61,5 +61,6 @@ def _install():
 
 _install()
 
-__all__ = ["compile", "enable", "disable", "enabled", "config", "errors", "explain", "ExplainOutput", "mark_dynamic", "mark_static",
+__all__ = ["compile", "enable", "disable", "enabled", "config", "errors", "explain", "ExplainOutput",
+           "mark_dynamic", "mark_static",
            "mark_unbacked", "maybe_mark_dynamic", "set_stance", "stats", "Stats", "reset", "check", "set_logs"]

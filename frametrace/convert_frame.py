@@ -14,7 +14,7 @@ import csrc_free_runtime as rt
 from . import compile_events
 from . import stance as stance_mod
 from .config import config
-from .dynamic_policy import DynamicPolicy, FrameState
+from .dynamic_policy import FrameState
 from .errors import ConstraintViolationError, GraphBreakError, NumpyError, RecompileError, Unsupported
 from .log_setup import compile_context
 from .logs import get_logger

@@ -28,8 +28,9 @@ def compile(fn=None, *, dynamic=None, fullgraph=False, backend=None):
         inner = compile(fn.__func__, dynamic=dynamic, fullgraph=fullgraph, backend=backend)
         return types.MethodType(inner, fn.__self__)
     if not isinstance(fn, types.FunctionType):
-        if callable(fn) and isinstance(getattr(fn, "__call__", None), types.MethodType):
-            return compile(fn.__call__, dynamic=dynamic, fullgraph=fullgraph, backend=backend)
+        call = vars(type(fn)).get("__call__")
+        if isinstance(call, types.FunctionType):
+            return compile(types.MethodType(call, fn), dynamic=dynamic, fullgraph=fullgraph, backend=backend)
         raise TypeError(f"ft.compile expects a Python function, got {type(fn).__name__}")
     if backend is not None:
         from .backends import get_backend

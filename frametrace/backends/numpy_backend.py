@@ -38,7 +38,7 @@ def generate_source(graph: Graph):
     sym_names = {s: f"s_{s}" for s in graph.symbols}
     lines = ["def run(inputs, symbol_values):"]
     if graph.inputs:
-        lines.append("    " + ", ".join(f"%s" % f"in_{i}" for i in range(len(graph.inputs)))
+        lines.append("    " + ", ".join("%s" % f"in_{i}" for i in range(len(graph.inputs)))
                      + (", = inputs" if len(graph.inputs) == 1 else " = inputs"))
     for i, node in enumerate(graph.inputs):
         names[node] = f"in_{i}"

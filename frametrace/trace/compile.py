@@ -76,15 +76,15 @@ def compile_frame(cache, values, options, frame_state, compile_id):
     """Trace the frame; on an Unsupported instruction that can be split, compile the part
     before it and hand the rest to a resume function (a graph break)."""
     try:
-        output, tx, result = _trace(cache, values, options, frame_state)
+        output, _, result = _trace(cache, values, options, frame_state)
         brk = None
     except Unsupported as exc:
         index = breakable_index(cache, exc, options)
         try:
-            output, tx, result = _trace(cache, values, options, frame_state, stop_index=index)
+            _trace(cache, values, options, frame_state, stop_index=index)
         except BreakPoint as bp:
             brk = bp
-            output, tx, result = bp.tx.output, bp.tx, None
+            output, result = bp.tx.output, None
         else:                                  # the retrace did not reach the break: give up splitting
             raise exc from None
         brk.reason = exc
