@@ -115,3 +115,13 @@ def test_stances(stance):
     assert after == before         # none of these compiled for the new size (eager_then_compile: first call)
     with pytest.raises(ValueError):
         ft.set_stance("sometimes")
+
+
+def test_explain_of_a_compiled_function_names_the_annotation_that_avoids_its_recompiles():
+    f = ft.compile(lambda x: x * x.shape[0])
+    f(np.ones(10))
+    f(np.ones(20))
+    out = ft.explain(f, np.ones(30))
+    assert out.recompiles and "L['x'].shape[0] == 10" in out.recompiles[0][1][0]
+    text = str(out)
+    assert "ft.mark_dynamic(x, 0)" in text and "FRAMETRACE_DYNAMIC_SOURCES=\"L['x']\"" in text
