@@ -5,7 +5,13 @@ candidate (the compiler decides, through `consider(code)`), it finds the functio
 swaps its `__code__` for a trampoline built with `bytecode` that has the same signature and
 free variables and routes the call through the function's cache. `disable()` restores every
 original `__code__`. The call that revealed a function runs as it started (eagerly); later
-calls are compiled.
+calls are compiled. Functions that already exist in user modules when the hook starts are
+swapped at once (`scan`), so their first call is compiled too.
+
+CPython 3.11 runs every frame on its slow profiling path while any profile function is set
+(a C profile function that does nothing still costs 3x on call-heavy code), so the callback
+steps aside once it has seen QUIET_CALLS calls in a row of code it already knows, and the
+trampolines of hooked functions put it back every REARM_EVERY dispatches to look for new code.
 """
 from __future__ import annotations
 
@@ -19,6 +25,9 @@ from bytecode import Bytecode, Instr
 from .cache import dispatch, new_frame_cache
 from .hook import frame_value_names
 
+QUIET_CALLS = 4096
+REARM_EVERY = 1024
+
 
 def make_trampoline_code(code, cache):
     """A code object with `code`'s signature whose body is `return dispatch(cache, (frame values))`."""
@@ -30,7 +39,7 @@ def make_trampoline_code(code, cache):
     if code.co_freevars:
         body.append(Instr("COPY_FREE_VARS", len(code.co_freevars), lineno=lineno))
     body += [Instr("RESUME", 0, lineno=lineno), Instr("PUSH_NULL", lineno=lineno),
-             Instr("LOAD_CONST", dispatch, lineno=lineno), Instr("LOAD_CONST", cache, lineno=lineno)]
+             Instr("LOAD_CONST", hooked_dispatch, lineno=lineno), Instr("LOAD_CONST", cache, lineno=lineno)]
     body += [Instr("LOAD_FAST", name, lineno=lineno) for name in argnames]
     from bytecode import FreeVar
     body += [Instr("LOAD_DEREF", FreeVar(name), lineno=lineno) for name in code.co_freevars]
@@ -76,6 +85,17 @@ def _run_original_for(fn, code):
     return original, run_original
 
 
+_dispatches = [0]
+
+
+def hooked_dispatch(cache, values):
+    """dispatch() for hooked functions; now and then it puts the discovery callback back."""
+    n = _dispatches[0] = _dispatches[0] + 1
+    if not n % REARM_EVERY and _active:
+        _active[0].arm()
+    return dispatch(cache, values)
+
+
 class GlobalHook:
     """State of one `enable()`: which code objects were seen and which functions were swapped."""
 
@@ -84,14 +104,25 @@ class GlobalHook:
         self.on_install = on_install        # (function, cache) -> None (compiler sets options)
         self.seen: set = set()
         self.swapped: dict = {}             # function -> original code
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()
+        self.local = threading.local()      # per thread: calls in a row of known code
+
+    def arm(self):
+        if sys.getprofile() is None:
+            self.local.quiet = 0
+            sys.setprofile(self.profile)
 
     def profile(self, frame, event, arg):
         if event != "call":
             return
         code = frame.f_code
         if code in self.seen:
+            quiet = getattr(self.local, "quiet", 0) + 1
+            self.local.quiet = quiet
+            if quiet > QUIET_CALLS:
+                sys.setprofile(None)         # step aside until a hooked dispatch re-arms us
             return
+        self.local.quiet = 0
         self.seen.add(code)
         try:
             if self.consider(code):
@@ -113,6 +144,15 @@ class GlobalHook:
             cache.state.data["global_hook_function"] = fn
             self.on_install(fn, cache)
 
+    def scan(self, modules):
+        """Swap the functions (and methods of classes) that user modules already define."""
+        for module in modules:
+            for value in list(vars(module).values()):
+                for fn in _functions_of(value, module.__name__):
+                    if fn.__code__ not in self.seen and self.consider(fn.__code__):
+                        self.seen.add(fn.__code__)
+                        self.install(fn)
+
     def restore(self, fn):
         with self.lock:
             code = self.swapped.pop(fn, None)
@@ -124,6 +164,17 @@ class GlobalHook:
             for fn, code in self.swapped.items():
                 fn.__code__ = code
             self.swapped.clear()
+
+
+def _functions_of(value, module_name):
+    if isinstance(value, types.FunctionType):
+        if value.__module__ == module_name and not value.__code__.co_freevars:
+            yield value
+    elif isinstance(value, type) and value.__module__ == module_name:
+        for attr in vars(value).values():
+            attr = getattr(attr, "__func__", attr)
+            if isinstance(attr, types.FunctionType) and not attr.__code__.co_freevars:
+                yield attr
 
 
 def find_function(frame, code):
@@ -147,11 +198,12 @@ def find_function(frame, code):
 _active: list = []
 
 
-def enable(consider, on_install):
+def enable(consider, on_install, modules=()):
     if _active:
         return _active[0]
     hook = GlobalHook(consider, on_install)
     _active.append(hook)
+    hook.scan(modules)
     sys.setprofile(hook.profile)
     threading.setprofile(hook.profile)
     return hook

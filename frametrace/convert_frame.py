@@ -129,6 +129,8 @@ def on_miss(cache, values):
             with compile_context(f"{_frame_id(cache)}/{cache.state.compiles}"):
                 _log_recompile(cache, values, reasons)
             cache.state.data["reasons"] = reasons
+            cache.state.data.setdefault("recompile_history", []).append(
+                (f"{_frame_id(cache)}/{cache.state.compiles}", reasons, recompile_advice(reasons)))
         elif stance == "eager_then_compile" and not cache.state.data.get("seen"):
             cache.state.data["seen"] = True
             _observe_inputs(cache, values)
@@ -213,6 +215,9 @@ def _compile_and_run(cache, values, options):
         log.debug("frame %s runs eagerly: %s", cache.code.co_name, exc)
         cache.action = rt.Mode.SKIP
         cache.state.data["failure"] = exc
+        if "global_hook_function" in cache.state.data:
+            from .enable import restore
+            restore(cache)              # not compilable: give the function its own code back
         counters.bump("eager_fallbacks")
         return cache.run_original(*values)
     cache.state.compiles += 1

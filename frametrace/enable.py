@@ -61,11 +61,21 @@ def restore_if_no_array_work(cache, info):
         hook.restore(fn)
 
 
+def _user_modules():
+    import sys
+    for module in list(sys.modules.values()):
+        filename = getattr(module, "__file__", None)
+        if filename and not filename.startswith(_SKIP_PREFIXES) and "site-packages" not in filename \
+                and not filename.startswith(_HERE) and not filename.startswith(_RUNTIME):
+            yield module
+
+
 def enable(dynamic=None, backend=None):
     """Compile every Python function called from now on (outside the standard library and
-    installed packages). The call that first reveals a function runs eagerly."""
+    installed packages). Functions user modules already define are hooked at once; a function
+    defined later is found on its first call, which runs eagerly."""
     _options[0] = FrameOptions(dynamic, backend, False)
-    global_hook.enable(consider, _on_install)
+    global_hook.enable(consider, _on_install, list(_user_modules()))
 
 
 def disable():

@@ -12,6 +12,7 @@ class ExplainOutput:
     guards: list = field(default_factory=list)
     graphs: list = field(default_factory=list)
     compile_times: list = field(default_factory=list)
+    recompiles: list = field(default_factory=list)     # (compile id, guard failures, advice) seen so far
     name: str = ""
 
     def __str__(self):
@@ -29,6 +30,12 @@ class ExplainOutput:
         if self.guards:
             lines.append("Guards:")
             lines += [f"  {g}" for g in self.guards]
+        if self.recompiles:
+            lines.append("Recompiles of the compiled function so far:")
+            for cid, reasons, advice in self.recompiles:
+                lines.append(f"  [{cid}] triggered by: " + "; ".join(reasons))
+                if advice:
+                    lines.append(f"  {advice.strip()}")
         return "\n".join(lines)
 
 
@@ -42,6 +49,9 @@ def explain(fn, *args, **kwargs) -> ExplainOutput:
     if isinstance(fn, types.MethodType):
         args = (fn.__self__,) + args
         fn = fn.__func__
+    history = []
+    for cache in _caches_reached(fn._frametrace_cache) if hasattr(fn, "_frametrace_cache") else ():
+        history += cache.state.data.get("recompile_history", [])
     fn = getattr(fn, "__wrapped__", fn)
     saved = dict(counters.values)
     compiled = eval_frame.compile(fn)
@@ -65,6 +75,7 @@ def explain(fn, *args, **kwargs) -> ExplainOutput:
         failure = cache.state.data.get("failure")
         if failure is not None:
             out.break_reasons.append(failure)
+    out.recompiles = history
     out.graph_count = len(out.graphs)
     out.graph_break_count = len(out.break_reasons)
     out.compile_times = [delta.get("frames_compiled", 0)]
