@@ -7,13 +7,14 @@ ACCEPTANCE := ../shared/acceptance
 ACCEPTANCE_TESTS := $(ACCEPTANCE)/test_dynamic_shapes.py $(ACCEPTANCE)/test_numpy_semantics.py \
 	$(ACCEPTANCE)/test_controls.py $(ACCEPTANCE)/test_graph_breaks.py $(ACCEPTANCE)/test_data_dependent.py
 
-.PHONY: install demo test unit acceptance bench lint clean
+.PHONY: install demo test unit acceptance bench lint fuzz clean
 
 $(BIN)/.installed: setup.cfg pyproject.toml
 	@command -v $(PY) >/dev/null 2>&1 || { echo "need $(PY)"; exit 1; }
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q -e '.[test,mpi,redis]'
+	command -v redis-server >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq redis-server >/dev/null; } || echo "redis-server not installed: the Redis tests will be skipped"
 	touch $@
 
 install: $(BIN)/.installed
@@ -34,6 +35,10 @@ acceptance: install
 
 bench: install
 	$(BIN)/python benchmarks/run_all.py
+
+# A differential fuzz run of MINUTES minutes (default 10); failures are printed minimised.
+fuzz: install
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python tests/fuzz/run_fuzz.py --minutes $(or $(MINUTES),10)
 
 lint: install
 	$(BIN)/ruff check frametrace csrc_free_runtime tests benchmarks examples

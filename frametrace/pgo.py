@@ -16,6 +16,10 @@ A file that fails the version, checksum, key or parse check is ignored with one 
 rewritten by the next save; nothing is ever executed or unpickled. Saves take an exclusive
 `fcntl.flock` on `<file>.lock` around read-merge-write and replace the file atomically, so
 concurrent processes merge instead of overwriting each other.
+
+With a remote cache (FRAMETRACE_REMOTE_CACHE, see remote_cache/), the same text is also kept
+there under namespace "pgo" and the file's name: `load` reads the local file, else the remote
+entry (and keeps a local copy); `save` writes the local file, then merges into the remote entry.
 """
 from __future__ import annotations
 
@@ -303,15 +307,58 @@ def load(code, compile_id=None) -> FrameState | None:
     except (OSError, ValueError, TypeError, AttributeError) as exc:
         _warn(("load", type(exc)), f"cannot read profiles under {config.cache_dir}: {exc}")
         return None
+    source = "get_local_code_state"
+    if state is None or not (state.sizes or state.ints):
+        state, source = _load_remote(code), "get_remote_code_state"
     if state is None or not (state.sizes or state.ints):
         return None
     state.changed = False
-    _trace(compile_id, "get_local_code_state", code, state)
+    _trace(compile_id, source, code, state)
     return state
 
 
-def save(code, state: FrameState, compile_id=None) -> None:
-    """Merge `state` into the saved profile of `code` and write it atomically (no-op if PGO off).
+def _remote_key(code) -> str:
+    """The remote entry of `code`: the profile file's name (readable stem + hash of the key)."""
+    return os.path.basename(profile_path(code))
+
+
+def _load_remote(code) -> FrameState | None:
+    """The remote profile of `code` (a local copy is kept for the next process), or None."""
+    from . import remote_cache
+    data = remote_cache.get("pgo", _remote_key(code))
+    if data is None:
+        return None
+    try:
+        state = parse(data.decode("utf-8"), code_key(code))
+    except (_BadProfile, UnicodeDecodeError) as exc:
+        _warn(("remote", _remote_key(code)), f"ignoring remote profile {_remote_key(code)}: {exc}")
+        return None
+    save(code, state, remote=False)         # the local copy (save warns instead of raising)
+    return state
+
+
+def _save_remote(code, state: FrameState) -> None:
+    """Merge `state` into the remote profile of `code` (read, join, write if it grew)."""
+    from . import remote_cache
+    if not remote_cache.enabled():
+        return
+    key = code_key(code)
+    remote = None
+    data = remote_cache.get("pgo", _remote_key(code))
+    if data is not None:
+        try:
+            remote = parse(data.decode("utf-8"), key)
+        except (_BadProfile, UnicodeDecodeError):
+            remote = None       # overwritten by a good one below
+    merged = merge(remote, state)
+    text = _file_text(code, merged)
+    if remote is None or text != _file_text(code, remote):
+        remote_cache.put("pgo", _remote_key(code), text.encode("utf-8"))
+
+
+def save(code, state: FrameState, compile_id=None, remote: bool = True) -> None:
+    """Merge `state` into the saved profile of `code` and write it atomically (no-op if PGO off);
+    with a remote cache (and `remote`), merge it into the remote profile too.
 
     With `compile_id`, the structured trace gets a `put_local_code_state` artifact (merged text).
     """
@@ -330,5 +377,8 @@ def save(code, state: FrameState, compile_id=None) -> None:
         _warned.discard((path, "bad"))
     except (OSError, ValueError, TypeError, AttributeError) as exc:
         _warn(("save", type(exc)), f"cannot save profile under {config.cache_dir}: {exc}")
-        return
-    _trace(compile_id, "put_local_code_state", code, merged)
+        merged = merge(None, state)
+    else:
+        _trace(compile_id, "put_local_code_state", code, merged)
+    if remote:
+        _save_remote(code, merged)

@@ -1,0 +1,110 @@
+"""What generated wrappers call at run time: data pointers, the kernel call, the thread pool.
+
+The kernel call lives in one function (`call`) so a faster native entry point can replace
+it later. Kernels are ctypes CFUNCTYPE functions `(lo, hi, packed_args)`: ctypes releases
+the GIL during the call, so chunks of one kernel run in parallel on a small thread pool.
+The caller always runs the first chunk itself (LLVM_FINDINGS.md §4: a hand-off costs
+~25 us, so only kernels with much more work than that are split).
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+KERNEL_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_char_p)
+
+# work units (elements x op weight) below which a kernel runs on the calling thread only
+PARALLEL_THRESHOLD = 1 << 20
+# smallest chunk of the split loop handed to one thread
+MIN_CHUNK_WORK = 1 << 18
+
+
+def _check_layout() -> bool:
+    """PyArrayObject.data at +16, .nd at +24, .strides at +40 (CPython 3.11, NumPy 2,
+    64-bit): verify on a few arrays, don't assume. Kernels read arrays through these."""
+    if ctypes.sizeof(ctypes.c_void_p) != 8:
+        return False
+    try:
+        for a in (np.zeros(3), np.arange(12.0).reshape(3, 4)[1:, ::-2], np.zeros(0), np.zeros(()),
+                  np.ones((2, 3, 4), np.float32).transpose(2, 0, 1)):
+            if (ctypes.c_void_p.from_address(id(a) + 16).value or 0) != a.ctypes.data:
+                return False
+            if ctypes.c_int.from_address(id(a) + 24).value != a.ndim:
+                return False
+            sp = ctypes.c_void_p.from_address(id(a) + 40).value
+            if a.ndim and tuple((ctypes.c_int64 * a.ndim).from_address(sp)) != a.strides:
+                return False
+        return True
+    except Exception:
+        return False
+
+
+ARRAY_LAYOUT_OK = _check_layout()
+
+if ARRAY_LAYOUT_OK:
+    _from_address = ctypes.c_void_p.from_address
+
+    def data_ptr(a) -> int:
+        """The data pointer of an ndarray (160 ns; `a.ctypes.data` costs ~1 us)."""
+        return _from_address(id(a) + 16).value or 0
+else:                                           # another NumPy/CPython layout: the slow way
+    def data_ptr(a) -> int:
+        return a.ctypes.data
+
+
+def num_threads() -> int:
+    try:
+        from ...config import config
+        n = int(getattr(config, "num_threads", 0) or 0)
+    except Exception:
+        n = 0
+    return n if n > 0 else (os.cpu_count() or 1)
+
+
+_pool = None
+_pool_lock = threading.Lock()
+
+
+def _get_pool(n: int):
+    global _pool
+    with _pool_lock:
+        if _pool is None or _pool._max_workers < n:
+            _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="frametrace")
+        return _pool
+
+
+def call(kernel, n: int, work: int, args: bytes):
+    """Run `kernel` over its split loop [0, n), in chunks on threads when worth it."""
+    if work < PARALLEL_THRESHOLD or n < 2:
+        kernel(0, n, args)
+        return
+    nt = min(num_threads(), n, max(1, work // MIN_CHUNK_WORK))
+    if nt < 2:
+        kernel(0, n, args)
+        return
+    pool = _get_pool(nt - 1)
+    bounds = [n * i // nt for i in range(nt + 1)]
+    futures = [pool.submit(kernel, bounds[i], bounds[i + 1], args) for i in range(1, nt)]
+    kernel(bounds[0], bounds[1], args)       # the caller runs the first chunk
+    for f in futures:
+        f.result()
+
+
+def may_share(a, b) -> bool:
+    return np.may_share_memory(a, b)
+
+
+def empty_reduction(name: str):
+    """NumPy's error for max/min/argmax/argmin over an empty axis."""
+    if name in ("argmax", "argmin"):
+        raise ValueError(f"attempt to get {name} of an empty sequence")
+    raise ValueError(f"zero-size array to reduction operation "
+                     f"{'maximum' if name == 'max' else 'minimum'} which has no identity")
+
+
+def read_only():
+    raise ValueError("assignment destination is read-only")

@@ -1,0 +1,178 @@
+"""The generated Python wrapper: one straight-line function per graph.
+
+    def run(inputs, symbol_values):
+        in0, in1 = inputs
+        s0, = symbol_values
+        z0 = s0 * 4                                   # sizes used below
+        v3 = _empty((s0, 4), _f8)                     # kernel outputs (C-contiguous)
+        _call(_k0, s0, z1, _pk0(_ptr(in0), _ptr(v3), *in0.strides, *v3.strides, z0))
+        v4 = _op_transpose(v3, axes=(1, 0))           # NumPy views / fallbacks
+        return [v3, v4]
+
+Names starting with `_` are the wrapper's namespace (kernels, pack functions, references).
+"""
+from __future__ import annotations
+
+import re
+import struct
+
+import numpy as np
+import sympy
+
+from ...codegen.llvm_kernels import pack_format
+from ...ir.graph import IndexSlice, Node
+from ...ir.registry import get_op
+from ...lower.fusion import KernelStep, WrapperStep
+from ...lower.schedule import Plan
+from . import runtime
+
+
+class _Gen:
+    def __init__(self, plan: Plan, module):
+        self.plan, self.module = plan, module
+        self.ns = {"_call": runtime.call, "_ptr": runtime.data_ptr, "_empty": np.empty,
+                   "_may_share": runtime.may_share, "_empty_reduction": runtime.empty_reduction,
+                   "_read_only": runtime.read_only, "_id": id, "_ndarray": np.ndarray,
+                   "_asarray": np.asarray,
+                   "_IndexSlice": IndexSlice}
+        self.lines: list = []
+        self._consts: dict = {}
+
+    def const(self, value, hint="c") -> str:
+        key = (type(value), repr(value))
+        if key not in self._consts:
+            name = f"_{hint}{len(self._consts)}"
+            self._consts[key] = name
+            self.ns[name] = value
+        return self._consts[key]
+
+    def value(self, n: Node) -> str:
+        """The wrapper expression of a node's value as NumPy would hand it over."""
+        v = self.plan.var[n]
+        return f"{v}[()]" if n in self.plan.stored and n.scalar and n.shape == () else v
+
+    def arg(self, a) -> str:
+        if isinstance(a, Node):
+            return self.value(a)
+        if isinstance(a, tuple):
+            inner = ", ".join(self.arg(x) for x in a)
+            return f"({inner},)" if len(a) == 1 else f"({inner})"
+        if isinstance(a, IndexSlice):
+            return f"_IndexSlice({self.arg(a.start)}, {self.arg(a.stop)}, {self.arg(a.step)})"
+        if isinstance(a, sympy.Basic):
+            if a in (sympy.true, sympy.false):
+                return repr(bool(a))
+            src = self.plan.size_source(a)
+            return src if a.is_integer is not False else f"float({src})"
+        if type(a) in (int, bool, str, type(None)) or (type(a) is float and np.isfinite(a)):
+            return repr(a)
+        return self.const(a)
+
+    def wrapper_step(self, n: Node):
+        op = get_op(n.op)
+        ref = self.const(op.ref, f"op_{n.op}_")
+        attrs = [(k, v) for k, v in n.attrs if not (op.kind == "gather" and k == "size")]
+        args = [self.arg(a) for a in n.args] + [f"{k}={self.arg(v)}" for k, v in attrs]
+        call = f"{ref}({', '.join(args)})"
+        if n.dtype is None:
+            self.lines.append(f"    {call}")
+            return
+        self.lines.append(f"    {self.plan.var[n]} = {call}    # {n.op}: {n.type_str()}")
+        if self.plan.cat[n] in ("fallback", "matmul") and not self.plan.by_value(n):
+            v = self.plan.var[n]                  # kernels read it as an ndarray object
+            self.lines.append(f"    if type({v}) is not _ndarray: {v} = _asarray({v})")
+
+    def kernel_step(self, step: KernelStep):
+        k, plan = step.kernel, self.plan
+        self.lines.append(f"    # {k.name}: {', '.join(f'{j.kind} {j.node.name}' for j in step.jobs)}")
+        for r in step.empty_checks:
+            n = 1
+            for d in (r.attr("axis") if isinstance(r.attr("axis"), tuple) else
+                      range(r.args[0].ndim) if r.attr("axis") is None else (r.attr("axis"),)):
+                n = n * r.args[0].shape[d]
+            if not isinstance(n, int):
+                self.lines.append(f"    if {plan.size_source(n)} == 0: _empty_reduction({r.op!r})")
+        for n in step.writable:
+            self.lines.append(f"    if not {plan.var[n]}.flags.writeable: _read_only()")
+        for v in step.copies:                     # the source reads the old contents
+            self.lines.append(f"    {v}_before = {v}.copy()")
+        for n, donor in step.reuse:
+            self.lines.append(f"    {plan.var[n]} = {plan.var[donor]}    # in place: {donor.name} is dead")
+        for name, like, dt in step.scratch:
+            shape = "".join(f"{plan.size_source(d)}, " for d in like.shape)
+            self.lines.append(f"    {name} = _empty(({shape}), {self.const(np.dtype(dt), 'dt')})")
+        for n in step.allocs:
+            shape = "".join(f"{plan.size_source(d)}, " for d in n.shape)
+            self.lines.append(f"    {plan.var[n]} = _empty(({shape}), {self.const(n.dtype, 'dt')})")
+        sources = [b.source for b in k.buffers]
+        for i, base in step.overlap:
+            tmp = f"_t{k.name}_{i}"
+            self.lines.append(f"    {tmp} = {sources[i]}.copy() if _may_share({sources[i]}, {base}) "
+                              f"else {sources[i]}")
+            sources[i] = tmp
+        obj = runtime.ARRAY_LAYOUT_OK
+        pack = self.const(struct.Struct(pack_format(k, obj)).pack, f"pk_{k.name}_")
+        fn = self.const(self.module.functions[k.name], f"{k.name}_")
+        if obj:                                   # the kernel reads data and strides itself
+            args = [f"_id({s})" for s in sources]
+        else:
+            args = [f"_ptr({s})" for s in sources]
+            args += [f"*{s}.strides" for s, b in zip(sources, k.buffers) if b.ndim]
+        args += [s.source for s in k.slots]
+        packed = f"{pack}({', '.join(args)})"
+        if k.work.isdigit() and int(k.work) < runtime.PARALLEL_THRESHOLD:
+            self.lines.append(f"    {fn}(0, {k.split_extent}, {packed})")
+        elif k.work.isdigit():
+            self.lines.append(f"    _call({fn}, {k.split_extent}, {k.work}, {packed})")
+        else:                                     # small calls skip the threading helper
+            self.lines.append(f"    if {k.work} < {runtime.PARALLEL_THRESHOLD}: {fn}(0, {k.split_extent}, {packed})")
+            self.lines.append(f"    else: _call({fn}, {k.split_extent}, {k.work}, {packed})")
+
+    def bind_sizes(self, nodes):
+        """Data-dependent sizes become known once the value carrying them exists."""
+        for sym, (n, d) in self.plan.sym_binding.items():
+            if n in nodes:
+                self.lines.append(f"    {self.plan.sym_names[sym]} = {self.plan.var[n]}.shape[{d}]")
+
+    def generate(self, steps) -> str:
+        g, plan = self.plan.graph, self.plan
+        self.bind_sizes(set(g.inputs))
+        for step in steps:
+            if isinstance(step, KernelStep):
+                self.kernel_step(step)
+                self.bind_sizes({j.node for j in step.jobs})
+            else:
+                self.wrapper_step(step.node)
+                self.bind_sizes({step.node})
+        for expr, msg in getattr(g, "runtime_asserts", ()):   # facts the trace relied on
+            self.lines.append(f"    if not ({self.arg(expr)}): raise AssertionError({msg!r})")
+        outs = ", ".join(self.arg(o) for o in g.outputs)
+        self.lines.append(f"    return [{outs}]")
+        head = ["def run(inputs, symbol_values):"]
+        if g.inputs:
+            head.append(f"    {', '.join(plan.var[n] for n in g.inputs)}, = inputs")
+        if g.symbols:
+            head.append(f"    {', '.join(plan.sym_names[s] for s in g.symbols)}, = symbol_values")
+        return "\n".join(head + self._with_sizes(self.lines)) + "\n"
+
+    def _with_sizes(self, lines) -> list:
+        """Each size variable computed just before its first use (after the sizes it needs)."""
+        from ...shapes import pycode
+        out, done = [], set()
+        for line in lines:
+            for name in dict.fromkeys(re.findall(r"\bz\d+\b", line)):
+                if name not in done and name in self.plan.size_exprs:
+                    out.append(f"    {name} = {pycode(self.plan.size_exprs[name], self.plan.sym_names)}")
+                    done.add(name)
+            out.append(line)
+        return out
+
+
+def generate(plan: Plan, steps, module):
+    """(source, namespace) of the wrapper for `steps`."""
+    gen = _Gen(plan, module)
+    source = gen.generate(steps)
+    return source, gen.ns
+
+
+__all__ = ["generate", "WrapperStep"]

@@ -1,0 +1,313 @@
+"""Loop-IR ops -> LLVM instructions with NumPy's exact semantics: a rule table per operand
+kind ('f' float, 'i' signed, 'u' unsigned, 'b' bool). Each rule is (e, t, *args) -> value,
+where `e` is the emitter, `t` the operand dtype, args are LLVM values of that type.
+Everything is branch-free (selects), so loops stay vectorisable.
+"""
+from __future__ import annotations
+
+import math
+
+from .types import bits, const, reg
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _ins(op):
+    return lambda e, t, a, b: e.emit(f"{op} {reg(t)} {a}, {b}", reg(t))
+
+
+def _cmp(pred, result="i1"):
+    ins = "fcmp" if pred in ("oeq", "une", "olt", "ole", "ogt", "oge", "uno", "ord", "one") else "icmp"
+    return lambda e, t, a, b: e.emit(f"{ins} {pred} {reg(t)} {a}, {b}", "i1")
+
+
+def _sel(e, t, c, a, b):
+    return e.emit(f"select i1 {c}, {reg(t)} {a}, {reg(t)} {b}", reg(t))
+
+
+def _intr(name):
+    return lambda e, t, *xs: e.intrinsic(name, t, *xs)
+
+
+def _math(name):
+    return lambda e, t, *xs: e.math(name, t, *xs)
+
+
+def _isnan(e, t, x):
+    return e.emit(f"fcmp uno {reg(t)} {x}, {x}", "i1")
+
+
+def _or(e, a, b):
+    return e.emit(f"or i1 {a}, {b}", "i1")
+
+
+def _and(e, a, b):
+    return e.emit(f"and i1 {a}, {b}", "i1")
+
+
+def _not(e, a):
+    return e.emit(f"xor i1 {a}, true", "i1")
+
+
+def _nonzero(e, t, x):
+    if t == "bool":
+        return x
+    if reg(t) in ("float", "double"):
+        return e.emit(f"fcmp une {reg(t)} {x}, 0.0", "i1")
+    return e.emit(f"icmp ne {reg(t)} {x}, 0", "i1")
+
+
+def _logical(op):
+    return lambda e, t, a, b: e.emit(f"{op} i1 {_nonzero(e, t, a)}, {_nonzero(e, t, b)}", "i1")
+
+
+def _fc(t, v):
+    return const(v, t)
+
+# ----------------------------------------------------------------------------- float rules
+
+
+def _f_maximum(e, t, a, b):                  # NumPy: (a >= b || isnan(a)) ? a : b
+    return _sel(e, t, _or(e, e.emit(f"fcmp oge {reg(t)} {a}, {b}", "i1"), _isnan(e, t, a)), a, b)
+
+
+def _f_minimum(e, t, a, b):
+    return _sel(e, t, _or(e, e.emit(f"fcmp ole {reg(t)} {a}, {b}", "i1"), _isnan(e, t, a)), a, b)
+
+
+def _f_fmax(e, t, a, b):                     # NumPy: (a >= b || isnan(b)) ? a : b
+    return _sel(e, t, _or(e, e.emit(f"fcmp oge {reg(t)} {a}, {b}", "i1"), _isnan(e, t, b)), a, b)
+
+
+def _f_fmin(e, t, a, b):
+    return _sel(e, t, _or(e, e.emit(f"fcmp ole {reg(t)} {a}, {b}", "i1"), _isnan(e, t, b)), a, b)
+
+
+def _f_divmod(e, t, a, b):
+    """NumPy's npy_divmod (floor quotient, Python-style remainder), incl. b == 0."""
+    T = reg(t)
+    mod = e.emit(f"frem {T} {a}, {b}", T)
+    div = e.emit(f"fdiv {T} {e.emit(f'fsub {T} {a}, {mod}', T)}, {b}", T)
+    fix = _and(e, e.emit(f"fcmp une {T} {mod}, 0.0", "i1"),
+               e.emit(f"xor i1 {e.emit(f'fcmp olt {T} {b}, 0.0', 'i1')}, "
+                      f"{e.emit(f'fcmp olt {T} {mod}, 0.0', 'i1')}", "i1"))
+    mod2 = _sel(e, t, fix, e.emit(f"fadd {T} {mod}, {b}", T),
+                _sel(e, t, e.emit(f"fcmp une {T} {mod}, 0.0", "i1"), mod,
+                     e.intrinsic("copysign", t, _fc(t, 0.0), b)))
+    div = _sel(e, t, fix, e.emit(f"fsub {T} {div}, {_fc(t, 1.0)}", T), div)
+    fl = e.intrinsic("floor", t, div)
+    up = e.emit(f"fcmp ogt {T} {e.emit(f'fsub {T} {div}, {fl}', T)}, {_fc(t, 0.5)}", "i1")
+    fl = _sel(e, t, up, e.emit(f"fadd {T} {fl}, {_fc(t, 1.0)}", T), fl)
+    q = e.emit(f"fdiv {T} {a}, {b}", T)
+    fl = _sel(e, t, e.emit(f"fcmp une {T} {div}, 0.0", "i1"), fl, e.intrinsic("copysign", t, _fc(t, 0.0), q))
+    bz = e.emit(f"fcmp oeq {T} {b}, 0.0", "i1")
+    return _sel(e, t, bz, q, fl), _sel(e, t, bz, mod, mod2)
+
+
+def _f_sign(e, t, x):
+    T = reg(t)
+    r = _sel(e, t, e.emit(f"fcmp oeq {T} {x}, 0.0", "i1"), _fc(t, 0.0), x)
+    r = _sel(e, t, e.emit(f"fcmp olt {T} {x}, 0.0", "i1"), _fc(t, -1.0), r)
+    return _sel(e, t, e.emit(f"fcmp ogt {T} {x}, 0.0", "i1"), _fc(t, 1.0), r)
+
+
+def _f_logaddexp(base2):
+    def rule(e, t, a, b):
+        T = reg(t)
+        d = e.emit(f"fsub {T} {a}, {b}", T)
+        pos = e.emit(f"fcmp ogt {T} {d}, 0.0", "i1")
+        big = _sel(e, t, pos, a, b)
+        nd = e.emit(f"fneg {T} {e.intrinsic('fabs', t, d)}", T)
+        if base2:
+            tail = e.emit(f"fmul {T} {e.math('log1p', t, e.math('exp2', t, nd))}, "
+                          f"{_fc(t, 1 / math.log(2))}", T)
+        else:
+            tail = e.math("log1p", t, e.math("exp", t, nd))
+        r = _sel(e, t, _isnan(e, t, d), d, e.emit(f"fadd {T} {big}, {tail}", T))
+        same = e.emit(f"fcmp oeq {T} {a}, {b}", "i1")       # equal (incl. infinities)
+        return _sel(e, t, same, e.emit(f"fadd {T} {a}, {_fc(t, 1.0 if base2 else math.log(2))}", T), r)
+    return rule
+
+
+def _f_heaviside(e, t, x, h0):
+    T = reg(t)
+    r = _sel(e, t, e.emit(f"fcmp oeq {T} {x}, 0.0", "i1"), h0, x)
+    r = _sel(e, t, e.emit(f"fcmp olt {T} {x}, 0.0", "i1"), _fc(t, 0.0), r)
+    return _sel(e, t, e.emit(f"fcmp ogt {T} {x}, 0.0", "i1"), _fc(t, 1.0), r)
+
+
+def _f_signbit(e, t, x):
+    it = "i64" if t == "float64" else "i32"
+    return e.emit(f"icmp slt {it} {e.emit(f'bitcast {reg(t)} {x} to {it}', it)}, 0", "i1")
+
+
+def _f_clip(e, t, x, lo, hi):                # NumPy: min(max(x, lo), hi), NaN in x wins
+    T = reg(t)
+    m = _sel(e, t, _or(e, _isnan(e, t, x), e.emit(f"fcmp ogt {T} {x}, {lo}", "i1")), x, lo)
+    return _sel(e, t, _or(e, _isnan(e, t, m), e.emit(f"fcmp olt {T} {m}, {hi}", "i1")), m, hi)
+
+
+def _f_argbetter(pred):                      # first max/min wins; the first NaN wins over all
+    def rule(e, t, x, best):
+        T = reg(t)
+        nan_first = _and(e, _isnan(e, t, x), e.emit(f"fcmp ord {T} {best}, {best}", "i1"))
+        return _or(e, e.emit(f"fcmp {pred} {T} {x}, {best}", "i1"), nan_first)
+    return rule
+
+
+def _scale(c):
+    return lambda e, t, x: e.emit(f"fmul {reg(t)} {x}, {_fc(t, c)}", reg(t))
+
+
+FLOAT = {
+    "add": _ins("fadd"), "subtract": _ins("fsub"), "multiply": _ins("fmul"),
+    "true_divide": _ins("fdiv"), "fmod": _ins("frem"),
+    "floor_divide": lambda e, t, a, b: _f_divmod(e, t, a, b)[0],
+    "remainder": lambda e, t, a, b: _f_divmod(e, t, a, b)[1],
+    "power": _math("power"), "arctan2": _math("arctan2"), "hypot": _math("hypot"),
+    "maximum": _f_maximum, "minimum": _f_minimum, "fmax": _f_fmax, "fmin": _f_fmin,
+    "copysign": _intr("copysign"), "logaddexp": _f_logaddexp(False), "logaddexp2": _f_logaddexp(True),
+    "heaviside": _f_heaviside,
+    "equal": _cmp("oeq"), "not_equal": _cmp("une"), "less": _cmp("olt"), "less_equal": _cmp("ole"),
+    "greater": _cmp("ogt"), "greater_equal": _cmp("oge"),
+    "logical_and": _logical("and"), "logical_or": _logical("or"), "logical_xor": _logical("xor"),
+    "negative": lambda e, t, x: e.emit(f"fneg {reg(t)} {x}", reg(t)),
+    "absolute": _intr("fabs"), "fabs": _intr("fabs"), "sqrt": _intr("sqrt"),
+    "floor": _intr("floor"), "ceil": _intr("ceil"), "trunc": _intr("trunc"), "rint": _intr("roundeven"),
+    "deg2rad": _scale(math.pi / 180), "rad2deg": _scale(180 / math.pi), "sign": _f_sign,
+    "isnan": _isnan, "isinf": lambda e, t, x: e.emit(f"fcmp oeq {reg(t)} {e.intrinsic('fabs', t, x)}, "
+                                                     f"{_fc(t, math.inf)}", "i1"),
+    "isfinite": lambda e, t, x: e.emit(f"fcmp one {reg(t)} {e.intrinsic('fabs', t, x)}, "
+                                       f"{_fc(t, math.inf)}", "i1"),
+    "signbit": _f_signbit, "logical_not": lambda e, t, x: e.emit(f"fcmp oeq {reg(t)} {x}, 0.0", "i1"),
+    "clip": _f_clip, "red_add": lambda e, t, a, b: e.emit(f"fadd reassoc {reg(t)} {a}, {b}", reg(t)),
+    "red_mul": lambda e, t, a, b: e.emit(f"fmul reassoc {reg(t)} {a}, {b}", reg(t)),
+    "red_max": _intr("maximum"), "red_min": _intr("minimum"),
+    "argbetter_max": _f_argbetter("ogt"), "argbetter_min": _f_argbetter("olt"),
+}
+for _n in ("exp exp2 expm1 log log2 log10 log1p sin cos tan arcsin arccos arctan sinh cosh tanh "
+           "arcsinh arccosh arctanh cbrt").split():
+    FLOAT[_n] = _math(_n)
+
+# ----------------------------------------------------------------------------- integer rules
+
+
+def _i_divmod(signed):
+    """NumPy's integer floor_divide / remainder: Python-style, x // 0 == x % 0 == 0."""
+    def rule(e, t, a, b):
+        T = reg(t)
+        zero = e.emit(f"icmp eq {T} {b}, 0", "i1")
+        if not signed:
+            safe = _sel(e, t, zero, "1", b)
+            q = e.emit(f"udiv {T} {a}, {safe}", T)
+            r = e.emit(f"urem {T} {a}, {safe}", T)
+            return _sel(e, t, zero, "0", q), _sel(e, t, zero, "0", r)
+        m1 = e.emit(f"icmp eq {T} {b}, -1", "i1")
+        safe = _sel(e, t, _or(e, zero, m1), "1", b)
+        q = e.emit(f"sdiv {T} {a}, {safe}", T)
+        r = e.emit(f"srem {T} {a}, {safe}", T)
+        adj = _and(e, e.emit(f"icmp ne {T} {r}, 0", "i1"),
+                   e.emit(f"icmp ne i1 {e.emit(f'icmp slt {T} {r}, 0', 'i1')}, "
+                          f"{e.emit(f'icmp slt {T} {b}, 0', 'i1')}", "i1"))
+        q = _sel(e, t, adj, e.emit(f"sub {T} {q}, 1", T), q)
+        r = _sel(e, t, adj, e.emit(f"add {T} {r}, {b}", T), r)
+        q = _sel(e, t, m1, e.emit(f"sub {T} 0, {a}", T), q)   # x // -1 wraps like NumPy
+        return _sel(e, t, zero, "0", q), _sel(e, t, _or(e, zero, m1), "0", r)
+    return rule
+
+
+def _i_fmod(signed):
+    def rule(e, t, a, b):
+        T = reg(t)
+        bad = e.emit(f"icmp eq {T} {b}, 0", "i1")
+        if signed:
+            bad = _or(e, bad, e.emit(f"icmp eq {T} {b}, -1", "i1"))
+        r = e.emit(f"{'srem' if signed else 'urem'} {T} {a}, {_sel(e, t, bad, '1', b)}", T)
+        return _sel(e, t, bad, "0", r)
+    return rule
+
+
+def _i_shift(op, signed):
+    def rule(e, t, a, b):
+        T, n = reg(t), bits(t)
+        ok = e.emit(f"icmp ult {T} {b}, {n}", "i1")
+        if op == "ashr":                      # oversize: all sign bits
+            return e.emit(f"ashr {T} {a}, {_sel(e, t, ok, b, str(n - 1))}", T)
+        return _sel(e, t, ok, e.emit(f"{op} {T} {a}, {_sel(e, t, ok, b, '0')}", T), "0")
+    return rule
+
+
+def _i_sign(signed):
+    pred = "sgt" if signed else "ugt"
+
+    def rule(e, t, x):
+        T = reg(t)
+        gt = e.emit(f"zext i1 {e.emit(f'icmp {pred} {T} {x}, 0', 'i1')} to {T}", T)
+        if not signed:
+            return gt
+        lt = e.emit(f"zext i1 {e.emit(f'icmp slt {T} {x}, 0', 'i1')} to {T}", T)
+        return e.emit(f"sub {T} {gt}, {lt}", T)
+    return rule
+
+
+def _i_clip(s):
+    def rule(e, t, x, lo, hi):
+        T = reg(t)
+        m = _sel(e, t, e.emit(f"icmp {s}gt {T} {x}, {lo}", "i1"), x, lo)
+        return _sel(e, t, e.emit(f"icmp {s}lt {T} {m}, {hi}", "i1"), m, hi)
+    return rule
+
+
+def _integer(signed):
+    s = "s" if signed else "u"
+    return {
+        "add": _ins("add"), "subtract": _ins("sub"), "multiply": _ins("mul"),
+        "floor_divide": lambda e, t, a, b: _i_divmod(signed)(e, t, a, b)[0],
+        "remainder": lambda e, t, a, b: _i_divmod(signed)(e, t, a, b)[1],
+        "fmod": _i_fmod(signed),
+        "maximum": _intr(f"{s}max"), "minimum": _intr(f"{s}min"),
+        "fmax": _intr(f"{s}max"), "fmin": _intr(f"{s}min"),
+        "red_max": _intr(f"{s}max"), "red_min": _intr(f"{s}min"),
+        "red_add": _ins("add"), "red_mul": _ins("mul"),
+        "bitwise_and": _ins("and"), "bitwise_or": _ins("or"), "bitwise_xor": _ins("xor"),
+        "left_shift": _i_shift("shl", signed), "right_shift": _i_shift("ashr" if signed else "lshr", signed),
+        "equal": _cmp("eq"), "not_equal": _cmp("ne"), "less": _cmp(f"{s}lt"),
+        "less_equal": _cmp(f"{s}le"), "greater": _cmp(f"{s}gt"), "greater_equal": _cmp(f"{s}ge"),
+        "logical_and": _logical("and"), "logical_or": _logical("or"), "logical_xor": _logical("xor"),
+        "negative": lambda e, t, x: e.emit(f"sub {reg(t)} 0, {x}", reg(t)),
+        "absolute": (lambda e, t, x: e.emit(f"call {reg(t)} @llvm.abs.{reg(t)}({reg(t)} {x}, i1 false)",
+                                            reg(t))) if signed else (lambda e, t, x: x),
+        "sign": _i_sign(signed), "invert": lambda e, t, x: e.emit(f"xor {reg(t)} {x}, -1", reg(t)),
+        "logical_not": lambda e, t, x: e.emit(f"icmp eq {reg(t)} {x}, 0", "i1"),
+        "isnan": lambda e, t, x: "false", "isinf": lambda e, t, x: "false",
+        "isfinite": lambda e, t, x: "true", "clip": _i_clip(s),
+        "argbetter_max": _cmp(f"{s}gt"), "argbetter_min": _cmp(f"{s}lt"),
+    }
+
+# ----------------------------------------------------------------------------- bool rules
+
+
+def _b(op):
+    return lambda e, t, a, b: e.emit(f"{op} i1 {a}, {b}", "i1")
+
+
+BOOL = {
+    "add": _b("or"), "maximum": _b("or"), "fmax": _b("or"), "bitwise_or": _b("or"),
+    "logical_or": _b("or"), "red_or": _b("or"), "red_max": _b("or"),
+    "multiply": _b("and"), "minimum": _b("and"), "fmin": _b("and"), "bitwise_and": _b("and"),
+    "logical_and": _b("and"), "red_and": _b("and"), "red_min": _b("and"),
+    "bitwise_xor": _b("xor"), "logical_xor": _b("xor"), "not_equal": _b("xor"),
+    "equal": lambda e, t, a, b: _not(e, e.emit(f"xor i1 {a}, {b}", "i1")),
+    "less": lambda e, t, a, b: _and(e, _not(e, a), b),
+    "less_equal": lambda e, t, a, b: _or(e, _not(e, a), b),
+    "greater": lambda e, t, a, b: _and(e, a, _not(e, b)),
+    "greater_equal": lambda e, t, a, b: _or(e, a, _not(e, b)),
+    "logical_not": lambda e, t, x: _not(e, x), "invert": lambda e, t, x: _not(e, x),
+    "isnan": lambda e, t, x: "false", "isinf": lambda e, t, x: "false",
+    "isfinite": lambda e, t, x: "true",
+    "clip": lambda e, t, x, lo, hi: _and(e, _or(e, x, lo), hi),
+    "argbetter_max": lambda e, t, x, best: _and(e, x, _not(e, best)),
+    "argbetter_min": lambda e, t, x, best: _and(e, _not(e, x), best),
+}
+
+RULES = {"f": FLOAT, "i": _integer(True), "u": _integer(False), "b": BOOL}

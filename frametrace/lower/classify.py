@@ -1,0 +1,110 @@
+"""What each graph node becomes in the LLVM backend: a rule table over the op catalog.
+
+Categories:
+  input     a graph input (array or Python scalar)
+  pw        elementwise, fusible: computed inside a kernel at each index, never stored
+            unless it must be (see schedule.MATERIALIZE_RULES)
+  red       a reduction computed by a kernel (fused with its producers and consumers)
+  scan      cumsum / cumprod: a kernel of its own (fused with its producers)
+  view      a view: an index map inside kernels, or a NumPy view in the wrapper
+  assign    a mutation: a kernel writing into the destination (or NumPy for plain copies)
+  matmul    np.matmul / np.dot called by the wrapper (BLAS beats our loops; see bench)
+  scalar    Python-scalar arithmetic (weak operands only): the reference, in the wrapper
+  fallback  anything else: the op's NumPy reference, in the wrapper
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.graph import Node
+from ..ir.registry import get_op
+from .loop_ir import Var
+from .pointwise import SUPPORTED_DTYPES, NotLowerable, lower_elementwise, operand_dt, weak_node
+from .views import broadcast_ok, inlinable
+
+REDUCTIONS = ("sum", "prod", "max", "min", "mean", "var", "std", "any", "all", "argmax", "argmin")
+SCANS = ("cumsum", "cumprod")
+CREATION = ("zeros", "ones", "empty", "full", "arange", "copy")
+
+
+def _dtypes_ok(node: Node, *extra) -> bool:
+    names = [node.dtype.name] + [np.dtype(d).name for d in extra]
+    return all(n in SUPPORTED_DTYPES for n in names)
+
+
+def _elementwise(node: Node) -> str:
+    if weak_node(node):
+        return "scalar"                        # Python semantics: the reference decides
+    if not all(broadcast_ok(a.shape, node.shape) for a in node.inputs()):
+        return "fallback"                      # a size only guarded to be 1: NumPy broadcasts
+    if not all(a.dtype is not None and a.dtype.name in SUPPORTED_DTYPES for a in node.inputs()):
+        return "fallback"                      # e.g. a float16 operand
+    placeholders = [Var("_", operand_dt(a)) if isinstance(a, Node) or not isinstance(
+        a, (bool, int, float, np.generic, type(None))) else None for a in node.args]
+    try:
+        lower_elementwise(node, placeholders)
+        return "pw"
+    except (NotLowerable, KeyError, TypeError):
+        return "fallback"
+
+
+def _array_arg(node: Node):
+    x = node.args[0] if node.args else None
+    return x if isinstance(x, Node) and x.dtype is not None else None
+
+
+def _reduction(node: Node) -> str:
+    x = _array_arg(node)
+    if node.op not in REDUCTIONS or x is None or not _dtypes_ok(node, x.dtype):
+        return "fallback"
+    return "red"
+
+
+def _scan(node: Node) -> str:
+    x = _array_arg(node)
+    if node.op not in SCANS or x is None or not _dtypes_ok(node, x.dtype):
+        return "fallback"
+    if (node.attr("axis") is None and x.ndim > 1) or x.ndim == 0:
+        return "fallback"                      # flattened scan of an n-d / 0-d array: NumPy
+    return "scan"
+
+
+def _creation(node: Node) -> str:
+    if node.op not in CREATION or not _dtypes_ok(node, *(a.dtype for a in node.inputs())):
+        return "fallback"
+    if node.op == "full" and isinstance(node.args[0], Node) and node.args[0].ndim:
+        return "fallback"                      # an array fill: NumPy broadcasts it
+    if node.op == "copy":
+        x = _array_arg(node)
+        return "pw" if x is not None and _dtypes_ok(node, x.dtype) else "fallback"
+    return "pw"
+
+
+# op kind (registry) -> rule; one line each
+RULES = {
+    "elementwise": _elementwise,                      # fusible unless a dtype/op has no loop
+    "reduction": _reduction,                          # kernels with accumulators
+    "scan": _scan,                                    # sequential kernels along the axis
+    "view": lambda n: "view",                         # index maps / NumPy views
+    "creation": _creation,                            # constants and aranges are pointwise
+    "copy": _creation,                                # copy: identity; concatenate/stack: NumPy
+    "matmul": lambda n: "matmul" if n.op in ("matmul", "dot") else "fallback",  # BLAS
+    "mutation": lambda n: "assign" if n.op == "assign" else "fallback",
+}
+
+
+def categorize(node: Node) -> str:
+    """The category of one node (see module doc)."""
+    if node.op == "input":
+        return "input"
+    try:
+        kind = get_op(node.op).kind
+    except KeyError:
+        return "fallback"
+    if node.dtype is not None and node.dtype.name not in SUPPORTED_DTYPES and kind != "view":
+        return "fallback"
+    return RULES.get(kind, lambda n: "fallback")(node)
+
+
+def view_is_inlinable(node: Node) -> bool:
+    return node.op != "input" and get_op(node.op).kind == "view" and inlinable(node)

@@ -1,0 +1,300 @@
+"""Scheduling, part 2: group jobs into kernels, in program order, and order the wrapper steps.
+
+A job is a value a kernel must produce: a materialised elementwise value ("store"), a
+reduction ("red"), a scan, or a kernel assignment. Jobs join the open kernel when they
+pass `JOIN_RULES` (same outer loops, ...) and building them there succeeds (a job that reads
+a reduction of this kernel at another index than the current row cannot join). Wrapper
+steps (NumPy views, fallbacks, matmul) run before the open kernel unless they read
+something it produces; mutations close it (never reorder a read across a write).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy
+
+from ..ir.graph import Node
+from .kernels import Conflict, KernelBuilder
+from .loop_ir import Kernel, Load, Store, walk_exprs
+from .matmul import kernel_matmul
+from .pointwise import NotLowerable
+from .reductions import kept_dims, red_axes
+from .schedule import Plan, kernel_assign, node_args
+from .views import view_index
+
+
+@dataclass
+class Job:
+    node: Node
+    kind: str                     # store | red | red_rmw | scan | assign | mm
+
+    @property
+    def standalone(self) -> bool:
+        return self.kind in ("scan", "assign", "mm")
+
+
+@dataclass
+class WrapperStep:
+    node: Node
+
+
+@dataclass
+class KernelStep:
+    kernel: Kernel
+    jobs: list
+    allocs: list = field(default_factory=list)      # nodes whose output arrays are allocated
+    reuse: list = field(default_factory=list)       # (node, donor): node's array is donor's
+    writable: list = field(default_factory=list)    # destinations NumPy would refuse if read-only
+    copies: list = field(default_factory=list)      # vars read through `<var>_before` copies
+    scratch: list = field(default_factory=list)     # (name, like node, dtype) temporaries
+    overlap: list = field(default_factory=list)     # (buffer index, dst source): copy if overlapping
+    empty_checks: list = field(default_factory=list)  # reductions that raise on empty axes
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, int) and isinstance(b, int):
+        return a == b
+    return sympy.sympify(a - b) == 0
+
+
+def _same_dims(xs, ys) -> bool:
+    return len(xs) == len(ys) and all(_same(a, b) for a, b in zip(xs, ys))
+
+
+def _outer_dims(job: Job):
+    """(shape the outer loops walk, fixed L or None when any prefix works)."""
+    if job.kind == "red":
+        x = job.node.args[0]
+        kept = tuple(x.shape[d] for d in kept_dims(job.node))
+        return kept, len(kept)
+    return job.node.shape, None
+
+
+def choose_outer(jobs: list):
+    """(L, outer extents) shared by all jobs, or None. Reductions fix L (their kept dims);
+    elementwise jobs take any common prefix of their shapes, leaving the last dim inner."""
+    dims = [_outer_dims(j) for j in jobs]
+    fixed = {L for _, L in dims if L is not None}
+    if len(fixed) > 1:
+        return None                                          # reductions keep different ranks
+    if fixed:
+        L = fixed.pop()
+        outer = next(s for s, f in dims if f is not None)[:L]
+    else:
+        m = min(len(s) for s, _ in dims)
+        L = max(m - 1, 0)                                    # innermost dim is a phase loop
+        first = dims[0][0]
+        while L and not all(_same_dims(s[:L], first[:L]) for s, _ in dims):
+            L -= 1
+        if L == 0 and len(jobs) > 1 and any(len(s) > 1 for s, _ in dims):
+            return None                                      # no shared outer loop: split kernels
+        outer = first[:L]
+    if not all(len(s) >= L and _same_dims(s[:L], outer) for s, _ in dims):
+        return None                                          # outer loops differ
+    return L, tuple(outer)
+
+
+def _reusable_buffer(plan: Plan, jobs: list, b: KernelBuilder):
+    """A dead temporary the single elementwise job of this kernel can overwrite in place
+    (the matmul result under `maximum(x @ w + b, 0)`): same shape and dtype, owned by us,
+    no views of it, no later reader, and read here only at the element being written."""
+    if len(jobs) != 1 or jobs[0].kind != "store":
+        return None
+    out = jobs[0].node
+    store = next(s for ph in b.phases for s in ph.body if isinstance(s, Store))
+    loads = [e for e in walk_exprs(store.value) if isinstance(e, Load)]
+    for i, d in enumerate(b.buffer_nodes):
+        owned = d in plan.stored or (plan.cat[d] == "matmul" and d.ndim >= 1)
+        if not owned or d is out or d in plan.output_set or d.dtype != out.dtype \
+                or not _same_dims(d.shape, out.shape) or plan.last_use(d) > plan.pos[out] \
+                or any(plan.cat[u] == "view" for u in plan.users[d]):
+            continue
+        if all(ld.index == store.index for ld in loads if ld.buf == i):
+            return d
+    return None
+
+
+def _standalone_outer(job: Job):
+    """(L, outer extents) of a kernel of its own: the dims its loops may share."""
+    n = job.node
+    if job.kind == "scan":              # dims before the scanned axis (all but it if last)
+        L, shape = min(max(n.ndim - 1, 0), n.attr("axis") or 0), n.shape
+    elif job.kind == "red_rmw":         # dims before the first reduced one
+        axes, shape = red_axes(n), n.args[0].shape
+        L = min(axes) if axes else len(shape)
+    elif job.kind == "assign":
+        shape = n.args[0].shape
+        L = max(len(shape) - 1, 0)
+    else:                               # mm: rows
+        L, shape = 1, n.shape
+    return L, tuple(shape[:L])
+
+
+def _same_rmw(a: Job, b: Job) -> bool:
+    """Accumulating reductions over the same axes of same-shaped inputs share one pass."""
+    return red_axes(a.node) == red_axes(b.node) and _same_dims(a.node.args[0].shape, b.node.args[0].shape)
+
+
+def rmw_reduction(n: Node) -> bool:
+    """Reductions that keep the innermost dim (x.sum(axis=0)): accumulate into the result,
+    vectorised along the kept inner dim, in NumPy's own order (exact for sums)."""
+    x = n.args[0]
+    axes = red_axes(n)
+    ok = n.op in ("sum", "prod", "max", "min", "mean", "any", "all", "var", "std") or (
+        n.op in ("argmax", "argmin") and isinstance(n.attr("axis"), int))
+    return ok and x.ndim >= 2 and bool(axes) and (x.ndim - 1) not in axes
+
+
+def _build(plan: Plan, jobs: list, name: str, final: bool, target=None) -> KernelBuilder:
+    if jobs[0].standalone or jobs[0].kind == "red_rmw":
+        L, outer = _standalone_outer(jobs[0])
+    else:
+        choice = choose_outer(jobs)
+        if choice is None:
+            raise Conflict("no common outer loops")
+        L, outer = choice
+    b = KernelBuilder(plan, jobs, L, outer, name)
+    if jobs[0].kind == "assign" and jobs[0].node in plan.read_copies:
+        b.read_copies.add(plan.assign_base(jobs[0].node)[0])
+    if jobs[0].kind == "red_rmw":
+        b.add_reductions_rmw([j.node for j in jobs])
+        return b
+    for j in jobs:
+        if j.kind == "store":
+            b.add_store(j.node, target)
+        elif j.kind == "red":
+            b.add_reduction(j.node, stored=final and plan.red_stored(j.node, jobs))
+        elif j.kind == "scan":
+            b.add_scan(j.node)
+        elif j.kind == "mm":
+            b.add_matmul(j.node)
+        else:
+            base, chain = plan.assign_base(j.node)
+            dst, src = j.node.args
+
+            def dst_map(idx, chain=chain):
+                for v in chain:
+                    idx = view_index(v, idx, b.size_arg)
+                return idx
+            b.add_assign(base, dst_map, dst.shape, src)
+    return b
+
+
+def _make_job(plan: Plan, n: Node):
+    c = plan.cat[n]
+    if c == "pw" and plan.need.get(n):
+        return Job(n, "store")
+    if c == "red":
+        return Job(n, "red_rmw" if rmw_reduction(n) else "red")
+    if c == "scan":
+        return Job(n, "scan")
+    if c == "assign" and kernel_assign(plan, n):
+        return Job(n, "assign")
+    if c == "matmul" and kernel_matmul(n):
+        return Job(n, "mm")
+    return None
+
+
+def _reads_dst_elsewhere(plan: Plan, job: Job) -> bool:
+    """An assign kernel whose source reads the destination at another element than the
+    one it writes (x[1:] = x[:-1] + 1): writing in place would change later reads."""
+    b = _build(plan, [job], "dry", final=False)
+    stores = [s for ph in b.phases for s in ph.body if isinstance(s, Store)]
+    for st in stores:
+        for e in walk_exprs(st.value):
+            if isinstance(e, Load) and e.buf == st.buf and e.index != st.index:
+                return True
+    return False
+
+
+def _rmw_rule(cur: list, job: Job) -> bool:
+    if job.kind != "red_rmw" and cur[0].kind != "red_rmw":
+        return True
+    return all(j.kind == "red_rmw" for j in cur + [job]) and _same_rmw(cur[0], job)
+
+
+# name -> predicate(open kernel's jobs, new job): may the job join? (then it must also build)
+JOIN_RULES = (
+    ("accumulating", _rmw_rule),        # column reductions share a pass only with their kind
+    ("standalone", lambda cur, job: job.kind == "red_rmw" or not (      # scans, assigns, int
+        job.standalone or any(j.standalone for j in cur))),             #   matmul: alone
+    ("outer_loops", lambda cur, job: job.kind == "red_rmw" or choose_outer(cur + [job]) is not None),
+)
+
+
+class _Grouper:
+    def __init__(self, plan: Plan):
+        self.plan, self.steps, self.cur, self.count = plan, [], None, 0
+
+    def try_join(self, job: Job) -> bool:
+        if self.cur is None or not all(rule(self.cur, job) for _, rule in JOIN_RULES):
+            return False
+        try:                                      # and it must build: reads at the right rows
+            _build(self.plan, self.cur + [job], "dry", final=False)
+            return True
+        except (Conflict, NotLowerable):
+            return False
+
+    def close(self):
+        if not self.cur:
+            return
+        jobs, self.cur = self.cur, None
+        plan = self.plan
+        b = _build(plan, jobs, f"k{self.count}", final=True)
+        donor = _reusable_buffer(plan, jobs, b)
+        if donor is not None:                     # write the result over a dead temporary
+            b = _build(plan, jobs, f"k{self.count}", final=True, target=donor)
+        self.count += 1
+        step = KernelStep(b.kernel(), jobs)
+        step.scratch = list(b.scratch_arrays)
+        for j in jobs:
+            if j.kind in ("store", "scan", "mm", "red_rmw") or (
+                    j.kind == "red" and plan.red_stored(j.node, jobs)):
+                plan.stored.add(j.node)
+                if donor is None:
+                    step.allocs.append(j.node)
+                else:
+                    step.reuse.append((j.node, donor))
+            if j.kind in ("red", "red_rmw") and j.node.op in ("max", "min", "argmax", "argmin"):
+                step.empty_checks.append(j.node)
+            if j.kind == "assign":
+                step.overlap = plan.overlap_checks(j.node, b)
+                base = plan.assign_base(j.node)[0]
+                if plan.alias_class(base) == "in":
+                    step.writable.append(base)
+                if j.node in plan.read_copies:
+                    step.copies.append(plan.var[base])
+        self.steps.append(step)
+
+    def add(self, n: Node):
+        plan = self.plan
+        job = _make_job(plan, n)
+        if job is not None and job.standalone:
+            self.close()
+            if job.kind == "assign" and _reads_dst_elsewhere(plan, job):
+                plan.read_copies.add(n)           # NumPy evaluates the source first: the
+        if job is not None:                       # kernel reads a copy of the destination
+            if self.try_join(job):
+                self.cur.append(job)
+            else:
+                self.close()
+                self.cur = [job]
+                if job.standalone:
+                    self.close()
+            return
+        if plan.cat[n] in ("pw", "red", "input") or (plan.cat[n] == "view" and not plan.need.get(n)):
+            return                                           # lazy: computed where it is read
+        if self.cur and (plan.is_barrier(n) or any(a in {j.node for j in self.cur}
+                                                   for a in node_args(n))):
+            self.close()
+        self.steps.append(WrapperStep(n))
+
+
+def group(plan: Plan) -> list:
+    """The run order: WrapperStep / KernelStep items."""
+    g = _Grouper(plan)
+    for n in plan.nodes:
+        if n in plan.live:
+            g.add(n)
+    g.close()
+    return g.steps

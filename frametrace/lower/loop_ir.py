@@ -1,0 +1,232 @@
+"""Loop IR: what one fused kernel computes, before any LLVM detail.
+
+A `Kernel` is a loop nest over symbolic extents. Its buffers are strided arrays (base
+pointer + one byte stride per dimension, passed at run time); its scalar arguments are
+sizes, index offsets and scalar inputs, also passed at run time. Static sizes are `Const`s.
+
+Expressions are immutable, hashable records (equal records are the same value, which is
+how the code generator shares common subexpressions). Every expression has a `dtype`, a
+NumPy dtype name ("float64", "int32", "bool", ...); `Op.dtype` is the *result* dtype, the
+operands carry their own (comparisons: operands float64, result bool).
+
+Statements:
+  Loop(var, stop, body, start=0, split=False)   for var in [start, stop)
+      `split`: the loop that is cut into [lo, hi) chunks for threads (at most one, top level)
+  Acc(name, dtype, init)        declare an accumulator (mutable scalar) and initialise it
+  Update(name, value)           accumulator := value (value may read Var(name))
+  Let(name, value)              an immutable scalar computed once (e.g. mean = acc / n)
+  Store(buf, index, value)      buffers[buf][index] = value
+
+Indices are `Affine` forms, one per buffer dimension: sum(coef * loop var) + const + syms,
+where `syms` are int64 `Arg`s times ints (symbolic offsets: the start of `x[s0 - 1:]`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# ----------------------------------------------------------------------------- expressions
+
+
+@dataclass(frozen=True)
+class Const:
+    value: object
+    dtype: str
+
+    def __str__(self):
+        return f"{self.value!r}:{self.dtype}"
+
+
+@dataclass(frozen=True)
+class Arg:
+    """A by-value kernel argument (slot index into the packed argument block)."""
+    slot: int
+    dtype: str
+
+    def __str__(self):
+        return f"arg{self.slot}"
+
+
+@dataclass(frozen=True)
+class Var:
+    """The current value of an accumulator, or a Let."""
+    name: str
+    dtype: str
+
+    def __str__(self):
+        return self.name
+
+
+@dataclass(frozen=True)
+class Affine:
+    terms: tuple = ()          # ((loop var name, int coefficient), ...), sorted by var
+    const: int = 0
+    syms: tuple = ()           # ((Arg, int coefficient), ...): run-time offsets
+
+    @staticmethod
+    def var(name, coef=1):
+        return Affine(((name, coef),)) if coef else Affine()
+
+    @staticmethod
+    def _merge(a, b):
+        coefs = dict(a)
+        for v, c in b:
+            coefs[v] = coefs.get(v, 0) + c
+        return tuple(sorted(((v, c) for v, c in coefs.items() if c), key=lambda t: str(t[0])))
+
+    def __add__(self, other: "Affine") -> "Affine":
+        return Affine(self._merge(self.terms, other.terms), self.const + other.const,
+                      self._merge(self.syms, other.syms))
+
+    def scale(self, k: int) -> "Affine":
+        if k == 0:
+            return Affine()
+        return Affine(tuple((v, c * k) for v, c in self.terms), self.const * k,
+                      tuple((a, c * k) for a, c in self.syms))
+
+    def coef(self, var: str) -> int:
+        return dict(self.terms).get(var, 0)
+
+    def without(self, var: str) -> "Affine":
+        return Affine(tuple(t for t in self.terms if t[0] != var), self.const, self.syms)
+
+    def __str__(self):
+        parts = [str(v) if c == 1 else f"{c}*{v}" for v, c in self.terms + self.syms]
+        if self.const or not parts:
+            parts.append(str(self.const))
+        return "+".join(parts)
+
+
+@dataclass(frozen=True)
+class Load:
+    buf: int
+    index: tuple               # tuple[Affine], one per buffer dimension
+    dtype: str
+
+    def __str__(self):
+        return f"b{self.buf}[{', '.join(map(str, self.index))}]"
+
+
+@dataclass(frozen=True)
+class Op:
+    op: str
+    dtype: str
+    args: tuple
+
+    def __str__(self):
+        return f"{self.op}({', '.join(map(str, self.args))}):{self.dtype}"
+
+
+def cast(x, dtype: str):
+    """`x` converted to `dtype` as NumPy's unsafe astype would (no-op if already)."""
+    if x.dtype == dtype:
+        return x
+    return Op("cast", dtype, (x,))
+
+
+# ----------------------------------------------------------------------------- statements
+
+
+@dataclass
+class Loop:
+    var: str
+    stop: object               # Const | Arg (int64)
+    body: list
+    start: object = Const(0, "int64")
+    split: bool = False
+
+
+@dataclass
+class Acc:
+    name: str
+    dtype: str
+    init: object
+
+
+@dataclass
+class Update:
+    name: str
+    value: object
+
+
+@dataclass
+class Let:
+    name: str
+    value: object
+
+
+@dataclass
+class Store:
+    buf: int
+    index: tuple
+    value: object
+
+
+# ----------------------------------------------------------------------------- kernel
+
+
+@dataclass
+class Buffer:
+    """One array argument: `source` is the wrapper variable holding the NumPy array."""
+    source: str
+    dtype: str
+    ndim: int
+    written: bool = False
+    noalias: bool = True       # no other argument may overlap it (proved by the scheduler)
+
+
+@dataclass
+class Slot:
+    """One by-value argument: `source` is a Python expression in the wrapper."""
+    source: str
+    dtype: str                 # "int64" for sizes/offsets; the scalar's dtype otherwise
+
+
+@dataclass
+class Kernel:
+    name: str
+    body: list
+    buffers: list = field(default_factory=list)
+    slots: list = field(default_factory=list)
+    split_extent: str = "1"    # Python expression: trip count of the split loop (1: no split)
+    work: str = "0"            # Python expression: estimated cost, decides threading
+    note: str = ""             # which graph nodes it computes (for logs)
+
+
+def walk_exprs(e):
+    """Every expression reachable from `e` (including e), each once."""
+    seen, stack = set(), [e]
+    while stack:
+        x = stack.pop()
+        if x in seen:
+            continue
+        seen.add(x)
+        yield x
+        if isinstance(x, Op):
+            stack.extend(x.args)
+
+
+def format_kernel(k: Kernel) -> str:
+    """Readable listing of a kernel (tested verbatim in golden tests)."""
+    bufs = ", ".join(f"b{i}: {b.dtype}[{b.ndim}d]{' out' if b.written else ''} = {b.source}"
+                     for i, b in enumerate(k.buffers))
+    slots = ", ".join(f"arg{i}: {s.dtype} = {s.source}" for i, s in enumerate(k.slots))
+    lines = [f"kernel {k.name}({bufs}){'; ' + slots if slots else ''}:"]
+    _format_body(k.body, lines, "  ")
+    return "\n".join(lines)
+
+
+def _format_body(body, lines, ind):
+    for s in body:
+        if isinstance(s, Loop):
+            lines.append(f"{ind}for {s.var} in [{s.start}, {s.stop}){' split' if s.split else ''}:")
+            _format_body(s.body, lines, ind + "  ")
+        elif isinstance(s, Acc):
+            lines.append(f"{ind}acc {s.name}: {s.dtype} = {s.init}")
+        elif isinstance(s, Update):
+            lines.append(f"{ind}{s.name} := {s.value}")
+        elif isinstance(s, Let):
+            lines.append(f"{ind}let {s.name} = {s.value}")
+        elif isinstance(s, Store):
+            lines.append(f"{ind}b{s.buf}[{', '.join(map(str, s.index))}] = {s.value}")
+        else:
+            raise TypeError(s)

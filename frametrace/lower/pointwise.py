@@ -1,0 +1,218 @@
+"""Elementwise graph nodes -> loop-IR expressions (one element at a time).
+
+`lower_elementwise(node, operands)` turns a ufunc / where / clip / astype node into an
+`Op` tree over its operands' expressions. The loop dtypes are NumPy's own: the ufunc's
+`resolve_dtypes` on the operands' dtypes, with weak Python scalars passed as `int`/`float`
+(NEP 50), so `f32_array * 2.0` computes in float32 and `i32_array < 2.5` in float64.
+Anything it cannot express raises `NotLowerable`, and the node runs as a NumPy fallback.
+
+The loop-IR op vocabulary (`LOOP_OPS`) is the contract with the code generator: every
+(op, operand kind) listed here is implemented there (a test checks it).
+"""
+from __future__ import annotations
+
+import numpy as np
+import sympy
+
+from ..ir.graph import Node
+from .loop_ir import Const, Op, cast
+
+SUPPORTED_DTYPES = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
+                              "uint32", "uint64", "float32", "float64"})
+
+
+class NotLowerable(Exception):
+    """This node has no loop-IR lowering; it runs as a NumPy fallback."""
+
+
+def kind(dtype: str) -> str:
+    """'b' bool, 'i' signed, 'u' unsigned, 'f' float."""
+    return np.dtype(dtype).kind
+
+
+_F_UNARY = ("negative positive absolute fabs sqrt square reciprocal exp exp2 expm1 log log2 log10 "
+            "log1p sin cos tan arcsin arccos arctan sinh cosh tanh arcsinh arccosh arctanh cbrt "
+            "floor ceil trunc rint deg2rad rad2deg sign isnan isinf isfinite signbit logical_not")
+_I_UNARY = ("negative positive absolute square sign invert logical_not isnan isinf isfinite floor "
+            "ceil trunc rint")
+_B_UNARY = "absolute logical_not invert isnan isinf isfinite floor ceil trunc"
+_CMP = "equal not_equal less less_equal greater greater_equal logical_and logical_or logical_xor"
+_F_BINARY = ("add subtract multiply true_divide floor_divide remainder fmod power maximum minimum "
+             "fmax fmin arctan2 hypot copysign logaddexp logaddexp2 heaviside " + _CMP)
+_I_BINARY = ("add subtract multiply floor_divide remainder fmod maximum minimum fmax fmin "
+             "bitwise_and bitwise_or bitwise_xor left_shift right_shift " + _CMP)
+_B_BINARY = "add multiply maximum minimum fmax fmin bitwise_and bitwise_or bitwise_xor " + _CMP
+# internal ops: affine(Affine) -> int64 index value, cast, where(c, a, b), clip(x, lo, hi) with np.clip's NaN rules,
+# reduction combiners red_add/red_mul (reassoc for floats), red_max/red_min (NaN-propagating),
+# red_and/red_or, argbetter_max/argbetter_min(x, best) -> bool (NumPy's first-NaN rule).
+_INTERNAL = "affine cast where clip red_add red_mul red_max red_min red_and red_or argbetter_max argbetter_min"
+
+LOOP_OPS = {
+    **{(n, "f"): 1 for n in _F_UNARY.split()}, **{(n, k): 1 for n in _I_UNARY.split() for k in "iu"},
+    **{(n, "b"): 1 for n in _B_UNARY.split()},
+    **{(n, "f"): 2 for n in _F_BINARY.split()}, **{(n, k): 2 for n in _I_BINARY.split() for k in "iu"},
+    **{(n, "b"): 2 for n in _B_BINARY.split()},
+    **{(n, k): 0 for n in _INTERNAL.split() for k in "biuf"},
+}
+
+
+# ----------------------------------------------------------------------------- operand types
+
+_PY_OF = {"bool": bool, "int64": int, "float64": float}
+
+
+def weak_node(node: Node) -> bool:
+    """A Python scalar at run time (NEP 50 weak): a scalar input, or Python-operator
+    arithmetic on weak values only (the meta rule's FakeScalar case)."""
+    if node.op == "input":
+        return node.attr("kind") == "scalar"
+    if not (node.scalar and node.shape == () and node.dtype is not None
+            and node.dtype.name in _PY_OF):
+        return False
+    try:
+        from ..ir.ops.elementwise import BINARY, UNARY
+    except ImportError:
+        return False
+    pyop = UNARY.get(node.op, BINARY.get(node.op))
+    return pyop is not None and all(operand_type(a) in (bool, int, float) for a in node.args)
+
+
+def operand_type(a):
+    """np.dtype for strong operands, the Python type for weak ones (for resolve_dtypes)."""
+    if isinstance(a, Node):
+        return _PY_OF[a.dtype.name] if weak_node(a) else a.dtype
+    if isinstance(a, (bool, int, float)):
+        return type(a)
+    if isinstance(a, sympy.Basic):
+        return int if a.is_integer is not False else float
+    if isinstance(a, np.generic):
+        return a.dtype
+    raise NotLowerable(f"operand {a!r}")
+
+
+def _check(dt) -> str:
+    name = np.dtype(dt).name
+    if name not in SUPPORTED_DTYPES:
+        raise NotLowerable(f"dtype {name}")
+    return name
+
+
+def constant(value, dtype: str) -> Const:
+    """A Python / NumPy constant converted to `dtype` as NumPy converts it."""
+    try:
+        v = np.array(value).astype(dtype) if isinstance(value, np.generic) else np.dtype(dtype).type(value)
+    except (OverflowError, ValueError, TypeError) as exc:
+        raise NotLowerable(f"constant {value!r} as {dtype}: {exc}") from exc
+    return Const(v.item(), dtype)
+
+
+def operand(a, expr, dtype: str):
+    """Operand `a` (graph argument) whose expression is `expr`, converted to `dtype`."""
+    if isinstance(a, (bool, int, float, np.generic)):
+        return constant(a, dtype)
+    return cast(expr, dtype)
+
+
+# ----------------------------------------------------------------------------- rewrites
+
+def _mul_chain(x, n: int):
+    """x ** n for an integer n >= 1 by repeated squaring (what NumPy's integer power does)."""
+    result, base = None, x
+    while n:
+        if n & 1:
+            result = base if result is None else Op("multiply", x.dtype, (result, base))
+        n >>= 1
+        if n:
+            base = Op("multiply", x.dtype, (base, base))
+    return result
+
+
+def _power(base, exp_arg, exp_expr, dt: str):
+    """power(x, c) with a constant c -> multiplications (NumPy: x**3 is a slow pow)."""
+    k = kind(dt)
+    c = exp_arg.item() if isinstance(exp_arg, np.generic) else exp_arg
+    if isinstance(c, (bool, int, float)) and not isinstance(c, bool) and float(c).is_integer():
+        n = int(c)
+        if n == 0:
+            return Const(1 if k != "f" else 1.0, dt)
+        if k in "iu" and n < 0:
+            raise NotLowerable("integers to negative integer powers raise in NumPy")
+        if 1 <= n <= 16:
+            return _mul_chain(base, n)
+        if k == "f" and -4 <= n <= -1:
+            return Op("true_divide", dt, (Const(1.0, dt), _mul_chain(base, -n)))
+    if k == "f" and c == 0.5:
+        return Op("sqrt", dt, (base,))
+    if k != "f":
+        raise NotLowerable("integer power with a non-constant exponent may raise")
+    return Op("power", dt, (base, operand(exp_arg, exp_expr, dt)))
+
+
+def _unary_rewrite(name, x, dt):
+    if name == "square":                          # x*x: vectorises, exact as NumPy's square
+        return Op("multiply", dt, (x, x))
+    if name == "reciprocal" and kind(dt) == "f":
+        return Op("true_divide", dt, (Const(1.0, dt), x))
+    if name in ("floor", "ceil", "trunc", "rint") and kind(dt) != "f":
+        return x                                  # integer loops are the identity
+    if name == "positive" or (name == "absolute" and kind(dt) == "b"):
+        return x
+    return None
+
+
+# ----------------------------------------------------------------------------- lowering
+
+def lower_elementwise(node: Node, exprs: list):
+    """Expression of an elementwise node; `exprs[i]` is the expression of `node.args[i]`
+    (None for Python constants). Raises NotLowerable."""
+    name = node.op
+    out = _check(node.dtype)
+    if name == "astype":
+        return cast(operand(node.args[0], exprs[0], _check(operand_dt(node.args[0]))), out)
+    if name == "where":
+        c = operand(node.args[0], exprs[0], "bool") if not isinstance(node.args[0], (int, float)) \
+            else constant(bool(node.args[0]), "bool")
+        a, b = (operand(x, e, out) for x, e in zip(node.args[1:], exprs[1:]))
+        return Op("where", out, (c, a, b))
+    if name == "clip":
+        return _clip(node, exprs, out)
+    ufunc = getattr(np, name, None)
+    if not isinstance(ufunc, np.ufunc) or ufunc.nin != len(node.args) or ufunc.nout != 1:
+        raise NotLowerable(f"op {name}")
+    types = tuple(operand_type(a) for a in node.args)
+    try:
+        loop = ufunc.resolve_dtypes(types + (None,))
+    except Exception as exc:
+        raise NotLowerable(f"{name}{types}: {exc}") from exc
+    ins = [_check(d) for d in loop[:-1]]
+    if _check(loop[-1]) != out:
+        raise NotLowerable(f"{name}: loop output {loop[-1]} != node dtype {out}")
+    if name == "power":
+        return _power(operand(node.args[0], exprs[0], ins[0]), node.args[1], exprs[1], ins[1])
+    args = tuple(operand(a, e, d) for a, e, d in zip(node.args, exprs, ins))
+    if len(args) == 1:
+        rewritten = _unary_rewrite(name, args[0], ins[0])
+        if rewritten is not None:
+            return cast(rewritten, out)
+    if LOOP_OPS.get((name, kind(ins[0]))) != len(args):
+        raise NotLowerable(f"{name} on {ins[0]}")
+    return Op(name, out, args)
+
+
+def operand_dt(a) -> str:
+    t = operand_type(a)
+    return np.dtype({bool: np.bool_, int: np.int64, float: np.float64}.get(t, t)).name
+
+
+def _clip(node, exprs, out):
+    """np.clip: lo None -> minimum(x, hi); hi None -> maximum(x, lo); else the clip ufunc."""
+    x, lo, hi = node.args
+    ex, elo, ehi = exprs
+    vx = operand(x, ex, out)
+    if lo is None and hi is None:
+        return vx
+    if lo is None:
+        return Op("minimum", out, (vx, operand(hi, ehi, out)))
+    if hi is None:
+        return Op("maximum", out, (vx, operand(lo, elo, out)))
+    return Op("clip", out, (vx, operand(lo, elo, out), operand(hi, ehi, out)))
