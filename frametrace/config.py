@@ -32,13 +32,23 @@ _DEFAULTS = {
     # profile-guided dynamism across processes
     "pgo": True,
     # the backend used when ft.compile / ft.enable name none
-    "backend": "numpy",
+    "backend": "llvm",
     # threads for large kernels (0 = os.cpu_count())
     "num_threads": 0,
     # how many bytecode instructions one trace may execute before giving up
     "max_trace_steps": 200_000,
     # how deep user calls are inlined
     "max_inline_depth": 32,
+    # MPI ranks exchange observed sizes at each compile (frametrace.distributed)
+    "enable_compiler_collectives": False,
+    # seconds a rank waits for the others at a compile before raising
+    "collectives_timeout_s": 30.0,
+    # redis://host:port/db shared by processes for PGO profiles and kernels ("" = off)
+    "remote_cache": "",
+    # seconds one remote-cache operation may take before it is abandoned
+    "remote_cache_timeout_s": 0.3,
+    # after a remote-cache failure, seconds before it is tried again
+    "remote_cache_backoff_s": 30.0,
 }
 
 
@@ -48,6 +58,8 @@ def _parse(name, raw: str):
         return raw.strip().lower() not in ("0", "false", "no", "off", "")
     if isinstance(default, int):
         return int(raw)
+    if isinstance(default, float):
+        return float(raw)
     return raw
 
 
