@@ -106,7 +106,7 @@ def scan(b, node: Node):
         idx = b.outer_index(ph.vars)
         acc = b.fresh("scan")
         ph.pre.append(Acc(acc, dt, Const(0 if combine == "add" else 1, dt) if kind(dt) != "f"
-                          else Const(0.0 if combine == "add" else 1.0, dt)))
+                          else Const(-0.0 if combine == "add" else 1.0, dt)))   # -0.0 + x is x, even -0.0
         if dt == "bool":
             combine = "logical_or" if combine == "add" else "logical_and"
             ph.pre[-1] = Acc(acc, dt, Const(combine == "logical_and", dt))

@@ -16,14 +16,30 @@ loop runs over [lo, hi) so the wrapper can hand chunks to threads.
 Innermost loops are versioned: when every access that moves with the loop variable moves
 by exactly one element (byte stride == itemsize), a copy of the loop with typed, unit-stride
 addresses runs (LLVM vectorises it); otherwise a byte-strided copy runs.
+
+Compile-time and speed rules (measured in benchmarks/README.md):
+  * a unit-stride loop that is compute-bound on vectorised math (_calls_math) is
+    interleaved INTERLEAVE times, its tail in masked vectors: a chain
+    such as ten nested `sin` is one long dependency chain per vector, and independent
+    vectors side by side keep the FP pipes busy (~2x on ten sin, ~1.6x on GELU float32);
+  * the byte-strided copy calls math through one noinline wrapper per function instead of
+    inlining it again (it is scalar anyway; this keeps the module small to compile);
+  * a kernel whose work is a small constant (TINY_WORK: a static graph on a few elements)
+    gets an `optnone` body: it compiles in a few ms instead of ~100 ms for vector code that
+    such sizes never use.
 """
 from __future__ import annotations
 
 from ...lower.loop_ir import (Acc, Affine, Arg, Const, Kernel, Let, Load, Loop, Op, Store, Update, Var,
                               walk_exprs)
+from ...lower.peephole import EXPENSIVE      # the ops the vectorised math library implements
 from . import types as T
 from .math import math_function
 from .ops import RULES
+
+INTERLEAVE = 4          # vectors in flight per iteration of a unit-stride loop calling math
+MATH_HEAVY_OPS = 8      # ... or one math call among this many operations (see _calls_math)
+TINY_WORK = 256         # kernels with at most this static work compile unoptimised (optnone)
 
 _SUFFIX = {"double": "f64", "float": "f32", "i1": "i1", "i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64"}
 
@@ -51,6 +67,24 @@ class ModuleContext:
                           f'!{n + 2} = !{{!"llvm.loop.unroll.disable"}}']
         return f"!{n}"
 
+    def interleave_md(self, count: int) -> str:
+        """!llvm.loop metadata: vectorise with `count` vectors per iteration, the tail in
+        masked vectors (no scalar remainder and no vector epilogue: less code to compile)."""
+        n = len(self.metadata)
+        self.metadata += [f"!{n} = distinct !{{!{n}, !{n + 1}, !{n + 2}}}",
+                          f'!{n + 1} = !{{!"llvm.loop.interleave.count", i32 {count}}}',
+                          f'!{n + 2} = !{{!"llvm.loop.vectorize.predicate.enable", i1 true}}']
+        return f"!{n}"
+
+    def outlined(self, sym: str, ty: str, nargs: int) -> str:
+        """A noinline wrapper of math function `sym` (called from scalar strided loops)."""
+        name = f"{sym}.call"
+        if ("call", sym) not in self.defs:
+            params = ", ".join(f"{ty} %x{i}" for i in range(nargs))
+            self.defs[("call", sym)] = (f"define internal {ty} @{name}({params}) noinline nounwind {{\n"
+                                        f"  %r = call {ty} @{sym}({params})\n  ret {ty} %r\n}}")
+        return name
+
 
 class FunctionEmitter:
     def __init__(self, kernel: Kernel, mod: ModuleContext):
@@ -65,6 +99,8 @@ class FunctionEmitter:
         self.access: dict | None = None   # innermost loop: (buf, index) -> (base, step|None)
         self.ivar: str | None = None
         self._has_acc: dict = {}
+        self.scalar = False          # emitting the byte-strided (never vectorised) loop copy
+        self.tiny = kernel.work.isdigit() and 0 < int(kernel.work) <= TINY_WORK   # "0": unknown
 
     # -- basic emission ----------------------------------------------------------------
     def emit(self, rhs: str, ty: str) -> str:
@@ -96,6 +132,8 @@ class FunctionEmitter:
         if decl is not None:
             self.mod.decls.add(decl)
         ty = T.reg(dt)
+        if self.scalar and text is not None and not self.tiny:
+            sym = self.mod.outlined(sym, ty, len(xs))
         return self.emit(f"call {ty} @{sym}({', '.join(f'{ty} {x}' for x in xs)})", ty)
 
     # -- expressions -------------------------------------------------------------------
@@ -241,6 +279,7 @@ class FunctionEmitter:
 
     def _counted(self, lp, start, stop, exit_, access, scalar=False):
         saved_cse, saved_access, saved_ivar = dict(self.cse), self.access, self.ivar
+        self.scalar = scalar
         head, body = self.new_label("head"), self.new_label("body")
         self.line(f"br label %{head}")
         self.label(head)
@@ -254,10 +293,15 @@ class FunctionEmitter:
             self.access, self.ivar = access, lp.var
         self.body(lp.body)
         nxt = self.emit(f"add nuw nsw i64 {i}, 1", "i64")
-        md = f", !llvm.loop {self.mod.scalar_loop_md()}" if scalar else ""
+        md = ""
+        if scalar:
+            md = f", !llvm.loop {self.mod.scalar_loop_md()}"
+        elif access is not None and not self.tiny and _calls_math(lp.body):
+            md = f", !llvm.loop {self.mod.interleave_md(INTERLEAVE)}"
         self.line(f"br i1 {self.emit(f'icmp slt i64 {nxt}, {stop}', 'i1')}, label %{body}, label %{exit_}{md}")
         self.lines[phi_at] = f"  {i} = phi i64 [{start}, %{head}], [{nxt}, %{self.block}]"
         self.cse, self.access, self.ivar = saved_cse, saved_access, saved_ivar
+        self.scalar = False
 
     def _prepare_versions(self, lp: Loop):
         """Per-access base pointers and steps for the innermost loop, and the fast-path test."""
@@ -301,7 +345,8 @@ class FunctionEmitter:
         params += [f"i64 %st{i}_{d}" for i, b in enumerate(k.buffers) for d in range(b.ndim)]
         params += [f"{T.reg(s.dtype)} %a{j}" for j, s in enumerate(k.slots)]
         body = [self.lines[0]] + self.allocas + self.lines[1:]
-        text = [f"define internal void @{k.name}.body({', '.join(params)}) alwaysinline nounwind {{"]
+        attrs = "noinline optnone nounwind" if self.tiny else "alwaysinline nounwind"
+        text = [f"define internal void @{k.name}.body({', '.join(params)}) {attrs} {{"]
         text += body + ["}", "", self._entry()]
         return "\n".join(text)
 
@@ -357,6 +402,21 @@ class FunctionEmitter:
         out.append(f"  call void @{k.name}.body({', '.join(args)})")
         out += ["  ret void", "}"]
         return "\n".join(out)
+
+
+def _calls_math(stmts) -> bool:
+    """Is a loop body compute-bound on the vectorised math library: two math calls or more
+    (a chain), or one among at least MATH_HEAVY_OPS operations (GELU)? A lone `exp` over a
+    large array is near memory-bound, and there interleaving + masking measured ~10% slower."""
+    math, ops = 0, 0
+    for s in stmts:
+        for attr in ("value", "init"):
+            e = getattr(s, attr, None)
+            for x in (walk_exprs(e) if e is not None else ()):
+                if isinstance(x, Op):
+                    ops += 1
+                    math += x.op in EXPENSIVE
+    return math >= 2 or (math == 1 and ops >= MATH_HEAVY_OPS)
 
 
 def pack_format(k: Kernel, object_abi: bool = False) -> str:

@@ -135,3 +135,18 @@ def test_dependent_column_reductions_do_not_share_a_pass():
         return (v2 == v1).all(axis=-2), (x - x.sum(axis=0)).sum(axis=0)
     t = Traced(f, A(("m", "n"), "i4"))
     t.check(rng.integers(-3, 3, (4, 5)).astype(np.int32))
+
+
+@pytest.mark.parametrize("dtype", ("float64", "float32"))
+def test_signed_zeros_of_sums_and_scans_match_numpy(dtype):
+    # NumPy sums start from +0.0 (sum([-0.0]) is 0.0) but cumsum starts from the first
+    # element (cumsum([-0.0]) is [-0.0]); compare sign bits, which assert_allclose ignores.
+    def fn(x):
+        return x.sum(), x.sum(axis=-1), np.cumsum(x, axis=-1), np.cumsum(x, axis=0), x.prod(axis=0)
+    import frametrace as ft
+    f = ft.compile(fn, dynamic=True)
+    for x in (np.full((1, 1), -0.0, dtype), np.full((3, 2), -0.0, dtype), np.zeros((0, 2), dtype),
+              np.array([[-0.0, 1.0], [-0.0, -1.0]], dtype)):
+        for got, want in zip(f(x), fn(x)):
+            np.testing.assert_array_equal(got, want)
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
