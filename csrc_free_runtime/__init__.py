@@ -3,6 +3,7 @@
 hook   builds the trampoline that replaces a function and routes its calls here
 cache  per-code-object cache entries (guard + compiled code), newest first
 types  the small contract between this runtime and the compiler
+native native entries: compiled guards + kernel launch as a METH_FASTCALL builtin per entry
 
 This package never imports the compiler: the compiler installs a callback
 (`cache.set_callback`) and hands the runtime plain callables.

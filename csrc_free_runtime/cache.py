@@ -4,6 +4,7 @@ from __future__ import annotations
 import threading
 import weakref
 
+from .native import NATIVE_MISS
 from .types import CacheEntry, FrameState, Mode
 
 MISS = type("Miss", (), {"__repr__": lambda self: "MISS", "__slots__": ()})()
@@ -21,6 +22,8 @@ def set_callback(cb):
 def set_mode(mode: Mode):
     global _mode
     _mode = mode
+    for cache in list(_caches):
+        cache.refresh_fast()
 
 
 def get_mode() -> Mode:
@@ -28,9 +31,14 @@ def get_mode() -> Mode:
 
 
 class FrameCache:
-    """The cache of one code object: entries newest first, plus compiler-owned state."""
-    __slots__ = ("code", "fn", "entries", "lock", "state", "action", "argnames", "run_original",
-                 "hits", "__weakref__")
+    """The cache of one code object: entries newest first, plus compiler-owned state.
+
+    `fast` is the native builtin of the newest entry (or None): trampolines call it before
+    `dispatch`, which is exactly the first thing dispatch would do. It is None whenever
+    dispatch would not look at the entries (SKIP modes).
+    """
+    __slots__ = ("code", "fn", "entries", "lock", "state", "_action", "argnames", "run_original",
+                 "_hits", "fast", "__weakref__")
 
     def __init__(self, code, fn, argnames, run_original):
         self.code = code
@@ -39,21 +47,50 @@ class FrameCache:
         self.entries: tuple = ()       # replaced, never mutated: safe to iterate while compiling
         self.lock = threading.RLock()
         self.state = FrameState()
-        self.action = Mode.DEFAULT     # SKIP: frame found untraceable; RUN_ONLY: cache limit hit
+        self.fast = None
+        self._action = Mode.DEFAULT    # SKIP: frame found untraceable; RUN_ONLY: cache limit hit
         self.argnames = argnames       # names of the frame values passed to entries
-        self.hits = 0                  # calls served by an entry (ft.stats().cache_hits)
+        self._hits = 0                 # calls served by an entry's Python path
 
     def __del__(self):
         _retired_hits[0] += self.hits
 
+    @property
+    def action(self) -> Mode:
+        return self._action
+
+    @action.setter
+    def action(self, mode: Mode):
+        self._action = mode
+        self.refresh_fast()
+
+    @property
+    def hits(self) -> int:
+        """Calls served by an entry, natively or not (ft.stats().cache_hits)."""
+        return self._hits + sum(e.native.hits for e in self.entries if e.native is not None)
+
+    @hits.setter
+    def hits(self, value: int):
+        self._hits = value
+        for e in self.entries:
+            if e.native is not None:
+                e.native.reset_hits()
+
+    def refresh_fast(self):
+        entries = self.entries
+        native = entries[0].native if entries else None
+        skip = _mode is Mode.SKIP or self._action is Mode.SKIP
+        self.fast = native.fn if native is not None and not skip else None
+
     def add(self, entry: CacheEntry):
         with self.lock:
             self.entries = (entry,) + self.entries
+            self.refresh_fast()
 
     def clear(self):
         with self.lock:
-            self.entries = ()
             self.hits = 0
+            self.entries = ()
             self.state = FrameState()
             self.action = Mode.DEFAULT
 
@@ -87,13 +124,18 @@ def all_caches():
 
 def dispatch(cache: FrameCache, values: tuple):
     """The fast path: first entry whose guards pass runs; otherwise the compiler decides."""
-    if _mode is Mode.SKIP or cache.action is Mode.SKIP:
+    if _mode is Mode.SKIP or cache._action is Mode.SKIP:
         return cache.run_original(*values)
     for entry in cache.entries:
+        native = entry.native
+        if native is not None:          # counts its own hits
+            result = native.fn(*values)
+            if result is not NATIVE_MISS:
+                return result
         result = entry.call(*values)
         if result is not MISS:
-            cache.hits += 1
+            cache._hits += 1
             return result
-    if _mode is Mode.RUN_ONLY or cache.action is Mode.RUN_ONLY:
+    if _mode is Mode.RUN_ONLY or cache._action is Mode.RUN_ONLY:
         return cache.run_original(*values)
     return _callback(cache, values)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 
 from .cache import dispatch, new_frame_cache
+from .native import NATIVE_MISS
 
 
 def frame_value_names(code) -> tuple:
@@ -54,8 +55,14 @@ def make_trampoline(fn, *, dispatch_fn=dispatch):
     cell_params = "".join(f", ___c{i}" for i in range(len(code.co_freevars)))
     fname = code.co_name if code.co_name.isidentifier() else "___fn_" + "".join(
         ch if ch.isalnum() else "_" for ch in code.co_name)
-    src = (f"def ___make(___dispatch, ___cache, ___fn{cell_params}):\n"
+    # the newest entry's native builtin first (cache.fast: see FrameCache), then dispatch
+    src = (f"def ___make(___dispatch, ___cache, ___fn, ___NMISS{cell_params}):\n"
            f"    def {fname}({', '.join(params)}):\n"
+           f"        ___fast = ___cache.fast\n"
+           f"        if ___fast is not None:\n"
+           f"            ___r = ___fast({values.rstrip(',')})\n"
+           f"            if ___r is not ___NMISS:\n"
+           f"                return ___r\n"
            f"        return ___dispatch(___cache, ({values}))\n"
            f"    def run_original({', '.join(ordered + [f'___v{i}' for i in range(len(cells))])}):\n"
            f"        return ___fn({call_args})\n"
@@ -63,7 +70,7 @@ def make_trampoline(fn, *, dispatch_fn=dispatch):
     ns: dict = {}
     exec(compile(src, f"<frametrace trampoline {code.co_name}>", "exec"), ns)
     cache = new_frame_cache(code, fn, frame_value_names(code), None)
-    tramp, cache.run_original = ns["___make"](dispatch_fn, cache, fn, *(fn.__closure__ or ()))
+    tramp, cache.run_original = ns["___make"](dispatch_fn, cache, fn, NATIVE_MISS, *(fn.__closure__ or ()))
     tramp.__defaults__ = fn.__defaults__
     tramp.__kwdefaults__ = fn.__kwdefaults__
     tramp.__name__ = fn.__name__

@@ -24,6 +24,9 @@ class CacheEntry:
     compile_id: str
     guard_source: str = ""
     info: Any = None          # compiler-side record (guards, graph, ...), opaque to the runtime
+    # native.NativeEntry or None: the same guards + compiled code as a builtin, tried first;
+    # it returns native.NATIVE_MISS where it cannot decide, and then `call` runs
+    native: Any = None
 
 
 class MissCallback(Protocol):

@@ -49,6 +49,8 @@ _DEFAULTS = {
     "remote_cache_timeout_s": 0.3,
     # after a remote-cache failure, seconds before it is tried again
     "remote_cache_backoff_s": 30.0,
+    # cache entries of LLVM graphs also get a native entry (guards + launch in LLVM IR, ~20x less call overhead)
+    "native_dispatch": True,
 }
 
 

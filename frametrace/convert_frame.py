@@ -11,7 +11,7 @@ import warnings
 
 import csrc_free_runtime as rt
 
-from . import compile_events
+from . import compile_events, distributed
 from . import stance as stance_mod
 from .config import config
 from .dynamic_policy import FrameState
@@ -197,6 +197,9 @@ def _compile_and_run(cache, values, options):
     compile_events.start(cache.code, compile_id, reasons)
     try:
         with compile_context(compile_id):
+            # compiler collectives: every rank of an MPI job marks the same sizes dynamic (no-op when off)
+            distributed.exchange(cache.code, frame_state(cache),
+                                 {f"L[{name!r}]": v for name, v in zip(cache.argnames, values)})
             entry = compile_frame(cache, values, options, frame_state(cache), compile_id)
     except NumpyError:
         # NumPy itself raises here: run eagerly so the user sees NumPy's own exception

@@ -12,10 +12,12 @@ A profile file is the readable artifact text under a version and checksum line:
       L['x']: array size=[?] stride=[8]
       L['n']: scalar ?
 
-A file that fails the version, checksum, key or parse check is ignored with one warning and
-rewritten by the next save; nothing is ever executed or unpickled. Saves take an exclusive
-`fcntl.flock` on `<file>.lock` around read-merge-write and replace the file atomically, so
-concurrent processes merge instead of overwriting each other.
+A file that fails the version, checksum, key or parse check is ignored with one warning
+(`CacheFileWarning`) and rewritten by the next save; nothing is ever executed or unpickled.
+Folders of the cache are created owner-only (0o700, `private_dir`, shared with the kernel cache
+of backends/llvm/jit.py); an existing one that other users may write to is warned about.
+Saves take an exclusive `fcntl.flock` on `<file>.lock` around read-merge-write and replace the
+file atomically, so concurrent processes merge instead of overwriting each other.
 
 With a remote cache (FRAMETRACE_REMOTE_CACHE, see remote_cache/), the same text is also kept
 there under namespace "pgo" and the file's name: `load` reads the local file, else the remote
@@ -32,6 +34,7 @@ import tempfile
 import warnings
 
 from . import structured_trace as st
+from .cache_files import CacheFileWarning, private_dir
 from .config import config
 from .dynamic_policy import VARYING, FrameState
 
@@ -234,17 +237,7 @@ def _warn(key, message: str) -> None:
     """Warn once per (path, kind of problem) until a save repairs the file."""
     if key not in _warned:
         _warned.add(key)
-        warnings.warn(f"frametrace PGO: {message}", RuntimeWarning, stacklevel=3)
-
-
-def _private_dir(path: str) -> None:
-    """Create `path` (and `config.cache_dir` above it) with mode 0o700 if missing."""
-    for d in (config.cache_dir, path):
-        parent = os.path.dirname(d)
-        if parent:
-            os.makedirs(parent, exist_ok=True)
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(d, 0o700)
+        warnings.warn(f"frametrace PGO: {message}", CacheFileWarning, stacklevel=3)
 
 
 def _read(path: str, key: str) -> FrameState | None:
@@ -303,6 +296,7 @@ def load(code, compile_id=None) -> FrameState | None:
         return None
     try:
         path = profile_path(code)
+        private_dir(os.path.dirname(path), config.cache_dir, create=False)
         state = _read(path, code_key(code))
     except (OSError, ValueError, TypeError, AttributeError) as exc:
         _warn(("load", type(exc)), f"cannot read profiles under {config.cache_dir}: {exc}")
@@ -367,7 +361,7 @@ def save(code, state: FrameState, compile_id=None, remote: bool = True) -> None:
     try:
         path = profile_path(code)
         key = code_key(code)
-        _private_dir(os.path.dirname(path))
+        private_dir(os.path.dirname(path), config.cache_dir)
         with _locked(path + ".lock"):
             on_disk = _read(path, key)
             merged = merge(on_disk, state)

@@ -24,12 +24,17 @@ Op catalog (args are positional Node/scalar arguments; attrs are keyword attribu
   view          getitem(x; index: tuple of int|expr / IndexSlice / None (newaxis), no Ellipsis,
                          one entry per consumed dim), transpose(x; axes), reshape(x; shape),
                 expand_dims(x; axis: tuple), squeeze(x; axis: tuple), broadcast_to(x; shape)
-  copy          concatenate(*xs; axis), stack(*xs; axis), copy(x)
+  copy          concatenate(*xs; axis), stack(*xs; axis), copy(x; order "K" (default) | "C" | "A")
   creation      zeros/ones/empty(; shape, dtype), full(fill; shape, dtype),
                 arange(start, stop, step; dtype)
   matmul        matmul(a, b), dot(a, b)
   mutation      assign(dst, src): copy src (broadcast, unsafe cast) into the buffer of dst,
                 a view of an input or of an earlier value; no result value
+
+`may_raise(node)` says whether a node can raise at run time for some input values
+(`int_array ** negative_int` is a ValueError in NumPy, `x[idx]` an IndexError): such a node
+is kept by dead-code elimination even when its value is unused, so the compiled function
+raises where NumPy does. Mutations are always kept.
 """
 from __future__ import annotations
 
@@ -50,13 +55,16 @@ class OpDef:
     ref: Callable           # (*numpy args, **attrs) -> np.ndarray | np.generic | None
     ufunc: np.ufunc | None = None
     doc: str = ""
+    may_raise: Callable | None = None   # (node) -> bool: may raise at run time (see module doc)
 
 
 OPS: dict[str, OpDef] = {}
 
 
-def register(name: str, *, kind: str, ufunc: np.ufunc | None = None, ref: Callable | None = None):
-    """Decorator registering `meta` for op `name`; the reference defaults to the ufunc."""
+def register(name: str, *, kind: str, ufunc: np.ufunc | None = None, ref: Callable | None = None,
+             may_raise: Callable | None = None):
+    """Decorator registering `meta` for op `name`; the reference defaults to the ufunc.
+    `may_raise(node) -> bool`: whether that node may raise at run time (None: never)."""
     assert kind in KINDS, kind
 
     def deco(meta):
@@ -65,9 +73,15 @@ def register(name: str, *, kind: str, ufunc: np.ufunc | None = None, ref: Callab
         impl = ref if ref is not None else ufunc
         if impl is None:
             raise ValueError(f"op {name!r} needs a NumPy reference")
-        OPS[name] = OpDef(name, kind, meta, impl, ufunc, (meta.__doc__ or "").strip())
+        OPS[name] = OpDef(name, kind, meta, impl, ufunc, (meta.__doc__ or "").strip(), may_raise)
         return meta
     return deco
+
+
+def may_raise(node) -> bool:
+    """Whether running `node` can raise (or, for a mutation, has an effect) at run time."""
+    op = get_op(node.op)
+    return op.kind == "mutation" or (op.may_raise is not None and bool(op.may_raise(node)))
 
 
 def get_op(name: str) -> OpDef:

@@ -93,7 +93,8 @@ class KernelBuilder:
                     for a, v, d in zip(outer, self.outer_vars, self.outer)):
                 raise Conflict(f"{node} read at {outer}")
             return self.red_vals[node]
-        if cat == "view" and self.inline_views_of is not None and self._view_of(node, self.inline_views_of):
+        if cat == "view" and self.inline_views_of is not None and view_is_inlinable(node) and \
+                self._view_of(node, self.inline_views_of):      # (a general reshape base is loaded below)
             return self.value(node.args[0], view_index(node, idx, self.size_arg))
         if plan.has_value(node) and not (cat == "pw" and node in self.in_group):
             if plan.by_value(node):

@@ -15,7 +15,7 @@ import math
 import sympy
 
 from ..ir.graph import Graph, Node
-from ..ir.registry import get_op
+from ..ir.registry import get_op, may_raise
 from .classify import categorize, view_is_inlinable
 from .pointwise import SUPPORTED_DTYPES
 from .views import broadcast_ok, is_one
@@ -101,7 +101,8 @@ class Plan:
         live = set(self.output_set) | self.binders   # binders: data-dependent sizes come from them
         for n in reversed(self.nodes):
             if n in live or self.cat[n] == "assign" or (
-                    self.cat[n] == "fallback" and get_op(n.op).kind in _IMPURE_KINDS):
+                    self.cat[n] == "fallback" and get_op(n.op).kind in _IMPURE_KINDS) or (
+                    self.cat[n] in WRAPPER and may_raise(n)):      # unused, but NumPy would raise
                 live.add(n)
                 live.update(node_args(n))
         return live

@@ -25,6 +25,10 @@ from bytecode import Bytecode, Instr, Label
 from .. import pyversion
 
 STACK_PREFIX = "___stack"
+# attribute of a resume function: the names of its parameters that receive a
+# NumPy scalar the graph before the break computed; its trace takes them as 0-d graph
+# inputs guarded on type (so dtype), not as constants guarded on value (no recompile per value)
+ARRAY_SCALARS_ATTR = "__frametrace_array_scalars__"
 
 
 def _abstract_with_labels(code):
@@ -92,9 +96,12 @@ def make_resume_code(code, offset: int, layout: tuple, local_names: list):
     return new.to_code()
 
 
-def make_resume_function(fn, offset, layout, local_names):
+def make_resume_function(fn, offset, layout, local_names, array_scalars=()):
+    """The resume function; `array_scalars`: its parameters that hold graph-computed NumPy scalars."""
     code = make_resume_code(fn.__code__, offset, layout, local_names)
-    return types.FunctionType(code, fn.__globals__, code.co_name)
+    resume = types.FunctionType(code, fn.__globals__, code.co_name)
+    setattr(resume, ARRAY_SCALARS_ATTR, frozenset(array_scalars))
+    return resume
 
 
 def make_break_code(code, index: int, layout: tuple, local_names: list, resume_fns: dict):

@@ -5,12 +5,14 @@ import logging
 from dataclasses import dataclass, field
 
 import csrc_free_runtime as rt
+import numpy as np
 
 from ..backends import get_backend
 from ..config import config
 from ..dynamic_policy import DynamicPolicy
 from ..logs import get_logger
 from ..passes.dce import eliminate_dead_code
+from ..resume.codegen import ARRAY_SCALARS_ATTR
 from ..sources import LocalSource, code_of_name
 from .entry import build_entry
 from .output import OutputGraph, Reconstructor
@@ -44,8 +46,11 @@ class EntryInfo:
         ns.update(zip(self.argnames, values))
         failing = []
         for g in self.guards:
+            # a guard re-evaluated alone can see a value its earlier type guard would have
+            # rejected (`L['y'] == 5` on an array): raising or a non-bool result is a failure
             try:
                 ok = eval(g.code, ns)  # noqa: S307 - our own generated guard code
+                ok = isinstance(ok, (bool, np.bool_)) and bool(ok)
             except Exception:
                 ok = False
             if not ok:
@@ -60,6 +65,7 @@ def _trace(cache, values, options, frame_state, stop_index=None):
     shape_env = ShapeEnv(specialize_zero_one=config.specialize_zero_one, duck_shape=config.duck_shape,
                          backed_size_oblivious=config.backed_size_oblivious)
     output = OutputGraph(shape_env, DynamicPolicy(options.dynamic), frame_state, fn.__globals__)
+    output.array_scalar_args = getattr(fn, ARRAY_SCALARS_ATTR, frozenset())
     shape_env.set_location_provider(output.location)
     nfree = len(code.co_freevars)
     arg_values = values[:len(values) - nfree]
@@ -127,6 +133,7 @@ def compile_frame(cache, values, options, frame_state, compile_id):
     entry, check, source = build_entry(cache.argnames, [g.code for g in guards], bindings, graph_call,
                                        input_codes, return_code, namespace,
                                        name=code.co_name if code.co_name.isidentifier() else "entry")
+    native = _native_entry(cache, guards, bindings, graph_call, input_codes, return_code, namespace, graph, options)
     info = EntryInfo(compile_id, cache.argnames, guards, namespace, graph, len(graph.nodes), source,
                      backend_source, output.shape_env)
     info.extra["backend_time"] = backend_time
@@ -134,7 +141,18 @@ def compile_frame(cache, values, options, frame_state, compile_id):
         info.extra["graph_break"] = brk.reason
         info.extra["restart_reasons"] = [f"{brk.reason.explanation} at {brk.reason.location}"]
     _log_compile(code, compile_id, graph, guards, source, backend_source)
-    return rt.CacheEntry(entry, check, compile_id, source, info)
+    return rt.CacheEntry(entry, check, compile_id, source, info, native=native)
+
+
+def _native_entry(cache, guards, bindings, graph_call, input_codes, return_code, namespace, graph, options):
+    """The entry as a native builtin (backends/llvm/native_entry.py), for LLVM-compiled graphs."""
+    run = namespace.get(graph_call) if graph_call is not None else None
+    if not config.native_dispatch or (options.backend or config.backend) != "llvm" or \
+            (run is not None and getattr(run, "steps", None) is None):
+        return None
+    from ..backends.llvm.native_entry import build_native_entry
+    return build_native_entry(cache.argnames, guards, bindings, graph_call, input_codes, return_code, namespace,
+                              graph, run, cache.code.co_name)
 
 
 def _log_compile(code, compile_id, graph, guards, source, backend_source):

@@ -3,8 +3,15 @@ from __future__ import annotations
 
 from .. import pyversion
 from ..errors import NumpyError, Unsupported
-from ..resume.codegen import STACK_PREFIX, can_split, make_break_function, make_resume_function
+from ..ir.fake import FakeArray
+from ..resume.codegen import STACK_PREFIX, can_split, make_break_function, make_resume_function, stack_args
+from .variables.array import ArrayVariable
 from .variables.base import NullVariable
+
+
+def _is_array_scalar(vt) -> bool:
+    """A NumPy scalar the graph computes (`x.sum()`): the resume function takes it as a 0-d input."""
+    return isinstance(vt, ArrayVariable) and isinstance(vt.proxy.fake, FakeArray) and vt.proxy.fake.scalar
 
 
 def breakable_index(cache, exc: Unsupported, options) -> int:
@@ -27,36 +34,44 @@ def breakable_index(cache, exc: Unsupported, options) -> int:
     return index
 
 
-def _resume_trampoline(cache, offset, layout, local_names, options):
+def _resume_trampoline(cache, offset, layout, local_names, options, scalars):
+    """scalars: names of the resume function's parameters that hold graph NumPy scalars."""
+    params = set(stack_args(layout)) | set(local_names)
+    scalars = tuple(sorted(n for n in scalars if n in params))
     store = cache.state.data.setdefault("resume", {})
-    key = ("resume", offset, layout, tuple(local_names))
+    key = ("resume", offset, layout, tuple(local_names), scalars)
     tramp = store.get(key)
     if tramp is None:
         from ..eval_frame import compile as ft_compile
-        fn = make_resume_function(cache.fn, offset, layout, local_names)
+        fn = make_resume_function(cache.fn, offset, layout, local_names, scalars)
         tramp = ft_compile(fn, dynamic=options.dynamic, backend=options.backend)
         store[key] = tramp
     return tramp
 
 
-def _break_function(cache, index, layout, local_names, options):
+def _break_function(cache, index, layout, local_names, options, scalars=frozenset()):
+    """scalars: the stack slots (`___stack<i>`) and locals that hold graph NumPy scalars."""
     store = cache.state.data.setdefault("resume", {})
-    key = ("break", index, layout, tuple(local_names))
+    key = ("break", index, layout, tuple(local_names), tuple(sorted(scalars)))
     fn = store.get(key)
     if fn is None:
         instrs = pyversion.instructions(cache.code)
         ins = instrs[index]
         if ins.opname == "CALL":
-            after = layout[:len(layout) - (ins.arg + 2)] + (False,)
-            resumes = {"next": _resume_trampoline(cache, instrs[index + 1].offset, after, local_names, options)}
+            kept = len(layout) - (ins.arg + 2)
+            after = layout[:kept] + (False,)
         elif ins.opname in pyversion.SIMPLE_STACK_EFFECT:
             pops, pushes = pyversion.SIMPLE_STACK_EFFECT[ins.opname]
-            after = layout[:len(layout) - pops] + (False,) * pushes
-            resumes = {"next": _resume_trampoline(cache, instrs[index + 1].offset, after, local_names, options)}
+            kept = len(layout) - pops
+            after = layout[:kept] + (False,) * pushes
         else:
+            kept = len(layout) - 1
             after = layout[:-1]
-            resumes = {"next": _resume_trampoline(cache, instrs[index + 1].offset, after, local_names, options),
-                       "target": _resume_trampoline(cache, ins.argval, after, local_names, options)}
+        # slots at or above `kept` hold the instruction's results, not the values saved here
+        live = {n for n in scalars if not n.startswith(STACK_PREFIX) or int(n[len(STACK_PREFIX):]) < kept}
+        resumes = {"next": _resume_trampoline(cache, instrs[index + 1].offset, after, local_names, options, live)}
+        if ins.opname != "CALL" and ins.opname not in pyversion.SIMPLE_STACK_EFFECT:
+            resumes["target"] = _resume_trampoline(cache, ins.argval, after, local_names, options, live)
         fn = make_break_function(cache.fn, index, layout, local_names, resumes)
         store[key] = fn
     return fn
@@ -70,6 +85,7 @@ def break_return_code(cache, brk, rebuild, namespace, options) -> str:
     if ins.opname == "CALL" and len(layout) < ins.arg + 2:
         raise Unsupported("stack too short at the break", kind="internal")
     args = [rebuild(v) for v in tx.stack if not isinstance(v, NullVariable)]
+    scalars = {f"{STACK_PREFIX}{i}" for i, v in enumerate(tx.stack) if _is_array_scalar(v)}
     local_names = []
     for name in cache.code.co_varnames:
         if name.startswith(STACK_PREFIX):      # a resume function's saved stack: dead after its prologue
@@ -77,10 +93,12 @@ def break_return_code(cache, brk, rebuild, namespace, options) -> str:
         if name in tx.locals:
             local_names.append(name)
             args.append(rebuild(tx.locals[name]))
+            if _is_array_scalar(tx.locals[name]):
+                scalars.add(name)
         elif name in tx.lazy:
             local_names.append(name)
             args.append(tx.lazy[name][1].code)
-    fn = _break_function(cache, tx.stop_index, layout, local_names, options)
+    fn = _break_function(cache, tx.stop_index, layout, local_names, options, frozenset(scalars))
     name = f"___break_{len(namespace)}"
     namespace[name] = fn
     return f"{name}({', '.join(args)})"

@@ -29,10 +29,41 @@ class OutputGraph:
         self.symbol_sources: dict = {}    # sympy.Symbol -> Source that binds it
         self.current_tx = None
         self.steps = 0
+        self.array_scalar_args: frozenset = frozenset()   # locals that are graph NumPy scalars (resume)
+        self.input_arrays: dict = {}      # input node -> (array, source), for layout questions
+        self._layouts: dict = {}
+        self.builder.input_layout = self.input_layout
         self._wrap = VariableBuilder(self)
 
     def wrap(self, value, source):
         return self._wrap(value, source)
+
+    def input_layout(self, node, shape):
+        """Byte strides of an input array, asked by layout-dependent calls (ravel, reshape of
+        a computed value) and guarded then: a C- or F-contiguous input is guarded on that flag
+        and gets strides from its symbolic `shape`; any other layout on its exact strides."""
+        if node in self._layouts:
+            return self._layouts[node]
+        entry = self.input_arrays.get(node)
+        if entry is None:
+            return None
+        from ..ir.numpy_api.layout import c_strides, f_strides
+        value, source = entry
+        itemsize = value.dtype.itemsize
+        if value.flags.c_contiguous:
+            self.guards.add(f"{source.code}.flags.c_contiguous", f"{source.name} is C-contiguous", "LAYOUT",
+                            source.name)
+            strides = c_strides(shape, itemsize)
+        elif value.flags.f_contiguous:
+            self.guards.add(f"{source.code}.flags.f_contiguous", f"{source.name} is F-contiguous", "LAYOUT",
+                            source.name)
+            strides = f_strides(shape, itemsize)
+        else:
+            self.guards.add(f"{source.code}.strides == {value.strides!r}",
+                            f"{source.name}.strides == {value.strides!r}", "STRIDES", source.name)
+            strides = tuple(value.strides)
+        self._layouts[node] = strides
+        return strides
 
     def bind_symbol(self, sym, source):
         expr = sym.expr if hasattr(sym, "expr") else sym
@@ -62,11 +93,27 @@ class Reconstructor:
             self.outputs.append(node)
         return i
 
+    def symbol_code(self, sym) -> str:
+        """Run-time value of a size symbol: the entry binds `___sym_<s>` from an input source;
+        an unbacked size (a mask's count) has none, so it is read off the first graph value
+        that has it as a dimension, which then leaves the graph."""
+        if sym in self.output.symbol_sources:
+            return f"___sym_{sym}"
+        for node in list(self.output.graph.inputs) + list(self.output.graph.nodes):
+            for d, dim in enumerate(node.shape):
+                if dim == sym:
+                    if node in self.input_source:
+                        return f"{self.input_source[node].code}.shape[{d}]"
+                    return f"___o[{self.out_index(node)}].shape[{d}]"
+        raise Unsupported(f"the data-dependent value {sym} is not a size of any graph value",
+                          kind="output")
+
     def const(self, value) -> str:
         if type(value) in (int, bool, str, type(None)) or (type(value) is float and value == value
                                                           and value not in (float("inf"), float("-inf"))):
             return repr(value)
-        name = f"___const_{len(self.namespace)}"
+        # not `___const_N`: guard bindings (GuardSet.bind) use that prefix in the same namespace
+        name = f"___value_{len(self.namespace)}"
         self.namespace[name] = value
         return name
 
@@ -82,7 +129,7 @@ class Reconstructor:
         if isinstance(vt, SymNumberVariable):
             from ..shapes import SymBool, SymFloat, pycode
             expr = vt.value.expr
-            names = {s: f"___sym_{s}" for s in expr.free_symbols}
+            names = {s: self.symbol_code(s) for s in expr.free_symbols}
             conv = "bool" if isinstance(vt.value, SymBool) else "float" if isinstance(vt.value, SymFloat) else "int"
             return f"{conv}({pycode(expr, names)})"
         if isinstance(vt, ConstantVariable):

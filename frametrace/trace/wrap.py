@@ -13,7 +13,7 @@ import types
 import numpy as np
 
 from ..errors import Unsupported
-from ..sources import GetItemSource, ShapeSource
+from ..sources import GetItemSource, LocalSource, ShapeSource
 from .variables.array import ArrayVariable
 from .variables.builtins import MATH_FUNCTIONS, BuiltinVariable, MathFunctionVariable
 from .variables.constant import ConstantVariable, SymNumberVariable
@@ -69,6 +69,9 @@ class VariableBuilder:
             proxy = self.output.builder.input_scalar(source.name, float)
             self.output.graph_inputs.append((proxy.node, source))
             return ArrayVariable(proxy, source)
+        if isinstance(value, np.generic) and isinstance(source, LocalSource) and \
+                source.local in self.output.array_scalar_args:
+            return self._wrap_array_scalar(value, source)
         if isinstance(value, _CONSTANT_TYPES) or isinstance(value, np.generic):
             if g is not None:
                 if isinstance(value, np.generic):
@@ -161,6 +164,19 @@ class VariableBuilder:
         out.guards.equals_match(source, value)
         return ConstantVariable(value, source)
 
+    def _wrap_array_scalar(self, value, source):
+        """A NumPy scalar a graph computed before a break, passed to the resume function: a
+        0-d graph input guarded on its type (and so its dtype), not on its value."""
+        dtype = value.dtype
+        if dtype.kind not in "biufc":
+            raise Unsupported(f"NumPy scalars of dtype {dtype} are not traced", kind="input")
+        self.output.guards.type_match(source, value)
+        proxy = self.output.builder.input_array(source.name, (), dtype, scalar=True)
+        self.output.graph_inputs.append((proxy.node, source))
+        var = ArrayVariable(proxy, source)
+        var.example_value = value
+        return var
+
     def _wrap_array(self, value, source):
         out = self.output
         g = out.guards
@@ -190,6 +206,7 @@ class VariableBuilder:
             shape.append(sym)
         proxy = out.builder.input_array(source.name, tuple(shape), dtype)
         out.graph_inputs.append((proxy.node, source))
+        out.input_arrays[proxy.node] = (value, source)
         var = ArrayVariable(proxy, source)
         var.example_value = value
         return var

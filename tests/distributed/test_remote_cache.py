@@ -110,19 +110,25 @@ def _h(x):
     return np.sqrt(x) * 3.0
 
 
-def test_redis_killed_between_two_compiles(redis_server, use_remote, tmp_path):
+def test_redis_killed_between_two_compiles(redis_server, use_remote, tmp_path, caplog):
     use_remote(redis_server.url, remote_cache_backoff_s=60.0)
-    with ft.config.patch(pgo=True):
+    local = tmp_path / "cache"                       # conftest's cache_dir
+    with ft.config.patch(pgo=True), caplog.at_level(logging.WARNING, "frametrace.remote_cache"):
         _sweep(_g, (10, 20, 30))                     # compiles, saves PGO local + remote
         assert remote_cache.stats()["puts"] >= 1
+        kernels = set((local / "llvm").glob("*.o"))
         redis_server.kill()
         start = time.perf_counter()
-        _sweep(_h, (10, 20, 30))                     # PGO load/save meet a dead server
+        _sweep(_h, (10, 20, 30))                     # PGO load/save and kernel get/put meet a dead server
         _sweep(_g, (40,))
         took = time.perf_counter() - start
     s = remote_cache.stats()
     assert s["errors"] == 1 and s["skipped"] >= 1, s      # one failure, then the backoff skips it
     assert took < 3.0, took
+    assert [r.message for r in caplog.records if "unavailable" in r.message][0].endswith("for 60s")
+    # the local cache goes on: _h's kernels and profile were written there
+    assert set((local / "llvm").glob("*.o")) - kernels
+    assert [p for p in (local / "pgo").glob("*._h.*.txt")]
 
 
 def test_hung_redis_costs_one_timeout(redis_server, use_remote):

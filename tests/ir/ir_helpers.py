@@ -29,11 +29,13 @@ def _unwrap(a):
 def trace(build, *args):
     """Build a graph: arrays / NumPy scalars / Rt(...) become inputs; returns (b, result, inputs)."""
     b = GraphBuilder()
-    proxies, inputs = [], {}
+    proxies, inputs, layouts = [], {}, {}
+    b.input_layout = lambda node, shape: layouts.get(node)    # the inputs' own strides (the tracer guards them)
     for i, a in enumerate(args):
         src = f"L['a{i}']"
         if isinstance(a, np.ndarray):
             proxies.append(b.input_array(src, a.shape, a.dtype))
+            layouts[proxies[-1].node] = tuple(a.strides)
         elif isinstance(a, np.generic):
             proxies.append(b.input_array(src, (), a.dtype, scalar=True))
         elif isinstance(a, Rt):

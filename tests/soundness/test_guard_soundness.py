@@ -352,15 +352,14 @@ def test_dict_and_list_contents(backend):
     run(f, x, {}, [1, 2], compiled=c)      # KeyError as eager
 
 
-@pytest.mark.xfail(strict=True, reason="recompile explainer evaluates `L['ks'][0] == 1` on an array")
-def test_list_element_int_then_array_explainer():
-    # trace/compile.py failing_guards (the slow recompile-reason explainer) does
-    # `if not ok:` on the guard `L['ks'][0] == 1` evaluated with an array element:
-    # ValueError("truth value of an array ... is ambiguous") escapes to the caller.
+def test_list_element_int_then_array_explainer(backend):
+    # trace/compile.py failing_guards (the slow recompile-reason explainer) re-evaluates
+    # `L['ks'][0] == 1` alone with an array element: an array (ambiguous truth value) or an
+    # exception counts as a failing guard, never escapes to the caller.
     def f(x, ks):
         return x + ks[0]
 
-    c = ft.compile(f, backend="numpy")
+    c = ft.compile(f, backend=backend)
     x = np.arange(3.0)
     run(f, x, [1], compiled=c)
     run(f, x, [np.arange(3.0)], compiled=c)
@@ -622,27 +621,23 @@ def test_array_then_none(backend):
     run(optional_add, x, 5.5, compiled=c)
 
 
-@pytest.mark.xfail(strict=True, reason="recompile explainer: `L['y'] == None` evaluated on an array")
-def test_none_then_array():
+def test_none_then_array(backend):
     # The guard on y=None, re-evaluated alone by the slow explainer (trace/compile.py
-    # failing_guards) when an array comes in, raises "truth value ... ambiguous" out of
-    # `if not ok:` (outside its try). Same root cause as test_int_argument_then_array.
-    c = ft.compile(optional_add, backend="numpy")
+    # failing_guards) when an array comes in, gives an array: a failing guard, not an error.
+    c = ft.compile(optional_add, backend=backend)
     x = np.arange(3.0)
     run(optional_add, x, compiled=c)
     run(optional_add, x, np.ones(3), compiled=c)
 
 
-@pytest.mark.xfail(strict=True, reason="recompile explainer: `L['y'] == 5` evaluated on an array")
-def test_int_argument_then_array():
+def test_int_argument_then_array(backend):
     # After a compile with y=5 (an int guarded by value), calling with an array makes the
     # slow explainer (trace/compile.py failing_guards, via convert_frame.guard_failures)
-    # do `if not ok:` on `array == 5`: ValueError escapes to the caller instead of a
-    # recompile. Same for an int inside a list argument ([1] then [array]).
+    # evaluate `array == 5`: a failing guard and a recompile, not a ValueError.
     def g(x, y):
         return x + y
 
-    c = ft.compile(g, backend="numpy")
+    c = ft.compile(g, backend=backend)
     run(g, np.arange(3.0), 5, compiled=c)
     run(g, np.arange(3.0), np.ones(3), compiled=c)
 

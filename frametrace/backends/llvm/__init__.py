@@ -78,6 +78,7 @@ def _compile(graph: Graph):
     run.loop_ir = "\n\n".join(format_kernel(k) for k in kernels)
     run.module = module
     run.kernels = kernels
+    run.plan, run.steps = plan, steps          # for the native entry (native_entry.py)
     if _log.isEnabledFor(10):
         _log.debug("%s\n%s", source, run.loop_ir)
     return run

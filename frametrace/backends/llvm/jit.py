@@ -3,14 +3,21 @@
 Key: sha256 of (format version, llvmlite version, host CPU name + features, IR text). The
 IR holds nothing process-specific (array addresses, sizes and scalars arrive at run time),
 so an object compiled by one process is valid in the next on the same CPU.
-File: `<cache_dir>/llvm/<key>.o` = MAGIC + sha256(object) + object bytes; a file that fails
-the check (truncated, corrupt, foreign) is ignored with a warning and rebuilt.
+File: `<cache_dir>/llvm/<key>.o` = one header line, then the object bytes:
+
+    frametrace-kernel v2 key=<key> len=<object bytes> sha256=<sha256 hex of the object>\n
+
+A file whose header is missing (foreign), of another format version, for another key (copied or
+moved), of the wrong length (truncated) or whose checksum fails (corrupt) is ignored with a
+`CacheFileWarning` and rebuilt; no object code is loaded before these checks pass. The folders are
+created owner-only (0o700; cache_files.private_dir), and an existing one others may write to is warned about.
 Loading: MCJIT `add_object_file` (~1-2 ms) instead of parse + O3 + codegen (~10 ms/kernel).
 With FRAMETRACE_REMOTE_CACHE set, a local miss asks the shared cache (frametrace.remote_cache,
 HMAC-signed entries) before compiling, and fresh objects are written to both.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import os
@@ -22,10 +29,14 @@ import llvmlite
 import llvmlite.binding as llvm
 
 from ...codegen.llvm_jit import host_target_machine, optimize
+from ...cache_files import CacheFileWarning, private_dir
 from .runtime import KERNEL_TYPE
 
-FORMAT_VERSION = "frametrace-llvm-kernels-1"
-MAGIC = b"FTOBJ1\n"
+VERSION = 2
+FORMAT_VERSION = f"frametrace-llvm-kernels-{VERSION}"
+MAGIC = b"frametrace-kernel v"
+_OLD_MAGIC = b"FTOBJ1\n"           # version 1: MAGIC + sha256 + object, no key
+_MAX_HEADER = 256
 CODEGEN_LEVEL = 1      # machine-code optimisation (the IR is always O3): 1 ~ 3 in speed, faster to build
 _lock = threading.Lock()
 stats = {"hits": 0, "misses": 0, "corrupt": 0}
@@ -51,33 +62,71 @@ def cache_key(ir_text: str) -> str:
     return h.hexdigest()
 
 
-def _read(path: str):
+def _header(key: str, obj: bytes) -> bytes:
+    return MAGIC + f"{VERSION} key={key} len={len(obj)} sha256={hashlib.sha256(obj).hexdigest()}\n".encode()
+
+
+def check(data: bytes, key: str) -> bytes:
+    """The object code a cache file holds; ValueError (saying why) unless it is whole and for `key`."""
+    if data.startswith(_OLD_MAGIC):
+        raise ValueError(f"written in kernel cache format v1, this frametrace reads v{VERSION}")
+    line, sep, _ = data[:_MAX_HEADER].partition(b"\n")
+    if not data.startswith(MAGIC) or not sep:
+        raise ValueError("not a frametrace kernel file (foreign)")
+    fields = line[len(MAGIC):].decode("ascii", "replace").split(" ")
+    if fields[0] != str(VERSION):
+        raise ValueError(f"written in kernel cache format v{fields[0][:10]}, this frametrace reads v{VERSION}")
+    obj = data[len(line) + 1:]
+    if line + b"\n" != _header(key, obj):
+        named = dict(f.partition("=")[::2] for f in fields[1:])
+        if named.get("key") != key:
+            raise ValueError(f"holds the kernels of another key ({named.get('key', '?')[:16]}...; foreign)")
+        if named.get("len") != str(len(obj)):
+            raise ValueError(f"truncated or padded: {len(obj)} object bytes, the header says {named.get('len')}")
+        raise ValueError("corrupt: checksum mismatch")
+    return obj
+
+
+def _reject(path: str, why: str):
+    with _lock:
+        stats["corrupt"] += 1
+    warnings.warn(f"frametrace: ignoring kernel cache file {path}: {why}; recompiling (the file is rebuilt)",
+                  CacheFileWarning, stacklevel=3)
+
+
+def _read(path: str, key: str):
+    """The verified object code at `path`, or None (missing, or rejected with a warning)."""
     try:
+        private_dir(os.path.dirname(path), os.path.dirname(os.path.dirname(path)), create=False)
         with open(path, "rb") as f:
             data = f.read()
     except FileNotFoundError:
         return None
     except OSError as exc:
-        warnings.warn(f"frametrace: cannot read cached kernels {path}: {exc}; recompiling", stacklevel=2)
+        _reject(path, f"cannot read it ({exc})")
         return None
-    head = len(MAGIC) + 32
-    if len(data) < head or not data.startswith(MAGIC) or \
-            hashlib.sha256(data[head:]).digest() != data[len(MAGIC):head]:
-        stats["corrupt"] += 1
-        warnings.warn(f"frametrace: ignoring corrupt or foreign kernel cache file {path}; recompiling", stacklevel=2)
-        return None
-    return data[head:]
-
-
-def _write(path: str, obj: bytes):
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            f.write(MAGIC + hashlib.sha256(obj).digest() + obj)
-        os.replace(tmp, path)                  # atomic: readers never see half a file
+        return check(data, key)
+    except ValueError as exc:
+        _reject(path, str(exc))
+        return None
+
+
+def _write(path: str, key: str, obj: bytes):
+    folder = os.path.dirname(path)
+    try:
+        private_dir(folder, os.path.dirname(folder))
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(_header(key, obj) + obj)
+            os.replace(tmp, path)                  # atomic: readers never see half a file
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
     except OSError as exc:
-        warnings.warn(f"frametrace: cannot write kernel cache {path}: {exc}", stacklevel=2)
+        warnings.warn(f"frametrace: cannot write kernel cache {path}: {exc}", CacheFileWarning, stacklevel=3)
 
 
 def _remote(op: str, key: str, data: bytes | None = None):
@@ -108,17 +157,17 @@ class LoadedModule:
         self.ir = ir_text
         key = cache_key(ir_text)
         self.path = os.path.join(cache_dir(), f"{key}.o")
-        obj = _read(self.path) if use_cache else None
+        obj = _read(self.path, key) if use_cache else None
         if obj is None and use_cache:             # a shared cache (Redis) behind the local one
             obj = _remote("get", key)
             if obj is not None:
-                _write(self.path, obj)
+                _write(self.path, key, obj)
         self.cache_hit = obj is not None
         if obj is None:
             _, mod = _optimized(ir_text)
             obj = host_target_machine(CODEGEN_LEVEL).emit_object(mod)
             if use_cache:
-                _write(self.path, obj)
+                _write(self.path, key, obj)
                 _remote("put", key, obj)
         with _lock:
             stats["hits" if self.cache_hit else "misses"] += 1

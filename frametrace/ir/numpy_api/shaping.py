@@ -13,10 +13,13 @@ import numpy as np
 from ...errors import NumpyError
 from ..fake import FakeArray
 from ..ops.views import resolve_reshape
+from ..graph import Node
 from ..ops.symbolic import same_size
+from ..registry import get_op
 from .common import (as_array, as_dtype, bind, check_operand, is_array, is_proxy,
                      meta_of, normalize_axes, normalize_axis, reject, shape_arg, size_arg,
                      unsupported, unwrap_out, write_ufunc_out)
+from .layout import is_c_contiguous, reshape_is_view
 
 
 def _shape_varargs(shape: tuple, fname):
@@ -30,8 +33,22 @@ def _shape_varargs(shape: tuple, fname):
 
 
 def reshape(b, x, shape, fname="np.reshape"):
+    """A view where NumPy makes one, else a view of a C-ordered copy. Of an input (or a view
+    of one) the `reshape` op's reference decides at run time, exactly as NumPy, with no
+    layout guard; of a value the graph computes, NumPy's layout of it decides at trace time
+    (a backend may lay that value out differently)."""
     x = as_array(b, x, fname)
-    return b.emit("reshape", x, shape=resolve_reshape(x.size, shape))
+    shape = resolve_reshape(x.size, shape)
+    if not _views_an_input(x) and reshape_is_view(b, x, shape) is False:
+        x = b.emit("copy", x, order="C")
+    return b.emit("reshape", x, shape=shape)
+
+
+def _views_an_input(x) -> bool:
+    node = x.node
+    while node.op != "input" and get_op(node.op).kind == "view" and isinstance(node.args[0], Node):
+        node = node.args[0]
+    return node.op == "input"
 
 
 def reshape_impl(b, a, *args, **kwargs):
@@ -49,14 +66,23 @@ def reshape_method(b, self, *shape, order="C", copy=None):
 
 
 def ravel_impl(b, a, order="C"):
+    """A view of a C-contiguous array (NumPy's flag, decided at trace time: an input's
+    layout is guarded), else a C-ordered copy, even where `reshape(-1)` would be a view."""
     reject("np.ravel", {"order": order}, order="C")
     x = as_array(b, a, "np.ravel")
+    contiguous = is_c_contiguous(b, x)
+    if contiguous is None:
+        raise unsupported("np.ravel", "ravel of an array whose memory layout is not known at trace time",
+                          "use x.reshape(-1) (a view where possible) or x.flatten() (always a copy)")
+    if not contiguous:
+        x = b.emit("copy", x, order="C")
     return b.emit("reshape", x, shape=(x.size,))
 
 
 def flatten_method(b, self, order="C"):
     reject("ndarray.flatten", {"order": order}, order="C")
-    return b.emit("copy", ravel_impl(b, self))
+    x = as_array(b, self, "ndarray.flatten")
+    return b.emit("reshape", b.emit("copy", x, order="C"), shape=(x.size,))
 
 
 def transpose(b, x, axes, fname="np.transpose"):
@@ -144,8 +170,9 @@ def concatenate_impl(b, arrays, axis=0, out=None, *, dtype=None, casting="same_k
     xs = [check_operand(x, fname) for x in _sequence(arrays, fname)]
     if not xs:
         raise NumpyError(ValueError("need at least one array to concatenate"))
-    if axis is None:
-        xs = [ravel_impl(b, x) for x in xs]
+    if axis is None:                   # concatenate copies: view or copy of each does not matter
+        xs = [as_array(b, x, fname) for x in xs]
+        xs = [b.emit("reshape", x, shape=(x.size,)) for x in xs]
         axis = 0
     elif not all(is_array(x) and x.ndim > 0 for x in xs):
         raise NumpyError(ValueError("zero-dimensional arrays cannot be concatenated"))
@@ -163,14 +190,18 @@ def stack_impl(b, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     return b.emit("stack", *xs, axis=normalize_axis(axis, ndim + 1, fname))
 
 
+def _copy(b, x, order):
+    return b.emit("copy", x) if order == "K" else b.emit("copy", x, order=order)
+
+
 def copy_impl(b, a, order="K", subok=False):
     reject("np.copy", {"order": order, "subok": subok}, order=("K", "C", "A"), subok=False)
-    return b.emit("copy", as_array(b, a, "np.copy"))
+    return _copy(b, as_array(b, a, "np.copy"), order)
 
 
 def copy_method(b, self, order="C"):
     reject("ndarray.copy", {"order": order}, order=("C", "K", "A"))
-    return self if self.scalar else b.emit("copy", self)     # NumPy scalars are immutable
+    return self if self.scalar else _copy(b, self, order)     # NumPy scalars are immutable
 
 
 def where_impl(b, condition, *args, **kwargs):

@@ -18,6 +18,7 @@ import numpy as np
 from ...errors import NumpyError
 from ..fake import FakeArray
 from ..registry import register
+from .raising import take_may_raise
 from .symbolic import same_size
 
 
@@ -54,7 +55,7 @@ def _take_ref(x, idx):
     return x[idx]
 
 
-@register("take", kind="gather", ref=_take_ref)
+@register("take", kind="gather", ref=_take_ref, may_raise=take_may_raise)
 def take_meta(x, idx):
     """x[idx] along axis 0 with an integer index array."""
     if idx.dtype.kind not in "iu":

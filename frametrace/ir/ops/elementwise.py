@@ -24,6 +24,7 @@ from ..fake import FakeScalar
 from ..registry import register
 from .broadcast import broadcast_shapes
 from .promotion import PY_TYPES, fake_like, is_weak, probe, python_result_type, shape_of
+from .raising import elementwise_may_raise
 
 # name -> the Python operator with the same meaning on Python scalars (None: no such operator)
 UNARY = {
@@ -75,18 +76,18 @@ def _ufunc_ref(ufunc, pyop):
     return ref
 
 
-def _register_ufuncs(table):
+def _register_ufuncs(table, may_raise=None):
     for name, pyop in table.items():
         ufunc = getattr(np, name)
-        register(name, kind="elementwise", ufunc=ufunc, ref=_ufunc_ref(ufunc, pyop))(
+        register(name, kind="elementwise", ufunc=ufunc, ref=_ufunc_ref(ufunc, pyop), may_raise=may_raise)(
             _ufunc_meta(name, ufunc, pyop))
 
 
 _register_ufuncs(UNARY)
-_register_ufuncs(BINARY)
+_register_ufuncs(BINARY, may_raise=elementwise_may_raise)
 
 
-@register("where", kind="elementwise", ref=np.where)
+@register("where", kind="elementwise", ref=np.where, may_raise=elementwise_may_raise)
 def where_meta(cond, a, b):
     """np.where(cond, a, b): all three broadcast; a and b promote (NEP 50)."""
     value = probe(np.where, cond, a, b)
@@ -97,7 +98,7 @@ def clip_ref(x, lo, hi):
     return np.clip(x, lo, hi)
 
 
-@register("clip", kind="elementwise", ref=clip_ref)
+@register("clip", kind="elementwise", ref=clip_ref, may_raise=elementwise_may_raise)
 def clip_meta(x, lo, hi):
     """np.clip(x, lo, hi): x, lo and hi broadcast; lo or hi may be None."""
     value = probe(clip_ref, x, lo, hi)

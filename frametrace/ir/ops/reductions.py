@@ -22,6 +22,7 @@ from ...errors import NumpyError
 from ..fake import FakeArray
 from ..registry import register
 from .promotion import fake_like, probe
+from .raising import no_identity_reduction_may_raise
 
 _REDUCTIONS = {            # name -> (NumPy function, extra attrs beyond axis/keepdims)
     "sum": (np.sum, ("dtype",)), "prod": (np.prod, ("dtype",)), "mean": (np.mean, ("dtype",)),
@@ -75,7 +76,9 @@ def _reduction_meta(name, fn, extra):
 
 
 for _name, (_fn, _extra) in _REDUCTIONS.items():
-    register(_name, kind="reduction", ref=_fn)(_reduction_meta(_name, _fn, _extra))
+    register(_name, kind="reduction", ref=_fn,
+             may_raise=no_identity_reduction_may_raise if _name in _NO_IDENTITY else None)(
+        _reduction_meta(_name, _fn, _extra))
 
 
 def _arg_meta(name, fn):
@@ -96,8 +99,10 @@ def _arg_meta(name, fn):
     return meta
 
 
-register("argmax", kind="reduction", ref=np.argmax)(_arg_meta("argmax", np.argmax))
-register("argmin", kind="reduction", ref=np.argmin)(_arg_meta("argmin", np.argmin))
+register("argmax", kind="reduction", ref=np.argmax, may_raise=no_identity_reduction_may_raise)(
+    _arg_meta("argmax", np.argmax))
+register("argmin", kind="reduction", ref=np.argmin, may_raise=no_identity_reduction_may_raise)(
+    _arg_meta("argmin", np.argmin))
 
 
 def _scan_meta(name, fn):

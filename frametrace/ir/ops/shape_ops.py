@@ -5,7 +5,9 @@ Canonical forms:
                            (np.concatenate(..., axis=None) is lowered to reshapes first)
   stack(*xs; axis)         xs: >= 1 operands of equal shape (weak scalars allowed: 0-d);
                            axis: non-negative int <= ndim
-  copy(x)                  np.copy(x): a new array (a NumPy scalar gives a 0-d array)
+  copy(x[; order])          np.copy(x, order): a new array (a NumPy scalar gives a 0-d array);
+                           order "K" (the default, no attribute: NumPy keeps x's layout),
+                           "C" (x.copy(), and the copy a ravel/reshape makes) or "A"
 """
 from __future__ import annotations
 
@@ -73,8 +75,10 @@ def stack_meta(*xs, axis):
 
 
 @register("copy", kind="copy", ref=np.copy)
-def copy_meta(x):
-    """np.copy(x): a new array with x's shape and dtype."""
+def copy_meta(x, *, order="K"):
+    """np.copy(x, order): a new array with x's shape and dtype."""
     if not isinstance(x, FakeArray):
         raise TypeError(f"copy expects an array or NumPy scalar operand, got {x!r}")
+    if order not in ("K", "C", "A"):
+        raise ValueError(f"copy: order {order!r} is not canonical")
     return fake_like(probe(np.copy, x), x.shape)

@@ -1,0 +1,380 @@
+"""Native entry of a cache entry: guards + sizes + output allocation + kernel launch in one
+METH_FASTCALL builtin generated as LLVM IR (no C anywhere). ISSUE 3 part 6; the ABI half
+(builtin creation, C-API addresses, layout checks) is csrc_free_runtime/native.py.
+
+    native = build_native_entry(argnames, guards, bindings, graph_call, input_codes,
+                                return_code, namespace, graph, run, name)   # None: Python only
+    native.fn(*frame_values)    # the result, or csrc_free_runtime.native.NATIVE_MISS
+
+The generated function does exactly what the Python entry (trace/entry.py) and the LLVM
+wrapper (wrapper.py) do, in the same order, for the subset it accepts:
+
+    check nargs; type guards; ndim guards; every other guard      (native_guards.py)
+    bind the symbols; compute the size variables; check the kernels' preconditions
+        (empty reductions, writeable destinations, runtime asserts)
+    if a kernel's work >= runtime.PARALLEL_THRESHOLD: miss (the Python path splits it
+        over the thread pool); the GIL is released around kernels with work >= GIL_WORK
+    allocate outputs and scratch (PyArray_New = np.empty), call the kernels by address
+    build the return value (an array, a NumPy scalar of a 0-d result, an input, an int,
+        None/bools, or a tuple of those), drop the temporaries, count the hit
+
+Anything else (graph breaks, NumPy fallback steps, views built by NumPy, unbacked sizes,
+overlap copies, globals/attributes as graph inputs, float arithmetic in guards) raises
+NotNative and the entry keeps its Python path only. Every check that fails at run time
+returns the miss sentinel *before* anything is allocated, so a miss has no side effects.
+Inputs are borrowed from the caller (alive until we return); outputs are owned by us until
+handed to the result, so every array the kernels touch outlives the kernel call.
+"""
+from __future__ import annotations
+
+import ast
+import logging
+
+import numpy as np
+import sympy
+
+from csrc_free_runtime import native as rt_native
+
+from ...config import config
+from ...ir.graph import Node
+from ...logs import get_logger
+from ...lower.fusion import KernelStep
+from ...shapes import pycode
+from . import runtime
+from .native_guards import IR, OVERFLOW_DECLS, NotNative, Translator, V
+
+_log = get_logger("output_code")
+_why = logging.getLogger("frametrace.backends.llvm.native")
+
+# kernels with at least this much work run with the GIL released (a release costs ~25 ns)
+GIL_WORK = 1 << 15
+OPT_LEVEL = 0          # straight-line code calling optimised kernels: O0 builds in ~5 ms (O2: ~25 ms), runs as fast
+
+
+def build_native_entry(argnames, guards, bindings, graph_call, input_codes, return_code, namespace,
+                       graph, run, name="entry"):
+    """A csrc_free_runtime.native.NativeEntry for this cache entry, or None (Python path only)."""
+    if not getattr(config, "native_dispatch", False) or not rt_native.AVAILABLE or not runtime.ARRAY_LAYOUT_OK:
+        return None
+    try:
+        return _Builder(argnames, namespace).build(guards, bindings, graph_call, input_codes, return_code,
+                                                   graph, run, name)
+    except NotNative as exc:
+        _why.debug("no native entry for %s: %s", name, exc)
+        return None
+    except Exception as exc:                  # a bug here must not cost the user the entry
+        from . import STRICT
+        if STRICT:
+            raise
+        _why.warning("native entry for %s failed (%s: %s); the Python path serves it", name,
+                     type(exc).__name__, exc, exc_info=True)
+        return None
+
+
+class _Builder:
+    def __init__(self, argnames, namespace):
+        self.ir = IR()
+        self.tr = Translator(self.ir, argnames, namespace)
+        self.argnames = tuple(argnames)
+        self.objs: dict = {}          # wrapper variable -> ptr of its array
+        self.owned: list = []         # arrays we allocated (decref'd before returning)
+        self.slots: dict = {}         # (kernel, slot index) -> (llvm type, value)
+        self.will_own: set = set()    # wrapper variables that will hold arrays we allocate
+
+    # -- the whole function ----------------------------------------------------------------
+    def build(self, guards, bindings, graph_call, input_codes, return_code, graph, run, name):
+        ir, tr = self.ir, self.tr
+        ir.require(ir.op(f"icmp eq i64 %nargs, {len(self.argnames)}"))
+        for tree in tr.hoisted([g.code for g in guards]):
+            tr.require_top(tree)
+        for local, code in bindings:
+            tr.env[local] = V("int", tr.integer(ast.parse(code, mode="eval").body))
+        steps, plan = [], None
+        if graph_call is not None:
+            plan, steps = getattr(run, "plan", None), getattr(run, "steps", None)
+            if plan is None or steps is None or (any(isinstance(s, KernelStep) for s in steps)
+                                                 and run.module is None):
+                raise NotNative("not an LLVM-compiled graph")
+            self._bind_graph(plan, graph, bindings, input_codes)
+            self._prechecks(plan, steps, graph)
+        result = self._plan_return(ast.parse(return_code, mode="eval").body, plan, graph)
+        ir.fail = None                 # from here on, nothing may miss
+        for step in steps:
+            self._launch(plan, step, run)
+        out = self._make(result)
+        for p in self.owned:
+            ir.call("void", "Py_DecRef", f"ptr {p}")
+        return self._finish(out, run, name)
+
+    def _finish(self, out, run, name):
+        ir = self.ir
+        entry = rt_native.NativeEntry()
+        c = ir.op(f"inttoptr i64 {entry.counter_address} to ptr")
+        hits = ir.op(f"load i64, ptr {c}, align 8")
+        ir.do(f"store i64 {ir.op(f'add i64 {hits}, 1')}, ptr {c}, align 8")
+        ir.do(f"ret ptr {out}")
+        fname = "ft_native_" + "".join(ch if ch.isalnum() else "_" for ch in name)
+        text = "\n".join([f"define ptr @{fname}(ptr %self, ptr %args, i64 %nargs) {{", "entry:"] + ir.allocas
+                         + ["  br label %start", "start:"] + ir.lines
+                         + ["miss:", f"  %missinc = inttoptr i64 {rt_native.C_ADDRESSES['Py_IncRef']} to ptr",
+                            "  call void %missinc(ptr %self)", "  ret ptr %self", "}", "", OVERFLOW_DECLS, ""])
+        from ...codegen.llvm_jit import compile_ir
+        module = compile_ir(text, [fname], opt=OPT_LEVEL)
+        if _log.isEnabledFor(logging.INFO):
+            _log.info("native entry %s:\n%s", fname, text)
+        keep = (module, run, dict(self.tr.namespace), tuple(self.tr.keep))
+        return entry.attach(module.address(fname), fname, keep, text)
+
+    # -- graph inputs, symbols and sizes --------------------------------------------------
+    def _bind_graph(self, plan, graph, bindings, input_codes):
+        tr = self.tr
+        if plan.sym_binding:
+            raise NotNative("data-dependent (unbacked) sizes")
+        if len(bindings) != len(graph.symbols):
+            raise NotNative("symbols and bindings differ")
+        for s, (local, _) in zip(graph.symbols, bindings):
+            tr.env[plan.sym_names[s]] = tr.env[local]
+        for node, code in zip(graph.inputs, input_codes):
+            if code not in tr.argindex:
+                raise NotNative(f"graph input {code} is not a frame value")
+            var = plan.var[node]
+            if plan.by_value(node):
+                tr.env[var] = tr.number(code)
+            elif tr.types.get(code) is np.ndarray:
+                self.objs[var] = tr.arg(code).ref
+            else:
+                raise NotNative(f"graph input {code} is not a guarded ndarray")
+
+    def size(self, plan, src) -> str:
+        """i64 value of a wrapper size source: a literal, a symbol or a size variable."""
+        src = str(src)
+        if src.lstrip("-").isdigit():
+            return src
+        env = self.tr.env
+        if src not in env:
+            if plan is None or src not in plan.size_exprs:
+                raise NotNative(f"size {src}")
+            expr = plan.size_exprs[src]
+            if expr.is_integer is not True:
+                raise NotNative(f"non-integer size {expr}")
+            env[src] = V("int", self.tr.integer(ast.parse(pycode(expr, plan.sym_names), mode="eval").body))
+        return self.tr.as_int(env[src])
+
+    def _prechecks(self, plan, steps, graph):
+        """Everything that may miss, before the first allocation."""
+        ir, tr = self.ir, self.tr
+        will_own = self.will_own
+        for expr, _ in getattr(graph, "runtime_asserts", ()):
+            if expr is not sympy.true:
+                ir.require(tr.boolean(ast.parse(pycode(expr, plan.sym_names), mode="eval").body))
+        for step in steps:
+            if not isinstance(step, KernelStep):
+                raise NotNative(f"wrapper step {step.node.op}")
+            if step.copies:
+                raise NotNative("a kernel that reads a copy of its destination")
+            for i, base in step.overlap:            # the wrapper copies when np.may_share_memory
+                self._require_disjoint(plan, step.kernel.buffers[i].source, base)
+            for r in step.empty_checks:
+                axis = r.attr("axis")
+                axes = axis if isinstance(axis, tuple) else range(r.args[0].ndim) if axis is None else (axis,)
+                n = 1
+                for d in axes:
+                    n = n * r.args[0].shape[d]
+                if not isinstance(n, int):
+                    ir.require(ir.op(f"icmp ne i64 {self.size(plan, plan.size_source(n))}, 0"))
+            for n in step.writable:
+                var = plan.var[n]
+                if var in will_own:
+                    continue                       # a fresh array: writeable
+                if var not in self.objs:
+                    raise NotNative(f"writeable check of {var}")
+                flags = ir.field(self.objs[var], rt_native.ARRAY_FIELDS["flags"], "i32")
+                bit = ir.op(f"and i32 {flags}, {rt_native.NPY_ARRAY_WRITEABLE}")
+                ir.require(ir.op(f"icmp ne i32 {bit}, 0"))
+            for n, _ in step.reuse:
+                will_own.add(plan.var[n])
+            for name, like, _ in step.scratch:
+                will_own.add(name)
+                for d in like.shape:
+                    self.size(plan, plan.size_source(d))
+            for n in step.allocs:
+                will_own.add(plan.var[n])
+                for d in n.shape:
+                    self.size(plan, plan.size_source(d))
+            k = step.kernel
+            work = self.size(plan, k.work)
+            if k.work.isdigit():
+                if int(k.work) >= runtime.PARALLEL_THRESHOLD:
+                    raise NotNative("a kernel that always runs on the thread pool")
+            else:
+                ir.require(ir.op(f"icmp slt i64 {work}, {runtime.PARALLEL_THRESHOLD}"))
+            self.size(plan, k.split_extent)
+            for j, s in enumerate(k.slots):
+                self.slots[(k.name, j)] = self._slot_value(plan, s)
+
+    def _require_disjoint(self, plan, a, b):
+        """Miss unless the memory bounds of arrays a and b are disjoint (np.may_share_memory's
+        default test: bounds only); the Python path then copies the source as NumPy would."""
+        nodes = {v: n for n, v in plan.var.items()}
+        if a not in self.objs or b not in self.objs or a not in nodes or b not in nodes:
+            raise NotNative(f"overlap check of {a} and {b}")
+        ir = self.ir
+        (alo, ahi, aempty), (blo, bhi, bempty) = (self._bounds(self.objs[v], nodes[v]) for v in (a, b))
+        cross = ir.op(f"and i1 {ir.op(f'icmp ult i64 {alo}, {bhi}')}, {ir.op(f'icmp ult i64 {blo}, {ahi}')}")
+        empty = ir.op(f"or i1 {aempty}, {bempty}")
+        ir.require(ir.op(f"or i1 {empty}, {ir.op(f'xor i1 {cross}, true')}"))
+
+    def _bounds(self, arr, node):
+        """(lowest byte, one past the highest byte, is empty) of an array's memory."""
+        ir, at = self.ir, rt_native.ARRAY_FIELDS
+        data = ir.op(f"ptrtoint ptr {ir.field(arr, at['data'], 'ptr')} to i64")
+        lo, hi, empty = data, ir.op(f"add i64 {data}, {node.dtype.itemsize}"), "false"
+        dims, strides = ir.field(arr, at["dimensions"], "ptr"), ir.field(arr, at["strides"], "ptr")
+        for d in range(node.ndim):
+            n = ir.op(f"load i64, ptr {ir.op(f'getelementptr inbounds i64, ptr {dims}, i64 {d}')}, align 8")
+            st = ir.op(f"load i64, ptr {ir.op(f'getelementptr inbounds i64, ptr {strides}, i64 {d}')}, align 8")
+            empty = ir.op(f"or i1 {empty}, {ir.op(f'icmp eq i64 {n}, 0')}")
+            span = ir.op(f"mul i64 {ir.op(f'sub i64 {n}, 1')}, {st}")     # no overflow: it is memory
+            neg = ir.op(f"icmp slt i64 {span}, 0")
+            lo = ir.op(f"add i64 {lo}, {ir.op(f'select i1 {neg}, i64 {span}, i64 0')}")
+            hi = ir.op(f"add i64 {hi}, {ir.op(f'select i1 {neg}, i64 0, i64 {span}')}")
+        return lo, hi, empty
+
+    def _slot_value(self, plan, slot) -> tuple:
+        """(llvm type, value) of a kernel's by-value argument."""
+        src, env = slot.source, self.tr.env
+        if src.startswith("int(") and src.endswith(")"):
+            src = src[4:-1]
+        v = env.get(src)
+        kind = "d" if np.dtype(slot.dtype).kind in "fc" else ("Q" if slot.dtype == "uint64" else "q")
+        if v is not None and v.kind == "float":
+            if kind != "d":
+                raise NotNative(f"float into integer slot {slot.source}")
+            return "double", v.ref
+        value = self.size(plan, src)
+        if kind == "d":
+            return "double", self.ir.op(f"sitofp i64 {value} to double")
+        if kind == "Q":                # struct.pack("Q", negative) raises: Python decides
+            self.ir.require(self.ir.op(f"icmp sge i64 {value}, 0"))
+        return "i64", value
+
+    # -- allocation and launch -------------------------------------------------------------
+    def _alloc(self, plan, var, shape, dtype):
+        ir = self.ir
+        dims = ir.alloca(f"[{max(len(shape), 1)} x i64]")
+        for i, d in enumerate(shape):
+            p = ir.op(f"getelementptr inbounds i64, ptr {dims}, i64 {i}")
+            ir.do(f"store i64 {self.size(plan, plan.size_source(d))}, ptr {p}, align 8")
+        arr = ir.call("ptr", "PyArray_New", f"ptr {ir.const_ptr(np.ndarray)}", f"i32 {len(shape)}", f"ptr {dims}",
+                      f"i32 {np.dtype(dtype).num}", "ptr null", "ptr null", "i32 0", "i32 0", "ptr null")
+        self._null_fails(arr, self.owned)
+        self.owned.append(arr)
+        self.objs[var] = arr
+
+    def _null_fails(self, value, live):
+        """NULL (an exception is set): drop what we own, return NULL."""
+        ir = self.ir
+        err, ok = ir.label("err"), ir.label("ok")
+        ir.do(f"br i1 {ir.op(f'icmp eq ptr {value}, null')}, label %{err}, label %{ok}")
+        ir.block(err)
+        for p in live:
+            ir.call("void", "Py_DecRef", f"ptr {p}")
+        ir.do("ret ptr null")
+        ir.block(ok)
+
+    def _launch(self, plan, step, run):
+        ir = self.ir
+        for n, donor in step.reuse:
+            self.objs[plan.var[n]] = self.objs[plan.var[donor]]
+        for name, like, dt in step.scratch:
+            self._alloc(plan, name, like.shape, dt)
+        for n in step.allocs:
+            self._alloc(plan, plan.var[n], n.shape, n.dtype)
+        k = step.kernel
+        pack = ir.alloca(f"[{max(len(k.buffers) + len(k.slots), 1)} x i64]")
+        for i, b in enumerate(k.buffers):
+            if b.source not in self.objs:
+                raise NotNative(f"buffer {b.source}")
+            p = ir.op(f"getelementptr inbounds i64, ptr {pack}, i64 {i}")
+            ir.do(f"store ptr {self.objs[b.source]}, ptr {p}, align 8")
+        for j in range(len(k.slots)):
+            ty, value = self.slots[(k.name, j)]
+            p = ir.op(f"getelementptr inbounds i64, ptr {pack}, i64 {len(k.buffers) + j}")
+            ir.do(f"store {ty} {value}, ptr {p}, align 8")
+        fn = ir.op(f"inttoptr i64 {run.module.address(k.name)} to ptr")
+        call = f"call void {fn}(i64 0, i64 {self.size(plan, k.split_extent)}, ptr {pack})"
+        work = self.size(plan, k.work)
+        if k.work.isdigit():
+            if int(k.work) >= GIL_WORK:
+                self._without_gil(call)
+            else:
+                ir.do(call)
+            return
+        big, small, done = ir.label("gil"), ir.label("nogil"), ir.label("ran")
+        ir.do(f"br i1 {ir.op(f'icmp sge i64 {work}, {GIL_WORK}')}, label %{big}, label %{small}")
+        ir.block(big)
+        self._without_gil(call)
+        ir.do(f"br label %{done}")
+        ir.block(small)
+        ir.do(call)
+        ir.do(f"br label %{done}")
+        ir.block(done)
+
+    def _without_gil(self, call):
+        ts = self.ir.call("ptr", "PyEval_SaveThread")
+        self.ir.do(call)
+        self.ir.call("void", "PyEval_RestoreThread", f"ptr {ts}")
+
+    # -- the return value ------------------------------------------------------------------
+    def _plan_return(self, t, plan, graph):
+        """A tree of (kind, data) leaves; int values are computed now (they may miss)."""
+        tr = self.tr
+        if isinstance(t, ast.Tuple):
+            return ("tuple", [self._plan_return(e, plan, graph) for e in t.elts])
+        if isinstance(t, ast.Constant) and (t.value is None or type(t.value) is bool):
+            tr.keep.append(t.value)
+            return ("ref", t.value)
+        if isinstance(t, ast.Constant) and type(t.value) is int:
+            return ("int", tr.integer(t))
+        if isinstance(t, ast.Name) and t.id in tr.argindex:
+            return ("arg", t.id)
+        if isinstance(t, ast.Call) and isinstance(t.func, ast.Name) and t.func.id == "int" and len(t.args) == 1 \
+                and not isinstance(t.args[0], ast.Subscript):
+            return ("int", tr.integer(t.args[0]))
+        if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == "___o" and \
+                isinstance(t.slice, ast.Constant) and type(t.slice.value) is int and plan is not None:
+            o = graph.outputs[t.slice.value]
+            if isinstance(o, Node):
+                var = plan.var[o]
+                if var not in self.objs and var not in self.will_own:
+                    raise NotNative(f"output {var} is not made by a kernel")
+                scalar = o in plan.stored and o.scalar and o.shape == ()
+                return ("scalar" if scalar else "array", var)
+            if isinstance(o, sympy.Basic) and o.is_integer:
+                return ("int", self.size(plan, plan.size_source(o)))
+        raise NotNative(f"return value {ast.unparse(t)}")
+
+    def _make(self, spec, live=()) -> str:
+        """Emit the object for a planned return value (a new reference)."""
+        ir, kind, data = self.ir, spec[0], spec[1]
+        live = list(self.owned) + list(live)
+        if kind == "tuple":
+            items = []
+            for s in data:
+                items.append(self._make(s, items))
+            t = ir.call("ptr", "PyTuple_New", f"i64 {len(items)}")
+            self._null_fails(t, live + items)
+            for i, it in enumerate(items):          # steals each item's reference
+                ir.call("i32", "PyTuple_SetItem", f"ptr {t}", f"i64 {i}", f"ptr {it}")
+            return t
+        if kind == "int":
+            v = ir.call("ptr", "PyLong_FromLongLong", f"i64 {data}")
+            self._null_fails(v, live)
+            return v
+        obj = ir.const_ptr(data) if kind == "ref" else self.tr.arg(data).ref if kind == "arg" else self.objs[data]
+        ir.call("void", "Py_IncRef", f"ptr {obj}")
+        if kind != "scalar":
+            return obj
+        s = ir.call("ptr", "PyArray_Return", f"ptr {obj}")   # 0-d array -> NumPy scalar (steals)
+        self._null_fails(s, live)
+        return s
