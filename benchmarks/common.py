@@ -73,6 +73,11 @@ def run_script(source: str, env: dict | None = None, timeout: float = 300) -> di
     """Run `source` in a fresh Python process; it prints one JSON object on its last line."""
     full_env = dict(os.environ)
     full_env["PYTHONPATH"] = ROOT + os.pathsep + full_env.get("PYTHONPATH", "")
+    # A user's interpreter caches modules' bytecode (.pyc); some sandboxes (this one) set
+    # PYTHONDONTWRITEBYTECODE, which would make every fresh process compile our modules from
+    # source (~0.1 s) and charge that to "cold start". Cold here means: fresh process, empty
+    # kernel cache, bytecode cached as on any second run of a program.
+    full_env.pop("PYTHONDONTWRITEBYTECODE", None)
     full_env.update(env or {})
     out = subprocess.run([sys.executable, "-c", textwrap.dedent(source)], capture_output=True, text=True,
                          env=full_env, timeout=timeout)

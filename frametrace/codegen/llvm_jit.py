@@ -11,11 +11,12 @@ has (zmm on AVX-512). Facts behind the recipe: shared/reference/LLVM_FINDINGS.md
 """
 from __future__ import annotations
 
+import functools
 import threading
 
 import llvmlite.binding as llvm
 
-__all__ = ["CompiledModule", "compile_ir", "host_target_machine", "optimize"]
+__all__ = ["CompiledModule", "compile_ir", "host_cpu", "host_target_machine", "optimize"]
 
 # Name tag of vector wrappers that only exist for the loop vectoriser (llvm_math._slowpath).
 VFABI_WRAPPER_TAG = ".vfabi"
@@ -34,6 +35,13 @@ def _init() -> None:
             _initialized = True
 
 
+@functools.lru_cache(maxsize=None)
+def host_cpu() -> tuple[str, str]:
+    """(CPU name, feature string) of this machine; asked once (LLVM's query costs ~0.2 ms)."""
+    _init()
+    return llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+
+
 def host_target_machine(opt: int = 3) -> llvm.TargetMachine:
     """A new TargetMachine for this CPU (name + features), e.g. znver4 with AVX-512.
 
@@ -41,8 +49,8 @@ def host_target_machine(opt: int = 3) -> llvm.TargetMachine:
     """
     _init()
     target = llvm.Target.from_default_triple()
-    return target.create_target_machine(cpu=llvm.get_host_cpu_name(),
-                                        features=llvm.get_host_cpu_features().flatten(),
+    cpu, features = host_cpu()
+    return target.create_target_machine(cpu=cpu, features=features,
                                         opt=opt, jit=True)
 
 

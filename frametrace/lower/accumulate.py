@@ -17,7 +17,7 @@ import sympy
 from ..ir.graph import Node
 from .loop_ir import Acc, Affine, Const, Load, Op, Store, Update, Var, cast
 from .pointwise import kind
-from .reductions import SIMPLE, _limits, count_expr, red_axes, result_index
+from .reductions import SIMPLE, _limits, count_expr, divisor, red_axes, result_index
 
 _RMW_COMBINE = {"sum": "add", "mean": "add", "prod": "multiply", "max": "maximum",
                 "min": "minimum", "any": "logical_or", "all": "logical_and"}
@@ -82,8 +82,7 @@ def _one(b, node: Node, axes, passes):
         d = Op("subtract", dt, (xv2, Load(mean, at(fa2), dt)))
         init2.body.append(Store(out, at(fi2), const(0, dt)))
         acc2.body.append(Store(out, at(fa2), Op("add", dt, (Load(out, at(fa2), dt), Op("multiply", dt, (d, d))))))
-        n = sympy.Max(sympy.sympify(count_expr(node)) - (node.attr("ddof") or 0), 0)
-        var = Op("true_divide", dt, (Load(out, at(ff2), dt), cast(b.size(n), dt)))
+        var = Op("true_divide", dt, (Load(out, at(ff2), dt), divisor(b, node, dt, node.attr("ddof") or 0)))
         fin2.body.append(Store(out, at(ff2), Op("sqrt", dt, (var,)) if op == "std" else var))
         return
     combine = _RMW_COMBINE[op] if dt != "bool" else _RMW_BOOL.get(op, _RMW_COMBINE[op])

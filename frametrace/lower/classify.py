@@ -57,6 +57,8 @@ def _reduction(node: Node) -> str:
     x = _array_arg(node)
     if node.op not in REDUCTIONS or x is None or not _dtypes_ok(node, x.dtype):
         return "fallback"
+    if node.op in ("mean", "var", "std") and node.dtype.kind not in "fc":
+        return "fallback"                      # mean(dtype=int): NumPy divides in float, then truncates
     return "red"
 
 

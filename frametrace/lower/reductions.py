@@ -44,7 +44,9 @@ def red_axes(node: Node) -> tuple:
     axis = node.attr("axis")
     if axis is None:
         return tuple(range(x.ndim))
-    return (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    # ascending and non-negative: loop nests and index maps walk the reduced dims in order
+    return tuple(sorted(a % x.ndim if x.ndim else a for a in axes))
 
 
 def kept_dims(node: Node) -> tuple:
@@ -119,6 +121,18 @@ def _let(b, phase, value, hint="r"):
     return Var(name, value.dtype)
 
 
+def divisor(b, node: Node, dt: str, ddof=0):
+    """max(n - ddof, 0) as a `dt` value, n the count of reduced elements; a float ddof (NumPy
+    accepts 2.5) is subtracted in floating point."""
+    n = count_expr(node)
+    if float(ddof).is_integer():
+        if ddof:
+            n = sympy.Max(sympy.sympify(n) - int(ddof), 0)
+        return cast(b.size(n), dt)
+    diff = Op("subtract", dt, (cast(b.size(n), dt), Const(float(ddof), dt)))
+    return Op("maximum", dt, (diff, Const(0.0, dt)))
+
+
 def reduction_phases(b, node: Node, outer_vars: tuple) -> tuple[list, Var]:
     """The phases computing `node` at the current outer index, and the Var of its value.
 
@@ -137,10 +151,7 @@ def reduction_phases(b, node: Node, outer_vars: tuple) -> tuple[list, Var]:
         return b.value(x, idx)
 
     def count(minus=0):
-        n = count_expr(node)
-        if minus:
-            n = sympy.Max(sympy.sympify(n) - minus, 0)
-        return cast(b.size(n), dt)
+        return divisor(b, node, dt, minus)
 
     p = b.new_phase(extents)
     if op in SIMPLE or op == "mean":

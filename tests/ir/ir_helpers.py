@@ -1,6 +1,7 @@
-"""Trace a small program with the NumPy API layer, run it with the reference interpreter,
-and compare with NumPy eager: result type (NumPy scalar / array / Python scalar), dtype,
-shape, values; the traced Proxy's abstract value must agree with the eager result too."""
+"""Trace a small program with the NumPy API layer, run it with the reference interpreter or
+the LLVM backend (BACKEND, set per test by conftest.py: every op test runs on both), and
+compare with NumPy eager: result type (NumPy scalar / array / Python scalar), dtype, shape,
+values; the traced Proxy's abstract value must agree with the eager result too."""
 from __future__ import annotations
 
 import copy
@@ -9,10 +10,26 @@ import warnings
 import numpy as np
 import pytest
 
+import frametrace.backends.llvm as llvm_backend
 from frametrace.errors import NumpyError
 from frametrace.ir.builder import GraphBuilder, Proxy
 from frametrace.ir.fake import FakeScalar
 from frametrace.ir.interpret import interpret
+
+
+BACKEND = "interpret"        # or "llvm": graphs are compiled with the LLVM backend (STRICT)
+
+
+def execute(graph, inputs: dict) -> list:
+    """The graph's outputs on `inputs` (source -> value) with the chosen backend."""
+    if BACKEND == "interpret":
+        return interpret(graph, inputs)
+    strict, llvm_backend.STRICT = llvm_backend.STRICT, True     # a backend bug must surface here
+    try:
+        run = llvm_backend.compile_graph(graph)
+    finally:
+        llvm_backend.STRICT = strict
+    return run([inputs[n.attr("source")] for n in graph.inputs], [])
 
 
 class Rt:
@@ -54,8 +71,19 @@ def run(build, *args):
         b.graph.outputs = (result.node,)
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return result, interpret(b.graph, inputs)[0]
+            return result, execute(b.graph, inputs)[0]
     return result, result
+
+
+def assert_values_equal(got, want):
+    """Equal values; on the LLVM backend floats within its documented tolerance (reassociated
+    sums, math functions within a few ulp), NaNs in the same places."""
+    if BACKEND == "llvm" and np.asarray(want).dtype.kind in "fc":
+        tol = 2e-5 if np.asarray(want).dtype in (np.float32, np.complex64) else 1e-11
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol, equal_nan=True)
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    else:
+        np.testing.assert_array_equal(got, want)
 
 
 def assert_same_value(got, want):
@@ -68,7 +96,7 @@ def assert_same_value(got, want):
     if isinstance(want, (np.ndarray, np.generic)):
         assert got.dtype == want.dtype, (got.dtype, want.dtype)
         assert got.shape == want.shape, (got.shape, want.shape)
-        np.testing.assert_array_equal(got, want)
+        assert_values_equal(got, want)
     else:
         assert got == want or (got != got and want != want), (got, want)
 
@@ -117,12 +145,12 @@ def check_mutation(build, eager, *args):
     b, result, inputs = trace(build, *[copy.deepcopy(a) for a in args])
     outs = [result.node] if isinstance(result, Proxy) else []
     b.graph.outputs = tuple(outs)
-    got = interpret(b.graph, inputs)
+    got = execute(b.graph, inputs)
     if outs:
         assert_same_value(got[0], want)
     for i, a in enumerate(eager_args):
         if isinstance(a, np.ndarray):
-            np.testing.assert_array_equal(inputs[f"L['a{i}']"], a)
+            assert_values_equal(inputs[f"L['a{i}']"], a)
     return b
 
 

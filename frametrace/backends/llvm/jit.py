@@ -28,7 +28,7 @@ import warnings
 import llvmlite
 import llvmlite.binding as llvm
 
-from ...codegen.llvm_jit import host_target_machine, optimize
+from ...codegen.llvm_jit import host_cpu, host_target_machine, optimize
 from ...cache_files import CacheFileWarning, private_dir
 from .runtime import KERNEL_TYPE
 
@@ -54,7 +54,7 @@ def cache_dir() -> str:
 
 
 def cache_key(ir_text: str) -> str:
-    host = f"{llvm.get_host_cpu_name()}|{llvm.get_host_cpu_features().flatten()}"
+    host = "|".join(host_cpu())
     h = hashlib.sha256()
     for part in (FORMAT_VERSION, llvmlite.__version__, host, str(CODEGEN_LEVEL), ir_text):
         h.update(part.encode())

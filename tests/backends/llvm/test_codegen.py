@@ -94,8 +94,11 @@ def test_disk_cache_hit_in_a_new_process(tmp_path):
     assert runs[1].stdout.split()[-1] == "HIT"
 
 
-def test_cache_key_covers_ir_and_host():
+def test_cache_key_covers_ir_and_host(monkeypatch):
     assert jit.cache_key("a") != jit.cache_key("b")
+    here = jit.cache_key("a")
+    monkeypatch.setattr(jit, "host_cpu", lambda: ("other-cpu", "+sse2"))
+    assert jit.cache_key("a") != here                     # an object built for another CPU is not ours
     ir = module_ir([])
     assert "ptrtoint" not in ir and "inttoptr" not in ir   # nothing process-specific baked in
 
