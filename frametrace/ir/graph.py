@@ -126,6 +126,7 @@ class Graph:
     outputs: tuple = ()                            # Nodes whose values leave the graph
     symbols: dict = field(default_factory=dict)    # sympy.Symbol -> source name, e.g. "L['x'].shape[0]"
     runtime_asserts: list = field(default_factory=list)  # (sympy bool, message): ft.check on unbacked sizes
+    hints: dict = field(default_factory=dict)      # backed Symbol -> its value in the call being compiled
 
     def add_input(self, *, source: str, kind: str, shape=(), dtype=None, scalar=False) -> Node:
         n = Node("input", (), (("kind", kind), ("source", source)), tuple(shape),

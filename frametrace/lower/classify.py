@@ -21,6 +21,7 @@ from ..ir.registry import get_op
 from .loop_ir import Var
 from .pointwise import SUPPORTED_DTYPES, NotLowerable, lower_elementwise, operand_dt, weak_node
 from .views import broadcast_ok, inlinable
+from .weak_ints import range_checks
 
 REDUCTIONS = ("sum", "prod", "max", "min", "mean", "var", "std", "any", "all", "argmax", "argmin")
 SCANS = ("cumsum", "cumprod")
@@ -39,6 +40,8 @@ def _elementwise(node: Node) -> str:
         return "fallback"                      # a size only guarded to be 1: NumPy broadcasts
     if not all(a.dtype is not None and a.dtype.name in SUPPORTED_DTYPES for a in node.inputs()):
         return "fallback"                      # e.g. a float16 operand
+    if range_checks(node) == "numpy":
+        return "fallback"                      # a run-time int beyond the dtype: NumPy compares exactly
     placeholders = [Var("_", operand_dt(a)) if isinstance(a, Node) or not isinstance(
         a, (bool, int, float, np.generic, type(None))) else None for a in node.args]
     try:

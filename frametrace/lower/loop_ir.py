@@ -190,6 +190,7 @@ class Kernel:
     split_extent: str = "1"    # Python expression: trip count of the split loop (1: no split)
     work: str = "0"            # Python expression: estimated cost, decides threading
     note: str = ""             # which graph nodes it computes (for logs)
+    tier: str = "full"         # "quick": compiled for small sizes (no interleave; backends/llvm/tiers.py)
 
 
 def walk_exprs(e):

@@ -109,6 +109,7 @@ def compile_frame(cache, values, options, frame_state, compile_id):
     graph = output.graph
     graph.outputs = tuple(rebuild.outputs)
     graph.runtime_asserts = [(a.expr, a.msg) for a in output.shape_env.runtime_asserts]
+    graph.hints = {s: h for s in graph.symbols if (h := output.shape_env.hints.get(s)) is not None}
     eliminate_dead_code(graph)
 
     guards = list(output.guards.guards)

@@ -16,6 +16,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import frametrace as ft  # noqa: E402
 import fuzzgen  # noqa: E402
+import fuzzrun  # noqa: E402
 
 
 def signature(msg: str) -> str:
@@ -37,11 +38,11 @@ def main(argv=None):
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--replay", type=int, default=None, help="re-run the program of one seed")
     ns = p.parse_args(argv)
-    backends = ns.backends.split(",") if ns.backends else fuzzgen.available_backends()
+    backends = ns.backends.split(",") if ns.backends else fuzzrun.available_backends()
     if ns.replay is not None:
         prog = fuzzgen.gen_program(fuzzgen.RandomSource(ns.replay))
         print(prog.describe())
-        fails = fuzzgen.run_program(prog, backends=backends)
+        fails = fuzzrun.run_program(prog, backends=backends)
         print("\n\n".join(fails) or "no failure")
         return 1 if fails else 0
     deadline = time.time() + 60 * ns.minutes
@@ -54,13 +55,13 @@ def main(argv=None):
             prog = fuzzgen.gen_program(fuzzgen.RandomSource(seed))
             ft.reset()
             try:
-                fails = fuzzgen.run_program(prog, backends=backends)
+                fails = fuzzrun.run_program(prog, backends=backends)
             except Exception as exc:   # noqa: BLE001  (a harness crash is a failure too)
                 import traceback
                 fails = ["harness crashed: " + "".join(traceback.format_exception(exc)[-8:])]
             n += 1
             for f in fails:
-                known = fuzzgen.known_bug(f, prog.source)
+                known = fuzzrun.known_bug(f, prog.source)
                 sig = f"known:{known}" if known else signature(f)
                 seen.setdefault(sig, []).append(seed)
                 if len(seen[sig]) == 1 and not known:

@@ -16,10 +16,11 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import fuzzgen
+import fuzzrun
 
 EXAMPLES = int(os.environ.get("FRAMETRACE_FUZZ_EXAMPLES", "300"))
 RANDOM = os.environ.get("FRAMETRACE_FUZZ_RANDOM", "0") == "1"
-# shrinking a program takes minutes; fuzzgen.minimize / run_fuzz.py --replay do it faster
+# shrinking a program takes minutes; fuzzrun.minimize / run_fuzz.py --replay do it faster
 SHRINK = os.environ.get("FRAMETRACE_FUZZ_SHRINK", "0") == "1"
 
 _settings = settings(max_examples=EXAMPLES, deadline=None, derandomize=not RANDOM,
@@ -34,7 +35,7 @@ def test_random_programs(data):
     prog = fuzzgen.gen_program(fuzzgen.HypothesisSource(data))
     import frametrace as ft
     ft.reset()
-    failures = fuzzgen.unknown_failures(fuzzgen.run_program(prog), prog.source)
+    failures = fuzzrun.unknown_failures(fuzzrun.run_program(prog), prog.source)
     if failures:
         pytest.fail("\n\n".join(failures) + "\n\n--- program ---\n" + prog.describe(),
                     pytrace=False)
@@ -45,7 +46,7 @@ def test_generator_makes_valid_programs():
     ok = 0
     for seed in range(60):
         prog = fuzzgen.gen_program(fuzzgen.RandomSource(seed))
-        fn = fuzzgen.load(prog.source)
-        _, exc = fuzzgen.run_once(fn, fuzzgen.make_inputs(prog, prog.calls[0]))
+        fn = fuzzrun.load(prog.source)
+        _, exc = fuzzrun.run_once(fn, fuzzgen.make_inputs(prog, prog.calls[0]))
         ok += exc is None
     assert ok >= 35, ok

@@ -1,27 +1,27 @@
 """Failures the differential fuzzer found, minimised: program source + inputs.
 
-Each test runs the program eagerly and compiled (fuzzgen.run_source: every dynamic mode,
+Each test runs the program eagerly and compiled (fuzzrun.run_source: every dynamic mode,
 the listed backends) and expects agreement. The llvm ones without a marker (unbacked size
 in the wrapper, reversed-of-reversed views, float16, cumsum of 0-d) were found while the
 llvm backend was being written and were fixed there during this work; they stay as
 regression tests. Bugs not fixed yet are `xfail(strict=True)`, so they flip to a failure
 (XPASS) the day they are fixed: then drop the marker and the matching entry of
-fuzzgen.KNOWN_BUGS.
+fuzzrun.KNOWN_BUGS.
 """
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-import fuzzgen
+import fuzzrun
 
-HAS_LLVM = "llvm" in fuzzgen.available_backends()
+HAS_LLVM = "llvm" in fuzzrun.available_backends()
 needs_llvm = pytest.mark.skipif(not HAS_LLVM, reason="llvm backend not available")
 
 
 def agree(source, *factories, backends=None, modes=(None, True, False)):
     src = "import numpy as np\n\n" + source
-    failures = fuzzgen.run_source(src, list(factories), modes=modes, backends=backends)
+    failures = fuzzrun.run_source(src, list(factories), modes=modes, backends=backends)
     assert not failures, "\n\n".join(failures)
 
 
@@ -173,27 +173,22 @@ LAYOUTS = (lambda a: a, lambda a: a.T, lambda a: a[:, ::2], lambda a: a[::2], la
     "v = x.T.reshape(-1)\n    v += 1\n    return x, v",
 ])
 def test_ravel_reshape_aliasing_for_every_layout(body):
-    # the numpy backend lays out every value as NumPy does; the llvm backend makes new arrays
-    # C-ordered (DESIGN 3b), so with non-C inputs it is run on the bodies that ravel or
-    # reshape inputs (see test_llvm_reshape_of_k_ordered_value_aliases_like_numpy)
+    # both backends lay out new arrays as NumPy does (llvm: backends/llvm/layouts.py)
     base = np.arange(24.0).reshape(4, 6)
     src = "def f(x):\n    " + body + "\n"
-    agree(src, *[lambda m=m: (m(base.copy()),) for m in LAYOUTS], backends=["numpy"])
+    agree(src, *[lambda m=m: (m(base.copy()),) for m in LAYOUTS])
     agree(src, lambda: (base.copy(),), lambda: (base[:2].copy(),))
-    if body.startswith(("v = x.ravel()", "v = x.T.reshape", "v = x.flatten()")):
-        agree(src, *[lambda m=m: (m(base.copy()),) for m in LAYOUTS])
 
 
 # ---- llvm: reshape of a computed value whose NumPy layout is not C order ------------------
 # `(x + 1).T.reshape(-1)` with x F-ordered: NumPy makes x + 1 F-ordered ("K" order), so its
 # transpose is C-contiguous and the reshape a view of it. The trace decides "view" from
-# NumPy's layout (numpy_api/layout.py), but the llvm backend allocates x + 1 in C order, so
-# the wrapper's np.reshape of the transpose copies: the outputs no longer share memory.
-# Needs the llvm backend to allocate new arrays in the order NumPy would (or to be told the
-# layout by the graph); values are right. Found while fixing ravel-of-noncontiguous.
+# NumPy's layout (numpy_api/layout.py), but the llvm backend allocated x + 1 in C order, so
+# the wrapper's np.reshape of the transpose copied: the outputs no longer shared memory.
+# Fixed: the wrapper allocates with NumPy's strides (backends/llvm/layouts.py; the native
+# entry serves only inputs for which that is C order). Found while fixing ravel-of-noncontiguous.
 
 @needs_llvm
-@pytest.mark.xfail(strict=True, reason="llvm allocates K-order results in C order: reshape view/copy differs")
 def test_llvm_reshape_of_k_ordered_value_aliases_like_numpy():
     agree("def f(x):\n    v = (x + 1).T\n    return v, v.reshape(-1)\n",
           lambda: (np.asfortranarray(np.arange(6.0).reshape(2, 3)),), backends=["llvm"], modes=(None,))
@@ -274,7 +269,7 @@ def test_numpy_scalar_across_break_does_not_recompile_per_value():
         print("break")
         return v * 3, v
 
-    for backend in fuzzgen.available_backends():
+    for backend in fuzzrun.available_backends():
         ft.reset()
         c = ft.compile(f, backend=backend, dynamic=True)
         for n in (3, 4, 5, 6):

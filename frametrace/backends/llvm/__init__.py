@@ -8,6 +8,7 @@
     run.loop_ir     # the kernels in loop IR (readable)
     run.module      # the loaded machine code (.asm, .cache_hit); None without kernels
     run.kernels     # the loop_ir.Kernel objects
+    run.tiers       # tier-up of kernels compiled quick for small sizes (tiers.py), or None
 
 The pipeline is the visible list PIPELINE below: plan (what each node becomes, which values
 are materialised: lower/classify.py, lower/schedule.py) -> steps (fusion into kernels and the
@@ -28,7 +29,7 @@ from ...logs import get_logger
 from ...lower.fusion import KernelStep, group
 from ...lower.loop_ir import format_kernel
 from ...lower.schedule import Plan
-from . import jit, runtime, wrapper
+from . import jit, runtime, tiers, wrapper
 
 PIPELINE = (
     ("plan", lambda g: Plan(g)),                                  # categories, materialisation
@@ -68,9 +69,12 @@ def _compile(graph: Graph):
     plan = stages["plan"](graph)
     steps = stages["steps"](plan)
     kernels = [s.kernel for s in steps if isinstance(s, KernelStep)]
+    quick = tiers.assign(plan, kernels, getattr(graph, "hints", None))    # small symbolic kernels
     ir = stages["llvm_ir"](kernels) if kernels else ""
     module = stages["module"](ir, [k.name for k in kernels]) if kernels else None
     source, namespace = stages["wrapper"](plan, steps, module)
+    refs = namespace.pop("_kernel_refs", {})
+    run_tiers = namespace["_tier_up"] = tiers.TierUp(namespace, refs, kernels, stages["llvm_ir"]) if quick else None
     exec(compile(source, "<frametrace llvm wrapper>", "exec"), namespace)
     run = namespace["run"]
     run.source = source
@@ -78,6 +82,7 @@ def _compile(graph: Graph):
     run.loop_ir = "\n\n".join(format_kernel(k) for k in kernels)
     run.module = module
     run.kernels = kernels
+    run.tiers = run_tiers                     # quick-tier kernels: their tier-up (tiers.py); else None
     run.plan, run.steps = plan, steps          # for the native entry (native_entry.py)
     if _log.isEnabledFor(10):
         _log.debug("%s\n%s", source, run.loop_ir)

@@ -140,9 +140,9 @@ def _remote(op: str, key: str, data: bytes | None = None):
         return None
 
 
-def _optimized(ir_text: str):
+def _optimized(ir_text: str, context=None):
     tm = host_target_machine(3)
-    mod = llvm.parse_assembly(ir_text)
+    mod = llvm.parse_assembly(ir_text, context)
     mod.triple = tm.triple
     mod.data_layout = str(tm.target_data)
     mod.verify()
@@ -151,9 +151,11 @@ def _optimized(ir_text: str):
 
 
 class LoadedModule:
-    """Machine code of one module; keep it alive while its kernels may run."""
+    """Machine code of one module; keep it alive while its kernels may run. `context`: an
+    LLVM context of its own (llvm.create_context(), kept alive by the caller) to build off the
+    main thread: LLVM's global context is not thread-safe (tiers.py)."""
 
-    def __init__(self, ir_text: str, names, use_cache: bool = True):
+    def __init__(self, ir_text: str, names, use_cache: bool = True, context=None):
         self.ir = ir_text
         key = cache_key(ir_text)
         self.path = os.path.join(cache_dir(), f"{key}.o")
@@ -164,7 +166,7 @@ class LoadedModule:
                 _write(self.path, key, obj)
         self.cache_hit = obj is not None
         if obj is None:
-            _, mod = _optimized(ir_text)
+            _, mod = _optimized(ir_text, context)
             obj = host_target_machine(CODEGEN_LEVEL).emit_object(mod)
             if use_cache:
                 _write(self.path, key, obj)
@@ -172,7 +174,7 @@ class LoadedModule:
         with _lock:
             stats["hits" if self.cache_hit else "misses"] += 1
         tm = host_target_machine(3)
-        empty = llvm.parse_assembly("")
+        empty = llvm.parse_assembly("", context)
         empty.triple, empty.data_layout = tm.triple, str(tm.target_data)
         self._engine = llvm.create_mcjit_compiler(empty, tm)
         self._engine.add_object_file(llvm.ObjectFileRef.from_data(obj))

@@ -39,8 +39,10 @@ from ...config import config
 from ...ir.graph import Node
 from ...logs import get_logger
 from ...lower.fusion import KernelStep
+from ...lower.weak_ints import range_checks
 from ...shapes import pycode
 from . import runtime
+from .layouts import Layouts
 from .native_guards import IR, OVERFLOW_DECLS, NotNative, Translator, V
 
 _log = get_logger("output_code")
@@ -48,6 +50,7 @@ _why = logging.getLogger("frametrace.backends.llvm.native")
 
 # kernels with at least this much work run with the GIL released (a release costs ~25 ns)
 GIL_WORK = 1 << 15
+NPY_ARRAY_C_CONTIGUOUS = 0x0001
 OPT_LEVEL = 0          # straight-line code calling optimised kernels: O0 builds in ~5 ms (O2: ~25 ms), runs as fast
 
 
@@ -97,6 +100,7 @@ class _Builder:
                 raise NotNative("not an LLVM-compiled graph")
             self._bind_graph(plan, graph, bindings, input_codes)
             self._prechecks(plan, steps, graph)
+            self._layout_and_range_checks(plan, steps, graph)
         result = self._plan_return(ast.parse(return_code, mode="eval").body, plan, graph)
         ir.fail = None                 # from here on, nothing may miss
         for step in steps:
@@ -211,6 +215,35 @@ class _Builder:
             self.size(plan, k.split_extent)
             for j, s in enumerate(k.slots):
                 self.slots[(k.name, j)] = self._slot_value(plan, s)
+
+    def _layout_and_range_checks(self, plan, steps, graph):
+        """Miss (the Python path decides) unless every allocation is C order as NumPy's (the
+        wrapper's fast path, layouts.py) and every run-time int operand fits the integer
+        dtype it meets (else NumPy raises OverflowError: lower/weak_ints.py)."""
+        ir, tr = self.ir, self.tr
+        lay = Layouts(plan, steps)
+        if lay:
+            if not lay.order_keeping:
+                raise NotNative("an allocation whose layout follows a transpose or a NumPy result")
+            for i in lay.c_inputs:
+                var = plan.var[graph.inputs[i]]
+                if var not in self.objs:
+                    raise NotNative(f"layout check of {var}")
+                flags = ir.field(self.objs[var], rt_native.ARRAY_FIELDS["flags"], "i32")
+                ir.require(ir.op(f"icmp ne i32 {ir.op(f'and i32 {flags}, {NPY_ARRAY_C_CONTIGUOUS}')}, 0"))
+        for n in plan.nodes:
+            checks = range_checks(n) if plan.cat[n] == "pw" else None
+            if checks == "numpy":
+                raise NotNative("a NumPy comparison with a run-time int")
+            for a, lo, hi, _ in checks or ():
+                if isinstance(a, Node) and plan.cat[a] == "input" and plan.var[a] in tr.env:
+                    v = tr.as_int(tr.env[plan.var[a]])
+                elif isinstance(a, sympy.Basic):
+                    v = self.size(plan, plan.size_source(a))
+                else:
+                    raise NotNative(f"range check of {a}")
+                ir.require(ir.op(f"icmp sge i64 {v}, {lo}"))
+                ir.require(ir.op(f"icmp sle i64 {v}, {hi}"))
 
     def _require_disjoint(self, plan, a, b):
         """Miss unless the memory bounds of arrays a and b are disjoint (np.may_share_memory's

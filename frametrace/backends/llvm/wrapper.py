@@ -24,7 +24,9 @@ from ...ir.graph import IndexSlice, Node
 from ...ir.registry import get_op
 from ...lower.fusion import KernelStep, WrapperStep
 from ...lower.schedule import Plan
+from ...lower.weak_ints import check_positions
 from . import runtime
+from .layouts import Layouts, alloc, relayout
 
 
 class _Gen:
@@ -37,6 +39,7 @@ class _Gen:
                    "_IndexSlice": IndexSlice}
         self.lines: list = []
         self._consts: dict = {}
+        self.kernel_refs: dict = {}     # kernel name -> namespace name of its function
 
     def const(self, value, hint="c") -> str:
         key = (type(value), repr(value))
@@ -103,7 +106,11 @@ class _Gen:
             self.lines.append(f"    {name} = _empty(({shape}), {self.const(np.dtype(dt), 'dt')})")
         for n in step.allocs:
             shape = "".join(f"{plan.size_source(d)}, " for d in n.shape)
-            self.lines.append(f"    {plan.var[n]} = _empty(({shape}), {self.const(n.dtype, 'dt')})")
+            dt = self.const(n.dtype, 'dt')
+            make = f"_empty(({shape}), {dt})"
+            if n in self.layouts.index:           # NumPy's layout ("K" order): layouts.py
+                make += f" if _L is None else _alloc_k(({shape}), {dt}, _L[{self.layouts.index[n]}])"
+            self.lines.append(f"    {plan.var[n]} = {make}")
         sources = [b.source for b in k.buffers]
         for i, base in step.overlap:
             tmp = f"_t{k.name}_{i}"
@@ -113,6 +120,7 @@ class _Gen:
         obj = runtime.ARRAY_LAYOUT_OK
         pack = self.const(struct.Struct(pack_format(k, obj)).pack, f"pk_{k.name}_")
         fn = self.const(self.module.functions[k.name], f"{k.name}_")
+        self.kernel_refs[k.name] = fn
         if obj:                                   # the kernel reads data and strides itself
             args = [f"_id({s})" for s in sources]
         else:
@@ -126,7 +134,8 @@ class _Gen:
             self.lines.append(f"    _call({fn}, {k.split_extent}, {k.work}, {packed})")
         else:                                     # small calls skip the threading helper
             self.lines.append(f"    if {k.work} < {runtime.PARALLEL_THRESHOLD}: {fn}(0, {k.split_extent}, {packed})")
-            self.lines.append(f"    else: _call({fn}, {k.split_extent}, {k.work}, {packed})")
+            up = "_tier_up(); " if k.tier == "quick" else ""      # large: build the full tier (tiers.py)
+            self.lines.append(f"    else: {up}_call({fn}, {k.split_extent}, {k.work}, {packed})")
 
     def bind_sizes(self, nodes):
         """Data-dependent sizes become known once the value carrying them exists."""
@@ -134,16 +143,35 @@ class _Gen:
             if n in nodes:
                 self.lines.append(f"    {self.plan.sym_names[sym]} = {self.plan.var[n]}.shape[{d}]")
 
+    def int_checks(self, checks):
+        """A run-time Python int out of an integer operand's range raises as NumPy does."""
+        for a, lo, hi, fn in checks:
+            v = self.arg(a)
+            self.lines.append(f"    if not ({lo} <= {v} <= {hi}): {self.const(fn, 'ovf')}({v})")
+
+    def relayout(self, step):
+        """A result written over a dead temporary gets NumPy's layout (a copy if it differs)."""
+        for n, _ in step.reuse:
+            if n in self.layouts.index:
+                v = self.plan.var[n]
+                self.lines.append(f"    if _L is not None: {v} = _relayout({v}, _L[{self.layouts.index[n]}])")
+
     def generate(self, steps) -> str:
         g, plan = self.plan.graph, self.plan
+        self.layouts, int_checks = Layouts(plan, steps), check_positions(plan, steps)
+        if self.layouts:
+            self.ns.update(_layouts=self.layouts, _alloc_k=alloc, _relayout=relayout)
         self.bind_sizes(set(g.inputs))
-        for step in steps:
+        for i, step in enumerate(steps):
+            self.int_checks(int_checks.get(i, ()))
             if isinstance(step, KernelStep):
                 self.kernel_step(step)
+                self.relayout(step)
                 self.bind_sizes({j.node for j in step.jobs})
             else:
                 self.wrapper_step(step.node)
                 self.bind_sizes({step.node})
+        self.int_checks(int_checks.get(len(steps), ()))
         for expr, msg in getattr(g, "runtime_asserts", ()):   # facts the trace relied on
             self.lines.append(f"    if not ({self.arg(expr)}): raise AssertionError({msg!r})")
         outs = ", ".join(self.arg(o) for o in g.outputs)
@@ -153,6 +181,8 @@ class _Gen:
             head.append(f"    {', '.join(plan.var[n] for n in g.inputs)}, = inputs")
         if g.symbols:
             head.append(f"    {', '.join(plan.sym_names[s] for s in g.symbols)}, = symbol_values")
+        if self.layouts:
+            head.append("    _L = _layouts(inputs, symbol_values)")
         return "\n".join(head + self._with_sizes(self.lines)) + "\n"
 
     def _with_sizes(self, lines) -> list:
@@ -172,6 +202,7 @@ def generate(plan: Plan, steps, module):
     """(source, namespace) of the wrapper for `steps`."""
     gen = _Gen(plan, module)
     source = gen.generate(steps)
+    gen.ns["_kernel_refs"] = gen.kernel_refs
     return source, gen.ns
 
 

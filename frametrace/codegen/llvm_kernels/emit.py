@@ -26,7 +26,10 @@ Compile-time and speed rules (measured in benchmarks/README.md):
     inlining it again (it is scalar anyway; this keeps the module small to compile);
   * a kernel whose work is a small constant (TINY_WORK: a static graph on a few elements)
     gets an `optnone` body: it compiles in a few ms instead of ~100 ms for vector code that
-    such sizes never use.
+    such sizes never use;
+  * a "quick"-tier kernel (Kernel.tier: symbolic sizes, compiled for a small call) is not
+    interleaved: about half the compile time, and the wrapper swaps in the full tier once a
+    call is large (backends/llvm/tiers.py).
 """
 from __future__ import annotations
 
@@ -296,7 +299,7 @@ class FunctionEmitter:
         md = ""
         if scalar:
             md = f", !llvm.loop {self.mod.scalar_loop_md()}"
-        elif access is not None and not self.tiny and _calls_math(lp.body):
+        elif access is not None and not self.tiny and self.k.tier != "quick" and _calls_math(lp.body):
             md = f", !llvm.loop {self.mod.interleave_md(INTERLEAVE)}"
         self.line(f"br i1 {self.emit(f'icmp slt i64 {nxt}, {stop}', 'i1')}, label %{body}, label %{exit_}{md}")
         self.lines[phi_at] = f"  {i} = phi i64 [{start}, %{head}], [{nxt}, %{self.block}]"

@@ -1,0 +1,110 @@
+"""Size-tiered kernels: compile small, tier up when a call is large.
+
+A kernel with symbolic sizes whose work at the sizes of the compiling call (the ShapeEnv hints,
+Graph.hints) is below QUICK_WORK (64K) is emitted at the "quick" tier: no loop interleave
+(codegen/llvm_kernels/emit.py), which halves its compile time (ten inlined vector `sin`:
+~80 ms instead of ~140-190 ms) and runs ~1.7-2x slower. Small calls barely notice; the first
+call whose work reaches runtime.PARALLEL_THRESHOLD (the wrapper's threaded path; native entries
+miss to it there) asks for the full tier once: the whole module is rebuilt with
+every kernel at the full tier, in a background thread (llvmlite releases the GIL inside LLVM),
+while calls keep running the quick kernels. Then the wrapper's namespace entries of the kernels
+are replaced (one dict store each: atomic for the wrapper, which reads them as globals). The quick
+module stays alive with the run object (run.module; native entries call into it), as does the
+full one (run.tiers.module). The full-tier object is cached on disk under its own IR key.
+
+    run.tiers.wait()        # the full tier is in place (or failed: run.tiers.error)
+    SYNC = True             # tests: tier up on the calling thread, before the large call runs
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+
+import sympy
+
+# hinted work below which symbolic kernels start quick: the seed loop's sizes (ten sin on <= 99
+# elements: 8019), but not a graph compiled for ~1000 elements of ten sin (81000), where the quick
+# tier measured 2x slower (22 us vs 12 us) and the call never reaches the tier-up threshold
+QUICK_WORK = 1 << 16
+SYNC = False                               # True: tier up synchronously (deterministic tests)
+_log = logging.getLogger("frametrace.backends.llvm")
+_contexts: list = []                       # LLVM contexts of tier-up builds: never disposed
+
+
+def hinted_work(plan, kernel, hints):
+    """The kernel's work at the hinted sizes; None if static or not known from the hints."""
+    if kernel.work.isdigit() or not hints:
+        return None
+    try:
+        expr = sympy.sympify(plan.expr_of(kernel.work))
+        value = expr.xreplace({s: sympy.Integer(h) for s, h in hints.items() if isinstance(h, int)})
+    except Exception:                       # not a size expression: no tier decision, full tier
+        return None
+    return int(value) if value.is_Integer else None
+
+
+def assign(plan, kernels, hints) -> list:
+    """Mark kernels quick (Kernel.tier) whose hinted work is small; the names of those."""
+    quick = []
+    for k in kernels:
+        work = hinted_work(plan, k, hints)
+        if work is not None and work < QUICK_WORK:
+            k.tier = "quick"
+            quick.append(k.name)
+    return quick
+
+
+class TierUp:
+    """Called by the wrapper before a large launch of a quick kernel: builds the full tier
+    once (see module doc). `refs`: kernel name -> the wrapper namespace name calling it;
+    `build(kernels)`: the module's LLVM IR text."""
+
+    def __init__(self, namespace: dict, refs: dict, kernels, build):
+        self.ns, self.refs, self.kernels, self.build = namespace, refs, kernels, build
+        self.module = None                  # the full-tier LoadedModule, once built
+        self.error = None
+        self._lock = threading.Lock()
+        self._started = False
+        self._done = threading.Event()
+
+    def __call__(self):
+        if self._started:
+            return
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+        if SYNC:
+            self._run()
+        else:                               # not a daemon: exit waits rather than kill it inside LLVM
+            threading.Thread(target=self._run, name="frametrace-tier-up").start()
+
+    def _run(self):
+        try:
+            import llvmlite.binding as llvm
+
+            from . import jit
+            full = [dataclasses.replace(k, tier="full") for k in self.kernels]
+            context = llvm.create_context()
+            _contexts.append(context)        # outlives every module built in it
+            module = jit.LoadedModule(self.build(full), [k.name for k in full], context=context)
+            self.module = module
+            for name, ref in self.refs.items():
+                self.ns[ref] = module.functions[name]
+        except Exception as exc:            # stay on the quick tier: correct, only slower
+            self.error = exc
+            _log.warning("frametrace: building the full tier of a kernel module failed (%s: %s); "
+                         "keeping the quick tier", type(exc).__name__, exc, exc_info=True)
+            if SYNC:
+                raise
+        finally:
+            self._done.set()
+
+    @property
+    def started(self) -> bool:
+        return self._started
+
+    def wait(self, timeout=None) -> bool:
+        """Block until a started tier-up finished (True) or the timeout passed (False)."""
+        return self._done.wait(timeout)

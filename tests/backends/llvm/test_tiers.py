@@ -1,0 +1,152 @@
+"""Size-tiered kernels (backends/llvm/tiers.py): a graph with symbolic sizes compiled for a small
+call gets quick-tier kernels (no loop interleave), one compiled for a large call the full tier;
+a quick kernel's first large call builds the full tier and swaps it in. Both tiers against NumPy."""
+import threading
+
+import numpy as np
+import pytest
+
+from frametrace.backends.llvm import compile_graph, runtime, tiers
+from frametrace.codegen.llvm_kernels import emit
+from tracing import A, Traced
+
+rng = np.random.default_rng(5)
+INTERLEAVED = f'"llvm.loop.interleave.count", i32 {emit.INTERLEAVE}'
+
+
+def ten_sin(x):
+    for _ in range(10):
+        x = np.sin(x)
+    return x
+
+
+def traced(hint, fn=ten_sin, dtype="f8"):
+    """fn traced on a symbolic length, compiled as if the compiling call had length `hint`."""
+    t = Traced(fn, A(("n",), dtype))
+    if hint is not None:
+        t.graph.hints = {s: hint for s in t.graph.symbols}
+        t.run = compile_graph(t.graph)
+    return t
+
+
+def large(dtype="f8"):
+    """A length whose ten-sin kernel runs on the threaded (tier-up) path."""
+    n = runtime.PARALLEL_THRESHOLD // 81 + 1001
+    return (rng.standard_normal(n) * 3).astype(dtype)
+
+
+@pytest.fixture
+def sync(monkeypatch):
+    monkeypatch.setattr(tiers, "SYNC", True)
+
+
+def test_small_hint_compiles_the_quick_tier():
+    t = traced(3)
+    assert "interleave.count" not in t.run.llvm_ir
+    assert t.run.kernels[0].tier == "quick" and t.run.tiers is not None
+    assert "_tier_up(); _call(" in t.run.source
+    assert tiers.hinted_work(t.run.plan, t.run.kernels[0], t.graph.hints) == 3 * 81
+
+
+@pytest.mark.parametrize("hint", [1000, 1 << 20, None])
+def test_large_or_unknown_hint_compiles_the_full_tier(hint):
+    t = traced(hint)
+    assert INTERLEAVED in t.run.llvm_ir
+    assert t.run.kernels[0].tier == "full" and t.run.tiers is None
+    assert "_tier_up" not in t.run.source
+
+
+def test_static_kernels_keep_their_path():
+    t = Traced(ten_sin, A((4,)))
+    t.graph.hints = {}
+    run = compile_graph(t.graph)
+    assert "optnone" in run.llvm_ir and run.tiers is None
+
+
+@pytest.mark.parametrize("dtype", ["f8", "f4"])
+def test_quick_kernel_tiers_up_on_a_large_call(sync, dtype):
+    t = traced(5, dtype=dtype)
+    rtol = 1e-5 if dtype == "f4" else 1e-12
+    for n in (0, 1, 5, 77, 1001):
+        t.check((rng.standard_normal(n) * 3).astype(dtype), rtol=rtol)
+    assert not t.run.tiers.started
+    quick_fn = t.run.module.functions["k0"]
+    x = large(dtype)
+    t.check(x, rtol=rtol)                               # tiers up first (SYNC), then runs
+    up = t.run.tiers
+    assert up.started and up.wait(0) and up.error is None
+    assert INTERLEAVED in up.module.ir and "interleave.count" not in t.run.llvm_ir
+    ref = next(r for r in t.run.__globals__ if t.run.__globals__[r] is up.module.functions["k0"])
+    assert t.run.__globals__[ref] is not quick_fn
+    assert t.run.module.functions["k0"] is quick_fn    # the quick module stays alive
+    t.check(x, rtol=rtol)
+    t.check(x[::3], rtol=rtol)
+    for n in (0, 3, 1001):                              # small calls: the full tier too
+        t.check((rng.standard_normal(n) * 3).astype(dtype), rtol=rtol)
+
+
+def test_tier_up_happens_once(sync, monkeypatch):
+    t = traced(5)
+    builds = []
+    real = tiers.TierUp._run
+    monkeypatch.setattr(tiers.TierUp, "_run", lambda self: (builds.append(1), real(self)))
+    x = large()
+    for _ in range(3):
+        t.check(x)
+    assert builds == [1]
+
+
+def test_threads_during_background_tier_up():
+    assert not tiers.SYNC
+    t = traced(7)
+    xs = [large(), rng.standard_normal(100), large()[::2]]
+    want = [t.ref(x)[0] for x in xs]
+    errors = []
+
+    def worker(i):
+        try:
+            for r in range(6):
+                j = (i + r) % len(xs)
+                got = t.llvm(xs[j])[0]
+                np.testing.assert_allclose(got, want[j], rtol=1e-12, atol=1e-12)
+        except Exception as exc:      # pragma: no cover - reported below
+            errors.append(exc)
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors
+    assert t.run.tiers.wait(60) and t.run.tiers.error is None
+    for x, w in zip(xs, want):
+        np.testing.assert_allclose(t.llvm(x)[0], w, rtol=1e-12, atol=1e-12)
+
+
+def test_multi_kernel_module_swaps_every_quick_kernel(sync):
+    def two(x, y):
+        a = np.sin(np.sin(x)) * 2.0
+        return a, np.cumsum(np.exp(np.cos(y)))
+    t = Traced(two, A(("n",)), A(("m",)))
+    t.graph.hints = {s: 9 for s in t.graph.symbols}
+    t.run = compile_graph(t.graph)
+    x, y = large(), rng.standard_normal(50)
+    t.check(rng.standard_normal(9), y)
+    t.check(x, y)
+    t.check(x, rng.standard_normal(30000))
+
+
+def test_seed_loop_end_to_end(sync, monkeypatch):
+    import frametrace as ft
+    quick, builds = [], []
+    assign, run_ = tiers.assign, tiers.TierUp._run
+    monkeypatch.setattr(tiers, "assign", lambda *a: quick.append(assign(*a)) or quick[-1])
+    monkeypatch.setattr(tiers.TierUp, "_run", lambda self: (builds.append(1), run_(self)))
+    g = ft.compile(ten_sin, backend="llvm")
+    for n in range(2, 12):
+        x = rng.standard_normal(n)
+        np.testing.assert_allclose(g(x), ten_sin(x), rtol=1e-12, atol=1e-12)
+    assert quick == [[], ["k0"]]                      # static n=2 (optnone path), then dynamic: quick
+    x = large()
+    for _ in range(2):                                # native entry misses, the wrapper tiers up once
+        np.testing.assert_allclose(g(x), ten_sin(x), rtol=1e-12, atol=1e-12)
+    assert builds == [1] and quick == [[], ["k0"]]
