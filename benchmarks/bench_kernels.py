@@ -15,33 +15,7 @@ import numpy as np
 
 import frametrace as ft
 from frametrace.backends.llvm import runtime
-
-
-def gelu(x):
-    return 0.5 * x * (1 + np.tanh(0.79788456 * (x + 0.044715 * x ** 3)))
-
-
-def relu_fma(a, b, c):
-    return np.maximum(a * b + c, 0)
-
-
-def softmax(x):
-    e = np.exp(x - x.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
-
-
-def layernorm(x):
-    return (x - x.mean(axis=-1, keepdims=True)) / np.sqrt(x.var(axis=-1, keepdims=True) + 1e-5)
-
-
-def mm_relu(x, w, b):
-    return np.maximum(x @ w + b, 0)
-
-
-def sin_ten_times(x):
-    for _ in range(10):
-        x = np.sin(x)
-    return x
+from workloads import sin_ten_times, gelu, relu_fma, softmax, layernorm, mm_relu  # noqa: E402
 
 
 def timed(fns, args, rounds):
