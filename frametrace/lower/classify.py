@@ -8,6 +8,7 @@ Categories:
   scan      cumsum / cumprod: a kernel of its own (fused with its producers)
   view      a view: an index map inside kernels, or a NumPy view in the wrapper
   assign    a mutation: a kernel writing into the destination (or NumPy for plain copies)
+  compact   x[mask] with mask.shape == x.shape: count + compaction kernels (compact.py)
   matmul    np.matmul / np.dot called by the wrapper (BLAS beats our loops; see bench)
   scalar    Python-scalar arithmetic (weak operands only): the reference, in the wrapper
   fallback  anything else: the op's NumPy reference, in the wrapper
@@ -85,6 +86,13 @@ def _creation(node: Node) -> str:
     return "pw"
 
 
+def _gather(node: Node) -> str:
+    from .compact import compactable
+    if node.op != "mask_select" or not compactable(node) or not _dtypes_ok(node, node.args[0].dtype):
+        return "fallback"                      # argwhere, unique, take, masks over leading dims
+    return "compact"
+
+
 # op kind (registry) -> rule; one line each
 RULES = {
     "elementwise": _elementwise,                      # fusible unless a dtype/op has no loop
@@ -95,6 +103,7 @@ RULES = {
     "copy": _creation,                                # copy: identity; concatenate/stack: NumPy
     "matmul": lambda n: "matmul" if n.op in ("matmul", "dot") else "fallback",  # BLAS
     "mutation": lambda n: "assign" if n.op == "assign" else "fallback",
+    "gather": _gather,                                # x[mask] over all dims: two kernels
 }
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import sympy
 
 from ..ir.graph import Node
+from . import compact
 from .kernels import Conflict, KernelBuilder
 from .loop_ir import Kernel, Load, Store, walk_exprs
 from .matmul import kernel_matmul
@@ -26,11 +27,11 @@ from .views import view_index
 @dataclass
 class Job:
     node: Node
-    kind: str                     # store | red | red_rmw | scan | assign | mm
+    kind: str                     # store | red | red_rmw | scan | assign | mm | compact
 
     @property
     def standalone(self) -> bool:
-        return self.kind in ("scan", "assign", "mm")
+        return self.kind in ("scan", "assign", "mm", "compact")
 
 
 @dataclass
@@ -49,6 +50,7 @@ class KernelStep:
     scratch: list = field(default_factory=list)     # (name, like node, dtype) temporaries
     overlap: list = field(default_factory=list)     # (buffer index, dst source): copy if overlapping
     empty_checks: list = field(default_factory=list)  # reductions that raise on empty axes
+    binds: list = field(default_factory=list)       # (size name, source): read after the kernel
 
 
 def _same(a, b) -> bool:
@@ -192,6 +194,8 @@ def _make_job(plan: Plan, n: Node):
         return Job(n, "assign")
     if c == "matmul" and kernel_matmul(n):
         return Job(n, "mm")
+    if c == "compact":
+        return Job(n, "compact")
     return None
 
 
@@ -240,6 +244,8 @@ class _Grouper:
             return
         jobs, self.cur = self.cur, None
         plan = self.plan
+        if jobs[0].kind == "compact":
+            return self.compact(jobs)
         b = _build(plan, jobs, f"k{self.count}", final=True)
         donor = _reusable_buffer(plan, jobs, b)
         if donor is not None:                     # write the result over a dead temporary
@@ -265,6 +271,18 @@ class _Grouper:
                 if j.node in plan.read_copies:
                     step.copies.append(plan.var[base])
         self.steps.append(step)
+
+    def compact(self, jobs):
+        """x[mask]: count kernel, size binding + allocation, compaction kernel (compact.py)."""
+        n, plan = jobs[0].node, self.plan
+        cnt = compact.count_node(plan, n)
+        count = KernelStep(compact.count_kernel(plan, cnt, f"k{self.count}"), [Job(cnt, "red")], allocs=[cnt])
+        if n.shape[0] in plan.sym_names:
+            count.binds.append((plan.sym_names[n.shape[0]], f"int({plan.var[cnt]})"))
+        fill = KernelStep(compact.compaction_kernel(plan, n, f"k{self.count + 1}"), jobs, allocs=[n])
+        self.count += 2
+        plan.stored.update((cnt, n))
+        self.steps += [count, fill]
 
     def add(self, n: Node):
         plan = self.plan

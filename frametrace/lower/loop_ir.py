@@ -16,6 +16,10 @@ Statements:
   Update(name, value)           accumulator := value (value may read Var(name))
   Let(name, value)              an immutable scalar computed once (e.g. mean = acc / n)
   Store(buf, index, value)      buffers[buf][index] = value
+  Append(buf, counter, cap, value, cond)
+                                compaction onto a 1-d buffer of `cap` elements: if cond,
+                                buffers[buf][counter] = value and the accumulator `counter`
+                                (int64) grows by one (x[mask]: lower/compact.py)
 
 Indices are `Affine` forms, one per buffer dimension: sum(coef * loop var) + const + syms,
 where `syms` are int64 `Arg`s times ints (symbolic offsets: the start of `x[s0 - 1:]`).
@@ -161,6 +165,15 @@ class Store:
     value: object
 
 
+@dataclass
+class Append:
+    buf: int
+    counter: str
+    cap: object                # Const | Arg (int64): elements of the buffer
+    value: object
+    cond: object               # bool
+
+
 # ----------------------------------------------------------------------------- kernel
 
 
@@ -229,5 +242,7 @@ def _format_body(body, lines, ind):
             lines.append(f"{ind}let {s.name} = {s.value}")
         elif isinstance(s, Store):
             lines.append(f"{ind}b{s.buf}[{', '.join(map(str, s.index))}] = {s.value}")
+        elif isinstance(s, Append):
+            lines.append(f"{ind}if {s.cond}: b{s.buf}[{s.counter}++ < {s.cap}] = {s.value}")
         else:
             raise TypeError(s)

@@ -197,7 +197,7 @@ class Plan:
             self._readers = {}
             for n in self.nodes:
                 job = self.cat[n] in ("red", "scan") or (self.cat[n] == "pw" and self.need.get(n)) \
-                    or (self.cat[n] == "assign" and kernel_assign(self, n))
+                    or (self.cat[n] == "assign" and kernel_assign(self, n)) or self.cat[n] == "compact"
                 if n not in self.live or not job:
                     continue
                 stack, seen = list(node_args(n)), set()

@@ -136,6 +136,8 @@ class _Gen:
             self.lines.append(f"    if {k.work} < {runtime.PARALLEL_THRESHOLD}: {fn}(0, {k.split_extent}, {packed})")
             up = "_tier_up(); " if k.tier == "quick" else ""      # large: build the full tier (tiers.py)
             self.lines.append(f"    else: {up}_call({fn}, {k.split_extent}, {k.work}, {packed})")
+        for name, src in step.binds:              # a data-dependent size (x[mask]'s count)
+            self.lines.append(f"    {name} = {src}")
 
     def bind_sizes(self, nodes):
         """Data-dependent sizes become known once the value carrying them exists."""

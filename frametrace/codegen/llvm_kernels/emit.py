@@ -33,7 +33,7 @@ Compile-time and speed rules (measured in benchmarks/README.md):
 """
 from __future__ import annotations
 
-from ...lower.loop_ir import (Acc, Affine, Arg, Const, Kernel, Let, Load, Loop, Op, Store, Update, Var,
+from ...lower.loop_ir import (Acc, Affine, Append, Arg, Const, Kernel, Let, Load, Loop, Op, Store, Update, Var,
                               walk_exprs)
 from ...lower.peephole import EXPENSIVE      # the ops the vectorised math library implements
 from . import types as T
@@ -256,8 +256,32 @@ class FunctionEmitter:
                 self.line(f"store {T.mem(dt)} {v}, ptr {self.address(s.buf, s.index)}")
                 for e in [e for e in self.cse if isinstance(e, Load) and e.buf == s.buf]:
                     del self.cse[e]                  # later loads see the stored value
+            elif isinstance(s, Append):
+                self.append(s)
             else:
                 raise TypeError(s)
+
+    def append(self, s: Append):
+        """Branch-free in the mask: out[j] = value whenever j < cap (a later selected element
+        overwrites an unselected one), then j += cond. The j < cap test only fails once every
+        selected element is written, so it predicts well whatever the mask."""
+        c, v = self.ev(s.cond), self.ev(s.value)
+        dt = self.k.buffers[s.buf].dtype
+        if dt == "bool":
+            v = self.emit(f"zext i1 {v} to i8", "i8")
+        ptr, _ = self.accs[s.counter]
+        j = self.emit(f"load i64, ptr {ptr}", "i64")
+        ok = self.emit(f"icmp slt i64 {j}, {self.ev(s.cap)}", "i1")
+        st, cont = self.new_label("app"), self.new_label("appdone")
+        self.line(f"br i1 {ok}, label %{st}, label %{cont}")
+        self.label(st)
+        off = self.emit(f"mul i64 {j}, %st{s.buf}_0", "i64")
+        p = self.emit(f"getelementptr i8, ptr %b{s.buf}, i64 {off}", "ptr")
+        self.line(f"store {T.mem(dt)} {v}, ptr {p}")
+        self.line(f"br label %{cont}")
+        self.label(cont)
+        inc = self.emit(f"zext i1 {c} to i64", "i64")
+        self.line(f"store i64 {self.emit(f'add i64 {j}, {inc}', 'i64')}, ptr {ptr}")
 
     def loop(self, lp: Loop):
         start, stop = self.ev(lp.start), self.ev(lp.stop)
@@ -310,7 +334,7 @@ class FunctionEmitter:
         """Per-access base pointers and steps for the innermost loop, and the fast-path test."""
         accesses = []
         for s in lp.body:
-            for e in ([s.value] if hasattr(s, "value") else []):
+            for e in [getattr(s, a) for a in ("value", "cond") if getattr(s, a, None) is not None]:
                 accesses += [(x.buf, x.index) for x in walk_exprs(e) if isinstance(x, Load)]
             if isinstance(s, Store):
                 accesses.append((s.buf, s.index))
