@@ -122,13 +122,14 @@ def all_caches():
     return list(_caches)
 
 
-def dispatch(cache: FrameCache, values: tuple):
-    """The fast path: first entry whose guards pass runs; otherwise the compiler decides."""
+def dispatch(cache: FrameCache, values: tuple, tried=None):
+    """The fast path: first entry whose guards pass runs; otherwise the compiler decides.
+    `tried`: a native builtin the caller already ran and that missed (not run twice)."""
     if _mode is Mode.SKIP or cache._action is Mode.SKIP:
         return cache.run_original(*values)
     for entry in cache.entries:
         native = entry.native
-        if native is not None:          # counts its own hits
+        if native is not None and native.fn is not tried:    # counts its own hits
             result = native.fn(*values)
             if result is not NATIVE_MISS:
                 return result

@@ -63,6 +63,7 @@ def make_trampoline(fn, *, dispatch_fn=dispatch):
            f"            ___r = ___fast({values.rstrip(',')})\n"
            f"            if ___r is not ___NMISS:\n"
            f"                return ___r\n"
+           f"            return ___dispatch(___cache, ({values}), ___fast)\n"
            f"        return ___dispatch(___cache, ({values}))\n"
            f"    def run_original({', '.join(ordered + [f'___v{i}' for i in range(len(cells))])}):\n"
            f"        return ___fn({call_args})\n"

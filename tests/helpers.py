@@ -3,6 +3,9 @@ import numpy as np
 
 import frametrace as ft
 
+# Both backends, always: llvmlite is a runtime dependency, so a missing LLVM backend is a failure.
+BACKENDS = ("numpy", "llvm")
+
 
 def assert_same(got, want, rtol=None):
     """Same type, dtype, shape and values (NaN-aware) as eager."""

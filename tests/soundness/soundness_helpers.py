@@ -7,21 +7,9 @@ import copy
 
 import numpy as np
 import frametrace as ft
-from helpers import assert_same
+from helpers import BACKENDS, assert_same  # noqa: F401 (BACKENDS is re-exported)
 
 
-def _backends():
-    out = ["numpy"]
-    try:
-        from frametrace.backends import get_backend
-        get_backend("llvm")
-        out.append("llvm")
-    except Exception:   # noqa: BLE001
-        pass
-    return out
-
-
-BACKENDS = _backends()
 
 
 def clone(v, memo=None):

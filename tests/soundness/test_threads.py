@@ -14,17 +14,7 @@ import numpy as np
 import pytest
 
 import frametrace as ft
-
-
-def _backends():
-    out = ["numpy"]
-    try:
-        from frametrace.backends import get_backend
-        get_backend("llvm")
-        out.append("llvm")
-    except Exception:   # noqa: BLE001
-        pass
-    return out
+from helpers import BACKENDS
 
 
 def kernel(x, y, a):
@@ -68,7 +58,7 @@ def fast_switch():
     sys.setswitchinterval(old)
 
 
-@pytest.mark.parametrize("backend", _backends())
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("dynamic", [None, True, False])
 def test_calls_and_recompiles_from_many_threads(backend, dynamic, fast_switch):
     c = ft.compile(kernel, backend=backend, dynamic=dynamic)
@@ -143,7 +133,7 @@ def test_calls_and_recompiles_from_many_threads(backend, dynamic, fast_switch):
         assert len(entries) <= 3 * len(dtypes), [_guard_key(e) for e in entries]
 
 
-@pytest.mark.parametrize("backend", _backends())
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_first_compile_raced_by_many_threads(backend, fast_switch):
     """Many threads hit the very first call at once: one entry, one compile."""
     def f(x):
