@@ -2,8 +2,10 @@
 
 Ten `np.sin` over sizes 2..99, compiled three ways: one graph per size (dynamic=False),
 one symbolic graph (dynamic=True), and the default (static first, then automatic dynamic).
-Then a function that branches on a size, which specialises into a few graphs, and the
-steady-state speed of the compiled code (LLVM backend) against NumPy.
+Then a function that branches on a size, which specialises into a few graphs, the
+steady-state speed of the compiled code (LLVM backend) against NumPy, and two whole programs:
+a GPT-style and a Llama-style decoder (examples/gpt_decoder.py, llama_decoder.py) decoding 30
+tokens compiled, each token checked against NumPy.
 """
 import time
 import timeit
@@ -77,5 +79,18 @@ def main():
         print(f"{label:<28} {eager_ms:>9.2f} {compiled_ms:>13.2f} {eager_ms / compiled_ms:>7.1f}x")
 
 
+def whole_programs():
+    import os
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import gpt_decoder
+    import llama_decoder
+    print()
+    with ft.config.patch(pgo=False):
+        gpt_decoder.main()
+        llama_decoder.main()
+
+
 if __name__ == "__main__":
     main()
+    whole_programs()
