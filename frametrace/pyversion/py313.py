@@ -33,8 +33,8 @@ HANDLERS.update({
     "LOAD_ATTR": "load_attr_method_bit_null_above",
     "CALL": "call_null_above",
     "CALL_FUNCTION_EX": "call_ex_null_above",
-    "MAKE_FUNCTION": "make_function_bare",
-    "LOAD_FAST": "load_fast_or_closure_cell",           # LOAD_CLOSURE is now a LOAD_FAST of the cell              # defaults and closure come by SET_FUNCTION_ATTRIBUTE
+    "MAKE_FUNCTION": "make_function_bare",              # defaults and closure come by SET_FUNCTION_ATTRIBUTE
+    "LOAD_FAST": "load_fast_or_closure_cell",           # LOAD_CLOSURE is now a LOAD_FAST of the cell
 })
 
 GRAPH_BREAKS = dict(_GRAPH_BREAKS_312)
