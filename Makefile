@@ -1,5 +1,8 @@
 # Newcomers: `make demo` runs the main example, `make test` runs every test.
+# `make test-all` runs every test on CPython 3.11, 3.12 and 3.13 (venvs .venv, .venv312, .venv313);
+# `make wheel-test` runs the acceptance suite against a wheel installed in a fresh venv.
 PY ?= python3.11
+FIND_PY := bash .ci/find_python
 VENV := .venv
 BIN := $(VENV)/bin
 ACCEPTANCE := ../shared/acceptance
@@ -7,7 +10,7 @@ ACCEPTANCE := ../shared/acceptance
 ACCEPTANCE_TESTS := $(ACCEPTANCE)/test_dynamic_shapes.py $(ACCEPTANCE)/test_numpy_semantics.py \
 	$(ACCEPTANCE)/test_controls.py $(ACCEPTANCE)/test_graph_breaks.py $(ACCEPTANCE)/test_data_dependent.py
 
-.PHONY: install demo test unit acceptance bench lint fuzz clean
+.PHONY: install demo test unit acceptance bench lint fuzz clean test-all wheel-test
 
 $(BIN)/.installed: setup.cfg pyproject.toml
 	@command -v $(PY) >/dev/null 2>&1 || { echo "need $(PY)"; exit 1; }
@@ -18,6 +21,13 @@ $(BIN)/.installed: setup.cfg pyproject.toml
 	touch $@
 
 install: $(BIN)/.installed
+
+# .venv312, .venv313: the same install on another CPython, found on PATH or through pyenv.
+.venv3%/bin/.installed: setup.cfg pyproject.toml
+	py=$$($(FIND_PY) 3.$*) && $$py -m venv .venv3$*
+	.venv3$*/bin/pip install -q --upgrade pip
+	.venv3$*/bin/pip install -q -e '.[test,mpi,redis]'
+	touch $@
 
 demo: install
 	$(BIN)/python examples/demo.py
@@ -33,6 +43,28 @@ unit: install
 acceptance: install
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -q $(ACCEPTANCE_TESTS) -p no:cacheprovider
 
+# The whole suite on another CPython. A missing interpreter fails on CI (CI set) and is skipped, loudly, elsewhere.
+test-py3%:
+	@if ! $(FIND_PY) 3.$* >/dev/null; then \
+		if [ -n "$${CI:-}" ]; then echo "CI: CPython 3.$* is required"; exit 1; fi; \
+		echo "*** SKIPPED: no CPython 3.$* here (CI fails on this) ***"; exit 0; fi; \
+	$(MAKE) --no-print-directory .venv3$*/bin/.installed && \
+	PATH="$(CURDIR)/.venv3$*/bin:$$PATH" .venv3$*/bin/python -m pytest -q tests -p no:cacheprovider && \
+	PATH="$(CURDIR)/.venv3$*/bin:$$PATH" .venv3$*/bin/python -m pytest -q $(ACCEPTANCE_TESTS) -p no:cacheprovider
+
+test-all: test test-py312 test-py313
+
+# Users install a wheel, not the checkout: build one, install it (non-editable) into a fresh venv and run the
+# acceptance suite from a temporary folder outside the tree, so that no import can come from the checkout.
+wheel-test: install
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	rm -rf build; $(BIN)/pip wheel -q --no-deps -w "$$tmp/dist" .; rm -rf build; \
+	$(PY) -m venv "$$tmp/venv"; \
+	whl=$$(ls "$$tmp"/dist/frametrace-*.whl); "$$tmp/venv/bin/pip" install -q "$$whl[test]"; \
+	cd "$$tmp"; \
+	venv/bin/python -c "import frametrace, frametrace.codegen; assert frametrace.__file__.startswith('$$tmp/venv/'), frametrace.__file__"; \
+	PATH="$$tmp/venv/bin:$$PATH" venv/bin/python -m pytest -q -p no:cacheprovider $(abspath $(ACCEPTANCE_TESTS))
+
 bench: install
 	$(BIN)/python benchmarks/run_all.py
 
@@ -44,4 +76,4 @@ lint: install
 	$(BIN)/ruff check frametrace csrc_free_runtime tests benchmarks examples
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) .venv312 .venv313 build *.egg-info

@@ -12,7 +12,8 @@ A graph break at instruction i of a frame becomes three pieces:
                                          an ordinary function, compiled by the hook on its
                                          first call (its own frame id, guards, recompiles)
 
-Everything here depends on CPython 3.11 bytecode; version facts live in pyversion.py.
+The bytecode emitted differs by CPython version (PRECALL, jump forms, where the NULL of a call
+goes, TO_BOOL): those facts live in the pyversion tables.
 """
 from __future__ import annotations
 
@@ -113,31 +114,33 @@ def make_break_code(code, index: int, layout: tuple, local_names: list, resume_f
     ins = instrs[index]
     lineno = ins.positions.lineno or code.co_firstlineno
     out = [Instr("RESUME", 0, lineno=lineno)]
-    if ins.opname == "CALL":
-        consumed = ins.arg + 2
+    if ins.opname in pyversion.CALLS:
+        consumed = ins.arg + pyversion.CALLS[ins.opname]
         below, top = layout[:-consumed], layout[-consumed:]
         out += _push_at(top, len(below), lineno)
-        prev = instrs[index - 2] if index >= 2 else None
-        if prev is not None and prev.opname == "KW_NAMES":
-            out.append(Instr("KW_NAMES", code.co_consts[prev.arg], lineno=lineno))
-        out += [Instr("PRECALL", ins.arg, lineno=lineno), Instr("CALL", ins.arg, lineno=lineno),
-                Instr("STORE_FAST", "___result", lineno=lineno)]
+        kw_names = _kw_names_before(code, instrs, index)
+        if kw_names is not None:
+            out.append(Instr("KW_NAMES", kw_names, lineno=lineno))
+        out += [Instr(name, ins.arg, lineno=lineno) for name in pyversion.CALL_PREFIX]
+        out += [Instr(ins.opname, ins.arg, lineno=lineno), Instr("STORE_FAST", "___result", lineno=lineno)]
         out += _call_resume(resume_fns["next"], below + (False,), local_names, lineno, result_slot=len(below))
     elif ins.opname in pyversion.POP_JUMPS or ins.opname in pyversion.POP_JUMPS_NONE:
         below = layout[:-1]
         jump_if = pyversion.POP_JUMPS.get(ins.opname)
         target = Label()
         out += _push_at((False,), len(below), lineno)
+        if_true, if_false, if_none, if_not_none = pyversion.EMIT_JUMPS
         if jump_if is None:
-            opname = "POP_JUMP_FORWARD_IF_NONE" if pyversion.POP_JUMPS_NONE[ins.opname] \
-                else "POP_JUMP_FORWARD_IF_NOT_NONE"
+            opname = if_none if pyversion.POP_JUMPS_NONE[ins.opname] else if_not_none
         else:
-            opname = "POP_JUMP_FORWARD_IF_TRUE" if jump_if else "POP_JUMP_FORWARD_IF_FALSE"
+            opname = if_true if jump_if else if_false
+            if pyversion.JUMP_NEEDS_TO_BOOL:
+                out.append(Instr("TO_BOOL", lineno=lineno))
         out.append(Instr(opname, target, lineno=lineno))
         out += _call_resume(resume_fns["next"], below, local_names, lineno)
         out.append(target)
         out += _call_resume(resume_fns["target"], below, local_names, lineno)
-    elif ins.opname in pyversion.SIMPLE_STACK_EFFECT and not (ins.opname == "FORMAT_VALUE" and ins.arg & 0x04):
+    elif ins.opname in pyversion.SIMPLE_STACK_EFFECT and not pyversion.format_has_spec(ins):
         pops, pushes = pyversion.SIMPLE_STACK_EFFECT[ins.opname]
         below, top = layout[:len(layout) - pops], layout[len(layout) - pops:]
         out += _push_at(top, len(below), lineno)
@@ -162,6 +165,16 @@ def make_break_code(code, index: int, layout: tuple, local_names: list, resume_f
     return bc.to_code()
 
 
+def _kw_names_before(code, instrs, index):
+    """The keyword names of a 3.11/3.12 CALL (a KW_NAMES before it, past PRECALL), or None."""
+    j = index - 1
+    while j >= 0 and instrs[j].opname in pyversion.CALL_PREFIX:
+        j -= 1
+    if j >= 0 and instrs[j].opname == "KW_NAMES":
+        return code.co_consts[instrs[j].arg]
+    return None
+
+
 def _push_at(layout, start, lineno):
     return [Instr("PUSH_NULL", lineno=lineno) if is_null
             else Instr("LOAD_FAST", f"{STACK_PREFIX}{start + i}", lineno=lineno)
@@ -170,6 +183,8 @@ def _push_at(layout, start, lineno):
 
 def _call_resume(resume_fn, layout, local_names, lineno, result_slot=None):
     out = [Instr("PUSH_NULL", lineno=lineno), Instr("LOAD_CONST", resume_fn, lineno=lineno)]
+    if not pyversion.NULL_BELOW_CALLABLE:
+        out.reverse()
     n = 0
     for i, is_null in enumerate(layout):
         if is_null:
@@ -180,7 +195,8 @@ def _call_resume(resume_fn, layout, local_names, lineno, result_slot=None):
     for name in local_names:
         out.append(Instr("LOAD_FAST", name, lineno=lineno))
         n += 1
-    out += [Instr("PRECALL", n, lineno=lineno), Instr("CALL", n, lineno=lineno), Instr("RETURN_VALUE", lineno=lineno)]
+    out += [Instr(name, n, lineno=lineno) for name in pyversion.CALL_PREFIX]
+    out += [Instr("CALL", n, lineno=lineno), Instr("RETURN_VALUE", lineno=lineno)]
     return out
 
 

@@ -26,10 +26,10 @@ def breakable_index(cache, exc: Unsupported, options) -> int:
         exc.explanation += f" (and the frame cannot be split: {why})"
         raise exc
     ins = pyversion.instructions(cache.code)[index]
-    if ins.opname != "CALL" and ins.opname not in pyversion.POP_JUMPS and \
+    if ins.opname not in pyversion.CALLS and ins.opname not in pyversion.POP_JUMPS and \
             ins.opname not in pyversion.POP_JUMPS_NONE and ins.opname not in pyversion.SIMPLE_STACK_EFFECT:
         raise exc
-    if ins.opname == "FORMAT_VALUE" and ins.arg & 0x04:
+    if pyversion.format_has_spec(ins):
         raise exc
     return index
 
@@ -57,8 +57,8 @@ def _break_function(cache, index, layout, local_names, options, scalars=frozense
     if fn is None:
         instrs = pyversion.instructions(cache.code)
         ins = instrs[index]
-        if ins.opname == "CALL":
-            kept = len(layout) - (ins.arg + 2)
+        if ins.opname in pyversion.CALLS:
+            kept = len(layout) - (ins.arg + pyversion.CALLS[ins.opname])
             after = layout[:kept] + (False,)
         elif ins.opname in pyversion.SIMPLE_STACK_EFFECT:
             pops, pushes = pyversion.SIMPLE_STACK_EFFECT[ins.opname]
@@ -70,7 +70,7 @@ def _break_function(cache, index, layout, local_names, options, scalars=frozense
         # slots at or above `kept` hold the instruction's results, not the values saved here
         live = {n for n in scalars if not n.startswith(STACK_PREFIX) or int(n[len(STACK_PREFIX):]) < kept}
         resumes = {"next": _resume_trampoline(cache, instrs[index + 1].offset, after, local_names, options, live)}
-        if ins.opname != "CALL" and ins.opname not in pyversion.SIMPLE_STACK_EFFECT:
+        if ins.opname not in pyversion.CALLS and ins.opname not in pyversion.SIMPLE_STACK_EFFECT:
             resumes["target"] = _resume_trampoline(cache, ins.argval, after, local_names, options, live)
         fn = make_break_function(cache.fn, index, layout, local_names, resumes)
         store[key] = fn
@@ -82,7 +82,7 @@ def break_return_code(cache, brk, rebuild, namespace, options) -> str:
     tx = brk.tx
     layout = tuple(isinstance(v, NullVariable) for v in tx.stack)
     ins = pyversion.instructions(cache.code)[tx.stop_index]
-    if ins.opname == "CALL" and len(layout) < ins.arg + 2:
+    if ins.opname in pyversion.CALLS and len(layout) < ins.arg + pyversion.CALLS[ins.opname]:
         raise Unsupported("stack too short at the break", kind="internal")
     args = [rebuild(v) for v in tx.stack if not isinstance(v, NullVariable)]
     scalars = {f"{STACK_PREFIX}{i}" for i, v in enumerate(tx.stack) if _is_array_scalar(v)}

@@ -1,4 +1,7 @@
-"""One handler per CPython 3.11 opcode, named `op_<OPNAME>`; the dispatch table is built once."""
+"""One handler per CPython 3.11 opcode, named `op_<OPNAME>`; the dispatch table is built once.
+
+3.12/3.13 handlers live in opcodes_py312.py; pyversion.HANDLERS picks, per version, the handler of an
+opcode whose semantics changed."""
 from __future__ import annotations
 
 import builtins
@@ -7,11 +10,12 @@ from .. import pyversion
 from ..errors import Unsupported
 from ..sources import GlobalIn, LocalSource
 from .variables.array import ArrayVariable
-from .variables.base import CellBox, CellVariable, NullVariable, VariableTracker
+from .variables.base import CellBox, CellVariable, NullVariable
 from .variables.constant import ConstantVariable, SymNumberVariable
 from .variables.containers import (DictVariable, ListIteratorVariable, ListVariable, SliceVariable,
                                    TupleVariable)
 from .variables.functions import NestedUserFunctionVariable
+from .opcodes_py312 import BoundMethodVariable, VersionedOpcodes
 
 
 class _DispatchMeta(type):
@@ -32,10 +36,12 @@ class _DispatchMeta(type):
             table[opname] = cls._jump_or_pop
         for opname in pyversion.UNCONDITIONAL_JUMPS:
             table[opname] = cls._jump
+        for opname, method in pyversion.HANDLERS.items():
+            table[opname] = getattr(cls, method)
         cls.dispatch = table
 
 
-class OpcodeHandlers(metaclass=_DispatchMeta):
+class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
     # -- stack --
 
     def op_POP_TOP(self, ins):
@@ -375,20 +381,6 @@ def _constant(value):
     return ConstantVariable(value)
 
 
-class _BoundMethod(VariableTracker):
-    """What LOAD_METHOD pushes: the attribute is resolved when called (x.sum(...), lst.append(...))."""
-
-    def __init__(self, obj, name):
-        self.obj, self.name = obj, name
-
-    def call_function(self, tx, args, kwargs):
-        return self.obj.call_method(tx, self.name, args, kwargs)
-
-    def describe(self):
-        return f"{self.obj.describe()}.{self.name}"
-
-    def reconstruct(self, rebuild):
-        return f"({rebuild(self.obj)}).{self.name}"
-
+_BoundMethod = BoundMethodVariable
 
 _ = LocalSource

@@ -88,8 +88,9 @@ class InstructionTranslator(OpcodeHandlers):
                     raise BreakPoint(self)
                 ins = self.instructions[self.ip]
                 self.ip += 1
-                if ins.starts_line is not None:
-                    self.lineno = ins.starts_line
+                line = pyversion.line_started(ins)
+                if line is not None:
+                    self.lineno = line
                 self.output.steps += 1
                 if self.output.steps > config.max_trace_steps:
                     raise Unsupported(f"trace exceeded {config.max_trace_steps} instructions", kind="budget",

@@ -1,0 +1,1 @@
+"""LLVM code generation: the JIT engine, kernel emitters and the vector math library."""

@@ -1,0 +1,86 @@
+"""Everything that depends on the CPython bytecode version lives here: one table module per version.
+
+py311.py is the baseline; py312.py and py313.py say what changed. Opcode handlers never test the
+version: where a handler differs, HANDLERS names the method the dispatch table uses on this version.
+"""
+from __future__ import annotations
+
+import dis
+import sys
+
+from . import py311, py312, py313
+
+PY = sys.version_info[:2]
+_TABLES = {(3, 11): py311, (3, 12): py312, (3, 13): py313}
+SUPPORTED = PY in _TABLES
+_T = _TABLES.get(PY, py313)
+
+POP_JUMPS = _T.POP_JUMPS
+POP_JUMPS_NONE = _T.POP_JUMPS_NONE
+JUMP_OR_POP = _T.JUMP_OR_POP
+UNCONDITIONAL_JUMPS = _T.UNCONDITIONAL_JUMPS
+EMIT_JUMPS = _T.EMIT_JUMPS
+JUMP_NEEDS_TO_BOOL = _T.JUMP_NEEDS_TO_BOOL
+NO_OPS = _T.NO_OPS
+CALLS = _T.CALLS
+CALL_PREFIX = _T.CALL_PREFIX
+NULL_BELOW_CALLABLE = _T.NULL_BELOW_CALLABLE
+FOR_ITER_SKIP = _T.FOR_ITER_SKIP
+SIMPLE_STACK_EFFECT = _T.SIMPLE_STACK_EFFECT
+HANDLERS = _T.HANDLERS
+GRAPH_BREAKS = _T.GRAPH_BREAKS
+line_started = _T.line_started
+NOT_TRACED = _T.NOT_TRACED
+
+# BINARY_OP's argument -> Python operator symbol ("+=" forms are in-place).
+BINARY_OPS = {i: sym for i, (_, sym) in enumerate(dis._nb_ops)} if hasattr(dis, "_nb_ops") else {}
+# CALL_INTRINSIC_1's argument -> its name (3.12+).
+INTRINSIC_1 = dict(enumerate(getattr(dis, "_intrinsic_1_descs", ())))
+
+# Instructions whose format spec is on the stack (their break must not split the spec from the value).
+_SPEC_ON_STACK = {"FORMAT_VALUE"}
+
+
+def instructions(code):
+    """The instructions of a code object (caches hidden, jump targets as offsets)."""
+    return list(dis.get_instructions(code))
+
+
+def load_global_pushes_null(instr) -> bool:
+    """LOAD_GLOBAL's low argument bit asks for a NULL beside the global (3.11-3.13)."""
+    return bool(instr.arg & 1)
+
+
+def load_attr_is_method(instr) -> bool:
+    """3.12+: LOAD_ATTR's low argument bit asks for the method form (callable and self or NULL)."""
+    return bool(instr.arg & 1)
+
+
+def format_has_spec(instr) -> bool:
+    """FORMAT_VALUE with a format spec on the stack (3.11, 3.12)."""
+    return instr.opname in _SPEC_ON_STACK and bool(instr.arg & 0x04)
+
+
+def _is_comprehension_cleanup(code, target: int) -> bool:
+    """PEP 709: an inlined comprehension's handler only restores the shadowed locals and re-raises."""
+    for ins in dis.get_instructions(code):
+        if ins.offset < target:
+            continue
+        if ins.opname == "RERAISE":
+            return True
+        if ins.opname not in ("SWAP", "POP_TOP", "STORE_FAST", "STORE_FAST_MAYBE_NULL"):
+            return False
+    return False
+
+
+def exception_entries(code):
+    return list(dis.Bytecode(code).exception_entries) if getattr(code, "co_exceptiontable", b"") else []
+
+
+def has_exception_table(code) -> bool:
+    """try/except/with blocks (kept in an exception table, not in SETUP_* instructions since 3.11).
+
+    The entries 3.12+ adds for inlined comprehensions do not count: they only restore locals on the
+    way out of an exception, and a traced frame never raises through them.
+    """
+    return any(not _is_comprehension_cleanup(code, e.target) for e in exception_entries(code))
