@@ -61,8 +61,10 @@ def _push_stack(layout, lineno):
 
 def can_split(code) -> str | None:
     """Why this frame's code cannot be split at a break (None if it can)."""
-    if code.co_cellvars or code.co_freevars:
-        return "the function has closure cells"
+    if code.co_cellvars:
+        # a cell made before the break may be shared with a closure made before it too; a resume
+        # function would give the variable a new cell and the closure would stop seeing writes
+        return "the function has variables captured by inner functions (cells)"
     if pyversion.has_exception_table(code):
         return "the function has try/with blocks"
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
@@ -78,11 +80,13 @@ def make_resume_code(code, offset: int, layout: tuple, local_names: list):
     lineno = bc[target].lineno if isinstance(bc[target], Instr) else code.co_firstlineno
     body = list(bc)
     body.insert(target, label)
-    # keep RESUME first, then restore the stack and jump to the resume point
-    first = next(k for k, item in enumerate(body) if isinstance(item, Instr))
+    # keep the prologue up to RESUME (COPY_FREE_VARS comes before it), then restore the stack
+    # and jump to the resume point
+    first = next(k for k, item in enumerate(body) if isinstance(item, Instr) and item.name == "RESUME")
     prologue = _push_stack(layout, lineno) + [Instr("JUMP_FORWARD", label, lineno=lineno)]
     body[first + 1:first + 1] = prologue
     new = Bytecode(body)
+    new.freevars, new.cellvars = list(bc.freevars), list(bc.cellvars)
     new.argnames = stack_args(layout) + list(local_names)
     new.argcount = len(new.argnames)
     new.posonlyargcount = 0
@@ -99,7 +103,7 @@ def make_resume_code(code, offset: int, layout: tuple, local_names: list):
 def make_resume_function(fn, offset, layout, local_names, array_scalars=()):
     """The resume function; `array_scalars`: its parameters that hold graph-computed NumPy scalars."""
     code = make_resume_code(fn.__code__, offset, layout, local_names)
-    resume = types.FunctionType(code, fn.__globals__, code.co_name)
+    resume = types.FunctionType(code, fn.__globals__, code.co_name, None, fn.__closure__)
     setattr(resume, ARRAY_SCALARS_ATTR, frozenset(array_scalars))
     return resume
 

@@ -101,4 +101,6 @@ def break_return_code(cache, brk, rebuild, namespace, options) -> str:
     fn = _break_function(cache, tx.stop_index, layout, local_names, options, frozenset(scalars))
     name = f"___break_{len(namespace)}"
     namespace[name] = fn
-    return f"{name}({', '.join(args)})"
+    # pending side effects land before the break function runs (its arguments are evaluated first)
+    arg_tuple = f"({', '.join(args)},)" if args else "()"
+    return tx.output.side_effects.replay_code(rebuild, namespace, name, arg_tuple)
