@@ -46,6 +46,15 @@ def _abstract_with_labels(code):
     return bc, offset_to_pos
 
 
+def stack_effect(ins):
+    """(pops, pushes) of an instruction a break function replays as it is, or None."""
+    if ins.opname == "CALL_FUNCTION_EX":          # NULL, callable, args tuple[, kwargs dict] -> result
+        return 3 + (ins.arg & 1), 1
+    if ins.opname == "FORMAT_VALUE" and ins.arg & 0x04:
+        return None
+    return pyversion.SIMPLE_STACK_EFFECT.get(ins.opname)
+
+
 def stack_args(layout) -> list:
     """Parameter names of the non-NULL stack slots (layout: tuple of bools, True = NULL)."""
     return [f"{STACK_PREFIX}{i}" for i, is_null in enumerate(layout) if not is_null]
@@ -72,9 +81,27 @@ def can_split(code) -> str | None:
     return None
 
 
+_FAST_OPS = {"LOAD_FAST", "STORE_FAST", "DELETE_FAST", "LOAD_FAST_CHECK"}
+
+
+def parameter_name(local: str) -> str:
+    """The resume function's parameter for a local: the local's own name when it is an identifier
+    (pytest's assertion rewriting makes locals like `@py_assert1`, which generated Python source
+    such as a trampoline cannot name), else a stable identifier made from it."""
+    if local.isidentifier():
+        return local
+    return "___local_" + "".join(c if c.isalnum() else "_" for c in local)
+
+
 def make_resume_code(code, offset: int, layout: tuple, local_names: list):
     """A copy of `code` that starts at `offset` with the given stack layout and locals as arguments."""
     bc, offset_to_pos = _abstract_with_labels(code)
+    renames = {n: parameter_name(n) for n in code.co_varnames if parameter_name(n) != n}
+    if renames:
+        for item in bc:
+            if isinstance(item, Instr) and item.name in _FAST_OPS and item.arg in renames:
+                item.arg = renames[item.arg]
+        local_names = [renames.get(n, n) for n in local_names]
     target = offset_to_pos[offset]
     label = Label()
     lineno = bc[target].lineno if isinstance(bc[target], Instr) else code.co_firstlineno
@@ -104,7 +131,7 @@ def make_resume_function(fn, offset, layout, local_names, array_scalars=()):
     """The resume function; `array_scalars`: its parameters that hold graph-computed NumPy scalars."""
     code = make_resume_code(fn.__code__, offset, layout, local_names)
     resume = types.FunctionType(code, fn.__globals__, code.co_name, None, fn.__closure__)
-    setattr(resume, ARRAY_SCALARS_ATTR, frozenset(array_scalars))
+    setattr(resume, ARRAY_SCALARS_ATTR, frozenset(parameter_name(n) for n in array_scalars))
     return resume
 
 
@@ -141,8 +168,8 @@ def make_break_code(code, index: int, layout: tuple, local_names: list, resume_f
         out += _call_resume(resume_fns["next"], below, local_names, lineno)
         out.append(target)
         out += _call_resume(resume_fns["target"], below, local_names, lineno)
-    elif ins.opname in pyversion.SIMPLE_STACK_EFFECT and not (ins.opname == "FORMAT_VALUE" and ins.arg & 0x04):
-        pops, pushes = pyversion.SIMPLE_STACK_EFFECT[ins.opname]
+    elif stack_effect(ins) is not None:
+        pops, pushes = stack_effect(ins)
         below, top = layout[:len(layout) - pops], layout[len(layout) - pops:]
         out += _push_at(top, len(below), lineno)
         bc_orig, offset_to_pos = _abstract_with_labels(code)
