@@ -47,6 +47,15 @@ def _abstract_with_labels(code):
     return bc, offset_to_pos
 
 
+def stack_effect(ins):
+    """(pops, pushes) of an instruction a break function replays as it is, or None."""
+    if ins.opname == "CALL_FUNCTION_EX":          # NULL, callable, args tuple[, kwargs dict] -> result
+        return 3 + (ins.arg & 1), 1
+    if pyversion.format_has_spec(ins):
+        return None
+    return pyversion.SIMPLE_STACK_EFFECT.get(ins.opname)
+
+
 def stack_args(layout) -> list:
     """Parameter names of the non-NULL stack slots (layout: tuple of bools, True = NULL)."""
     return [f"{STACK_PREFIX}{i}" for i, is_null in enumerate(layout) if not is_null]
@@ -62,8 +71,10 @@ def _push_stack(layout, lineno):
 
 def can_split(code) -> str | None:
     """Why this frame's code cannot be split at a break (None if it can)."""
-    if code.co_cellvars or code.co_freevars:
-        return "the function has closure cells"
+    if code.co_cellvars:
+        # a cell made before the break may be shared with a closure made before it too; a resume
+        # function would give the variable a new cell and the closure would stop seeing writes
+        return "the function has variables captured by inner functions (cells)"
     if pyversion.has_exception_table(code):
         return "the function has try/with blocks"
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
@@ -71,19 +82,39 @@ def can_split(code) -> str | None:
     return None
 
 
+_FAST_OPS = {"LOAD_FAST", "STORE_FAST", "DELETE_FAST", "LOAD_FAST_CHECK"}
+
+
+def parameter_name(local: str) -> str:
+    """The resume function's parameter for a local: the local's own name when it is an identifier
+    (pytest's assertion rewriting makes locals like `@py_assert1`, which generated Python source
+    such as a trampoline cannot name), else a stable identifier made from it."""
+    if local.isidentifier():
+        return local
+    return "___local_" + "".join(c if c.isalnum() else "_" for c in local)
+
+
 def make_resume_code(code, offset: int, layout: tuple, local_names: list):
     """A copy of `code` that starts at `offset` with the given stack layout and locals as arguments."""
     bc, offset_to_pos = _abstract_with_labels(code)
+    renames = {n: parameter_name(n) for n in code.co_varnames if parameter_name(n) != n}
+    if renames:
+        for item in bc:
+            if isinstance(item, Instr) and item.name in _FAST_OPS and item.arg in renames:
+                item.arg = renames[item.arg]
+        local_names = [renames.get(n, n) for n in local_names]
     target = offset_to_pos[offset]
     label = Label()
     lineno = bc[target].lineno if isinstance(bc[target], Instr) else code.co_firstlineno
     body = list(bc)
     body.insert(target, label)
-    # keep RESUME first, then restore the stack and jump to the resume point
-    first = next(k for k, item in enumerate(body) if isinstance(item, Instr))
+    # keep the prologue up to RESUME (COPY_FREE_VARS comes before it), then restore the stack
+    # and jump to the resume point
+    first = next(k for k, item in enumerate(body) if isinstance(item, Instr) and item.name == "RESUME")
     prologue = _push_stack(layout, lineno) + [Instr("JUMP_FORWARD", label, lineno=lineno)]
     body[first + 1:first + 1] = prologue
     new = Bytecode(body)
+    new.freevars, new.cellvars = list(bc.freevars), list(bc.cellvars)
     new.argnames = stack_args(layout) + list(local_names)
     new.argcount = len(new.argnames)
     new.posonlyargcount = 0
@@ -100,8 +131,8 @@ def make_resume_code(code, offset: int, layout: tuple, local_names: list):
 def make_resume_function(fn, offset, layout, local_names, array_scalars=()):
     """The resume function; `array_scalars`: its parameters that hold graph-computed NumPy scalars."""
     code = make_resume_code(fn.__code__, offset, layout, local_names)
-    resume = types.FunctionType(code, fn.__globals__, code.co_name)
-    setattr(resume, ARRAY_SCALARS_ATTR, frozenset(array_scalars))
+    resume = types.FunctionType(code, fn.__globals__, code.co_name, None, fn.__closure__)
+    setattr(resume, ARRAY_SCALARS_ATTR, frozenset(parameter_name(n) for n in array_scalars))
     return resume
 
 
@@ -140,8 +171,8 @@ def make_break_code(code, index: int, layout: tuple, local_names: list, resume_f
         out += _call_resume(resume_fns["next"], below, local_names, lineno)
         out.append(target)
         out += _call_resume(resume_fns["target"], below, local_names, lineno)
-    elif ins.opname in pyversion.SIMPLE_STACK_EFFECT and not pyversion.format_has_spec(ins):
-        pops, pushes = pyversion.SIMPLE_STACK_EFFECT[ins.opname]
+    elif stack_effect(ins) is not None:
+        pops, pushes = stack_effect(ins)
         below, top = layout[:len(layout) - pops], layout[len(layout) - pops:]
         out += _push_at(top, len(below), lineno)
         bc_orig, offset_to_pos = _abstract_with_labels(code)

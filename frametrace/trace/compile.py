@@ -100,7 +100,7 @@ def compile_frame(cache, values, options, frame_state, compile_id):
     namespace = {"___MISS": rt.MISS, "___G": fn.__globals__}
     rebuild = Reconstructor(output, namespace)
     if brk is None:
-        return_code = rebuild(result)
+        return_code = output.side_effects.replay_code(rebuild, namespace, None, rebuild(result))
     else:
         try:
             return_code = break_return_code(cache, brk, rebuild, namespace, options)

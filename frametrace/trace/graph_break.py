@@ -4,7 +4,8 @@ from __future__ import annotations
 from .. import pyversion
 from ..errors import NumpyError, Unsupported
 from ..ir.fake import FakeArray
-from ..resume.codegen import STACK_PREFIX, can_split, make_break_function, make_resume_function, stack_args
+from ..resume.codegen import (STACK_PREFIX, can_split, make_break_function, make_resume_function, stack_args,
+                              stack_effect)
 from .variables.array import ArrayVariable
 from .variables.base import NullVariable
 
@@ -27,7 +28,7 @@ def breakable_index(cache, exc: Unsupported, options) -> int:
         raise exc
     ins = pyversion.instructions(cache.code)[index]
     if ins.opname not in pyversion.CALLS and ins.opname not in pyversion.POP_JUMPS and \
-            ins.opname not in pyversion.POP_JUMPS_NONE and ins.opname not in pyversion.SIMPLE_STACK_EFFECT:
+            ins.opname not in pyversion.POP_JUMPS_NONE and stack_effect(ins) is None:
         raise exc
     if pyversion.format_has_spec(ins):
         raise exc
@@ -60,8 +61,8 @@ def _break_function(cache, index, layout, local_names, options, scalars=frozense
         if ins.opname in pyversion.CALLS:
             kept = len(layout) - (ins.arg + pyversion.CALLS[ins.opname])
             after = layout[:kept] + (False,)
-        elif ins.opname in pyversion.SIMPLE_STACK_EFFECT:
-            pops, pushes = pyversion.SIMPLE_STACK_EFFECT[ins.opname]
+        elif stack_effect(ins) is not None:
+            pops, pushes = stack_effect(ins)
             kept = len(layout) - pops
             after = layout[:kept] + (False,) * pushes
         else:
@@ -70,7 +71,7 @@ def _break_function(cache, index, layout, local_names, options, scalars=frozense
         # slots at or above `kept` hold the instruction's results, not the values saved here
         live = {n for n in scalars if not n.startswith(STACK_PREFIX) or int(n[len(STACK_PREFIX):]) < kept}
         resumes = {"next": _resume_trampoline(cache, instrs[index + 1].offset, after, local_names, options, live)}
-        if ins.opname not in pyversion.CALLS and ins.opname not in pyversion.SIMPLE_STACK_EFFECT:
+        if ins.opname not in pyversion.CALLS and stack_effect(ins) is None:
             resumes["target"] = _resume_trampoline(cache, ins.argval, after, local_names, options, live)
         fn = make_break_function(cache.fn, index, layout, local_names, resumes)
         store[key] = fn
@@ -101,4 +102,6 @@ def break_return_code(cache, brk, rebuild, namespace, options) -> str:
     fn = _break_function(cache, tx.stop_index, layout, local_names, options, frozenset(scalars))
     name = f"___break_{len(namespace)}"
     namespace[name] = fn
-    return f"{name}({', '.join(args)})"
+    # pending side effects land before the break function runs (its arguments are evaluated first)
+    arg_tuple = f"({', '.join(args)},)" if args else "()"
+    return tx.output.side_effects.replay_code(rebuild, namespace, name, arg_tuple)

@@ -13,7 +13,7 @@ from .variables.array import ArrayVariable
 from .variables.base import CellBox, CellVariable, NullVariable
 from .variables.constant import ConstantVariable, SymNumberVariable
 from .variables.containers import (DictVariable, ListIteratorVariable, ListVariable, SliceVariable,
-                                   TupleVariable)
+                                   TupleVariable, constant_key)
 from .variables.functions import NestedUserFunctionVariable
 from .opcodes_py312 import BoundMethodVariable, VersionedOpcodes
 
@@ -132,9 +132,12 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
         self.push(_BoundMethod(obj, ins.argval))
 
     def op_STORE_ATTR(self, ins):
-        raise Unsupported(f"setting attribute {ins.argval!r} (a side effect)", kind="side_effect",
-                          hints=("side effects are replayed once graph breaks land; until then this frame "
-                                 "runs eagerly",))
+        obj = self.pop()
+        value = self.pop()
+        store = getattr(obj, "store_attr", None)
+        if store is None:
+            raise Unsupported(f"setting attribute {ins.argval!r} of {obj.describe()}", kind="side_effect")
+        store(self, ins.argval, value)
 
     def op_LOAD_ASSERTION_ERROR(self, ins):
         self.push(ConstantVariable(AssertionError))
@@ -160,7 +163,7 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
 
     def op_BUILD_MAP(self, ins):
         items = self.popn(2 * ins.arg)
-        self.push(DictVariable({items[i].as_python_constant(): items[i + 1] for i in range(0, len(items), 2)}))
+        self.push(DictVariable({constant_key(self, items[i]): items[i + 1] for i in range(0, len(items), 2)}))
 
     def op_BUILD_CONST_KEY_MAP(self, ins):
         keys = self.pop().as_python_constant()
@@ -170,7 +173,7 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
     def op_MAP_ADD(self, ins):
         value = self.pop()
         key = self.pop()
-        self.stack[-ins.arg].items[key.as_python_constant()] = value
+        self.stack[-ins.arg].items[constant_key(self, key)] = value
 
     def op_DICT_UPDATE(self, ins):
         v = self.pop()
@@ -236,7 +239,7 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
         container = self.pop()
         item = self.pop()
         if isinstance(container, DictVariable):
-            found = item.as_python_constant() in container.items
+            found = constant_key(self, item) in container.items
         else:
             found = any(self.compare(item, x, "==").truth(self) for x in container.unpack(self))
         self.push(ConstantVariable(found != bool(ins.arg)))
@@ -278,12 +281,21 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
         if isinstance(obj, ArrayVariable) and not obj.is_python_scalar:
             numpy_api.setitem(self.output.builder, obj.proxy, self.unwrap(key), self.unwrap(value))
         elif isinstance(obj, ListVariable):
-            obj._check_mutable("list item assignment")
-            obj.items[key.as_python_constant()] = value
+            obj.setitem(self, key, value)
         elif isinstance(obj, DictVariable):
             obj.call_method(self, "__setitem__", [key, value], {})
         else:
             raise Unsupported(f"item assignment on {obj.describe()}", kind="side_effect")
+
+    def op_DELETE_SUBSCR(self, ins):
+        key = self.pop()
+        obj = self.pop()
+        if isinstance(obj, ListVariable):
+            obj.delitem(self, key)
+        elif isinstance(obj, DictVariable):
+            obj.call_method(self, "__delitem__", [key], {})
+        else:
+            raise Unsupported(f"item deletion on {obj.describe()}", kind="side_effect")
 
     # -- control flow --
 
@@ -372,7 +384,15 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
                                              self.globals_source))
 
     def op_RETURN_GENERATOR(self, ins):
-        raise Unsupported("generators are not traced", kind="generator")
+        if self.yielded is None:
+            raise Unsupported("generators are not traced", kind="generator")
+        self.push(ConstantVariable(None))             # popped by the POP_TOP that follows
+
+    def op_YIELD_VALUE(self, ins):
+        if self.yielded is None:
+            raise Unsupported("yield outside an inlined generator", kind="generator")
+        self.yielded.append(self.pop())
+        self.push(ConstantVariable(None))             # what `yield` evaluates to: nothing is sent
 
 
 def _constant(value):

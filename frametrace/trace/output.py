@@ -10,6 +10,7 @@ from ..ir.builder import GraphBuilder
 from ..ir.fake import FakeScalar
 from .variables.array import ArrayVariable
 from .variables.constant import ConstantVariable, SymNumberVariable
+from .side_effects import SideEffects
 from .variables.containers import DictVariable, ListVariable, TupleVariable
 from .wrap import VariableBuilder
 
@@ -34,6 +35,7 @@ class OutputGraph:
         self._layouts: dict = {}
         self.builder.input_layout = self.input_layout
         self._wrap = VariableBuilder(self)
+        self.side_effects = SideEffects()
 
     def wrap(self, value, source):
         return self._wrap(value, source)
@@ -117,6 +119,18 @@ class Reconstructor:
         self.namespace[name] = value
         return name
 
+    def source_code(self, vt) -> str:
+        """The caller's own object behind a VT that came from an input or a global."""
+        if vt.source is None:
+            raise Unsupported(f"{vt.describe()} has no source to write back to", kind="internal")
+        return vt.source.code
+
+    def fresh(self, vt) -> str:
+        """A new list or dict holding a container VT's current items (what a replay writes)."""
+        if isinstance(vt, DictVariable):
+            return "{" + ", ".join(f"{self.const(k)}: {self(v)}" for k, v in vt.items.items()) + "}"
+        return "[" + ", ".join(self(i) for i in vt.items) + "]"
+
     def __call__(self, vt) -> str:
         if isinstance(vt, ArrayVariable):
             node = vt.proxy.node
@@ -139,14 +153,10 @@ class Reconstructor:
         if isinstance(vt, TupleVariable):
             inner = ", ".join(self(i) for i in vt.items)
             return f"({inner},)" if len(vt.items) == 1 else f"({inner})"
-        if isinstance(vt, ListVariable):
+        if isinstance(vt, (ListVariable, DictVariable)):
             if vt.source is not None:
-                return vt.source.code         # the caller's own list (not mutated: that is refused)
-            return "[" + ", ".join(self(i) for i in vt.items) + "]"
-        if isinstance(vt, DictVariable):
-            if vt.source is not None:
-                return vt.source.code
-            return "{" + ", ".join(f"{self.const(k)}: {self(v)}" for k, v in vt.items.items()) + "}"
+                return vt.source.code         # the caller's own container (mutations are replayed on it)
+            return self.fresh(vt)
         custom = getattr(vt, "reconstruct", None)
         if custom is not None:
             return custom(self)

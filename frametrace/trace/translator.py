@@ -22,7 +22,7 @@ from .variables.array import ArrayVariable
 from .variables.base import CellBox, VariableTracker
 from .variables.constant import ConstantVariable, SymNumberVariable, wrap_number
 from .variables.containers import (DictVariable, ListIteratorVariable, ListVariable, SliceVariable,
-                                   TupleVariable)
+                                   TupleVariable, constant_key)
 
 
 _BINARY = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
@@ -47,7 +47,7 @@ class BreakPoint(Exception):
 
 class InstructionTranslator(OpcodeHandlers):
     def __init__(self, output, code, f_locals: dict, cells: dict, fn_globals: dict, globals_source=None,
-                 parent=None, name=None):
+                 parent=None, name=None, generator=False):
         self.output, self.code, self.parent = output, code, parent
         self.name = name or code.co_name
         self.instructions = pyversion.instructions(code)
@@ -67,7 +67,8 @@ class InstructionTranslator(OpcodeHandlers):
                               context=code.co_name, location=f"{code.co_filename}:{code.co_firstlineno}",
                               hints=("move the try/with block out of the compiled function",))
         flags = code.co_flags
-        if flags & (0x20 | 0x80 | 0x100 | 0x200):       # generator, coroutine, iterable coroutine, async gen
+        self.yielded = [] if generator else None      # an inlined generator collects what it yields
+        if flags & (0x80 | 0x100 | 0x200) or (flags & 0x20 and not generator):
             raise Unsupported("generators and coroutines are not traced", kind="generator",
                               context=code.co_name)
 
@@ -144,8 +145,8 @@ class InstructionTranslator(OpcodeHandlers):
             return TupleVariable([self.wrap_result(v) for v in value])
         if isinstance(value, list):
             return ListVariable([self.wrap_result(v) for v in value])
-        return wrap_number(value) if isinstance(value, (int, float, bool)) or _is_sym(value) \
-            else ConstantVariable(value)
+        return wrap_number(value) if isinstance(value, (int, float, bool)) or _is_sym(value) or \
+            hasattr(value, "maybe_as_constant") else ConstantVariable(value)
 
     def unwrap(self, v):
         """A VT as the NumPy API layer sees it: Proxy, SymInt, constants, tuples, slices."""
@@ -191,8 +192,8 @@ class InstructionTranslator(OpcodeHandlers):
         if isinstance(a, (TupleVariable, ListVariable)) and isinstance(b, (TupleVariable, ListVariable)) \
                 and base == "+":
             if inplace and isinstance(a, ListVariable):
-                a._check_mutable("list +=")
                 a.items.extend(b.items)
+                a.mutated(self)
                 return a
             return type(a)(a.items + b.items)
         if isinstance(a, (TupleVariable, ListVariable)) and base == "*" and b.is_python_constant():
@@ -258,7 +259,8 @@ class InstructionTranslator(OpcodeHandlers):
         if isinstance(obj, ArrayVariable):
             return self.wrap_result(numpy_api.getitem(self.output.builder, obj.proxy, self.unwrap(key)))
         if isinstance(obj, (TupleVariable, ListVariable)):
-            k = key.as_python_constant() if not isinstance(key, SymNumberVariable) else int(key.value)
+            k = slice(*(constant_key(self, p) for p in key.parts)) if isinstance(key, SliceVariable) \
+                else constant_key(self, key)
             try:
                 if isinstance(k, slice):
                     return type(obj)(obj.items[k])
@@ -266,7 +268,7 @@ class InstructionTranslator(OpcodeHandlers):
             except (IndexError, TypeError) as exc:
                 raise NumpyError(exc, context="subscript") from None
         if isinstance(obj, DictVariable):
-            return obj.getitem(key.as_python_constant())
+            return obj.getitem(constant_key(self, key))
         if obj.is_python_constant() and key.is_python_constant():
             return self.constant_fold(operator.getitem, [obj, key], {})
         raise Unsupported(f"subscript of {obj.describe()}", kind="subscript")
@@ -287,10 +289,16 @@ class InstructionTranslator(OpcodeHandlers):
         for name, box in zip(code.co_freevars, fn_var.closure_cells(self)):
             cells[name] = box
         globals_source = _globals_source_of(self, fn_var)
+        generator = bool(code.co_flags & 0x20)
         child = InstructionTranslator(self.output, code, f_locals, cells, fn_var.get_globals(), globals_source,
-                                      parent=self)
+                                      parent=self, generator=generator)
         child.cell_args = {n for n in code.co_cellvars}
-        return child.run()
+        result = child.run()
+        if generator:
+            # Dynamo-style: the generator body runs to its end while traced; the caller iterates
+            # over what it yielded (a generator that never ends exhausts the trace budget: a break)
+            return ListIteratorVariable(child.yielded)
+        return result
 
     def iterate(self, v):
         if isinstance(v, ListIteratorVariable):

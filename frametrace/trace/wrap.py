@@ -7,6 +7,7 @@ other values are constants guarded by equality or identity.
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import types
 
@@ -18,7 +19,7 @@ from .variables.array import ArrayVariable
 from .variables.builtins import MATH_FUNCTIONS, BuiltinVariable, MathFunctionVariable
 from .variables.constant import ConstantVariable, SymNumberVariable
 from .variables.containers import DictVariable, ListVariable, TupleVariable
-from .variables.functions import (ModuleVariable, NumpyFunctionVariable, UserFunctionVariable,
+from .variables.functions import (ModuleVariable, NumpyFunctionVariable, PartialVariable, UserFunctionVariable,
                                   UserMethodVariable, UserObjectVariable)
 from .variables.special import special_function_variable
 
@@ -120,6 +121,27 @@ class VariableBuilder:
             if g is not None:
                 g.id_match(source, value)
             return MathFunctionVariable(value, source)
+        if value is functools.partial:
+            if g is not None:
+                g.id_match(source, value)
+            return BuiltinVariable(value, source)
+        if type(value) is functools.partial:
+            from ..sources import AttrSource
+            if g is None:
+                raise Unsupported("a functools.partial created outside the traced code", kind="input")
+            g.type_match(source, value)
+            fn = self(value.func, AttrSource(source, "func") if source is not None else None)
+            args = [self(v, GetItemSource(AttrSource(source, "args"), i) if source is not None else None)
+                    for i, v in enumerate(value.args)]
+            if source is not None:
+                g.add(f"len({source.code}.args) == {len(value.args)}", f"len({source.name}.args) == "
+                      f"{len(value.args)}", "LEN", source.name)
+                keys = g.bind(list(value.keywords), "keys")
+                g.add(f"list({source.code}.keywords) == {keys}", f"list({source.name}.keywords) == "
+                      f"{list(value.keywords)!r}", "KEYS", source.name)
+            kwargs = {k: self(v, GetItemSource(AttrSource(source, "keywords"), k) if source is not None else None)
+                      for k, v in value.keywords.items()}
+            return PartialVariable(fn, args, kwargs, source)
         if _is_builtin(value):
             if g is not None:
                 g.id_match(source, value)
@@ -218,7 +240,8 @@ def _is_builtin(value) -> bool:
         and (isinstance(value, types.BuiltinFunctionType) or value in _BUILTIN_TYPES)
 
 
-_BUILTIN_TYPES = (range, enumerate, zip, int, float, bool, tuple, list, dict, reversed, type, iter)
+_BUILTIN_TYPES = (range, enumerate, zip, int, float, bool, tuple, list, dict, reversed, type, iter, map, filter,
+                  super)
 
 
 def _hashable(value) -> bool:

@@ -26,6 +26,9 @@ def chained_and_short_circuit(x, y=None, flags=(1, 2)):
     d = {k: v for k, v in zip("ab", flags)}          # MAP_ADD
     key = "c"
     d2 = {key: n, **d}                               # BUILD_MAP, DICT_UPDATE
+    d2["gone"] = 1
+    del d2["gone"]                                   # DELETE_SUBSCR
+    gen = sum(v * 2 for v in flags)                  # RETURN_GENERATOR, YIELD_VALUE (inlined genexpr)
     first, *rest = t                                 # UNPACK_EX
     same = x is y                                    # IS_OP
     inv = ~(x > 2)                                   # UNARY_INVERT
@@ -41,7 +44,7 @@ def chained_and_short_circuit(x, y=None, flags=(1, 2)):
     out = x.copy()
     out[1:3] = 0.5                                   # 3.12+: STORE_SLICE
     a = a + len(label) + len(squares) + head.sum() + out.sum()
-    return y * a + b + c + sum(t) + d["a"] + z + d2["c"] + first + len(rest) + same + inv + part.sum() + w
+    return y * a + b + c + gen + sum(t) + d["a"] + z + d2["c"] + first + len(rest) + same + inv + part.sum() + w
 
 
 def helper(x, scale=1.0, **rest):
@@ -106,11 +109,14 @@ def test_programs_cover_every_handler(monkeypatch):
               test_while_loop_on_a_size):
         ft.reset()
         t()
+    from test_side_effects import test_read_after_write_sees_the_stored_value_and_arrays_leave_the_graph
+    ft.reset()
+    test_read_after_write_sees_the_stored_value_and_arrays_leave_the_graph("numpy")      # STORE_ATTR
     # handlers that only raise Unsupported (the frame then runs eagerly or breaks), no-ops, and jump
     # forms the compiler emits only in rare shapes (their semantics are shared with the forms exercised above)
     only_unsupported = set(pyversion.GRAPH_BREAKS) | {
         "LOAD_FAST_CHECK", "CACHE", "EXTENDED_ARG", "NOP", "JUMP_ABSOLUTE", "POP_JUMP_BACKWARD_IF_TRUE",
         "POP_JUMP_BACKWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE", "POP_JUMP_BACKWARD_IF_FALSE",
-        "JUMP_BACKWARD_NO_INTERRUPT", "COPY_FREE_VARS"}
+        "JUMP_BACKWARD_NO_INTERRUPT", "COPY_FREE_VARS", "RAISE_VARARGS", "LOAD_ASSERTION_ERROR"}
     missing = set(table) - executed - only_unsupported
     assert not missing, sorted(missing)

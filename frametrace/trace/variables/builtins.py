@@ -8,7 +8,7 @@ from ...errors import Unsupported
 from .array import ArrayVariable
 from .base import VariableTracker
 from .constant import ConstantVariable, SymNumberVariable, wrap_number
-from .containers import DictVariable, ListIteratorVariable, ListVariable, TupleVariable
+from .containers import DictVariable, ListIteratorVariable, ListVariable, TupleVariable, constant_key
 
 
 class BuiltinVariable(VariableTracker):
@@ -97,13 +97,66 @@ class BuiltinVariable(VariableTracker):
         items.update(kwargs)
         return DictVariable(items)
 
-    def call_sorted(self, tx, seq, **kwargs):
-        if kwargs:
-            return None
+    def call_sorted(self, tx, seq, key=None, reverse=None):
         items = seq.unpack(tx)
-        if all(i.is_python_constant() for i in items):
-            return ListVariable([ConstantVariable(v) for v in sorted(i.as_python_constant() for i in items)])
+        keys = items if key is None or (key.is_python_constant() and key.as_python_constant() is None) \
+            else [key.call_function(tx, [i], {}) for i in items]
+        rev = bool(reverse.as_python_constant()) if reverse is not None else False
+        order = sorted(range(len(items)), key=lambda i: constant_key(tx, keys[i]), reverse=rev)
+        return ListVariable([items[i] for i in order])
+
+    def call_map(self, tx, fn, *iterables):
+        if not iterables:
+            return None
+        columns = [it.unpack(tx) for it in iterables]
+        return ListIteratorVariable([fn.call_function(tx, list(row), {}) for row in zip(*columns)])
+
+    def call_filter(self, tx, fn, iterable):
+        keep = []
+        no_fn = fn.is_python_constant() and fn.as_python_constant() is None
+        for item in iterable.unpack(tx):
+            test = item if no_fn else fn.call_function(tx, [item], {})
+            if test.truth(tx):
+                keep.append(item)
+        return ListIteratorVariable(keep)
+
+    def call_any(self, tx, iterable):
+        return ConstantVariable(any(item.truth(tx) for item in iterable.unpack(tx)))
+
+    def call_all(self, tx, iterable):
+        return ConstantVariable(all(item.truth(tx) for item in iterable.unpack(tx)))
+
+    def call_next(self, tx, it, default=None):
+        if isinstance(it, ListIteratorVariable):
+            item = it.next_item()
+            if item is not None:
+                return item
+            if default is not None:
+                return default
+            from ...errors import NumpyError
+            raise NumpyError(StopIteration(), context="next")
         return None
+
+    def call_super(self, tx, *args):
+        from .functions import SuperVariable
+        if len(args) == 2:
+            return SuperVariable(args[0].as_python_constant(), args[1])
+        if args:
+            return None
+        box = tx.cells.get("__class__")
+        if box is None or box.value is None or not tx.code.co_argcount:
+            raise Unsupported("super() outside a method", kind="call")
+        first = tx.code.co_varnames[0]
+        obj = tx.locals.get(first)
+        if obj is None and first in tx.cells:
+            obj = tx.cells[first].value
+        if obj is None:
+            raise Unsupported("super(): the first argument is not bound", kind="call")
+        return SuperVariable(box.value.as_python_constant(), obj)
+
+    def call_partial(self, tx, fn, *args, **kwargs):
+        from .functions import PartialVariable
+        return PartialVariable(fn, args, kwargs)
 
     def _minmax(self, tx, args, pick):
         if len(args) == 1:
@@ -145,6 +198,10 @@ class BuiltinVariable(VariableTracker):
         if isinstance(x, SymNumberVariable) and not rest:
             return ConstantVariable(int(x.value))      # specialises, with a guard
         if isinstance(x, ArrayVariable):
+            if x.is_python_scalar and x.python_type() is int and not rest:
+                return x
+            if not rest and _is_0d(x) and x.proxy.dtype.kind in "biu":
+                return _as_python_scalar(tx, x, int)
             raise _data_dependent("int")
         return None
 
@@ -154,6 +211,8 @@ class BuiltinVariable(VariableTracker):
         if isinstance(x, ArrayVariable):
             if x.is_python_scalar and x.python_type() is float:
                 return x
+            if _is_0d(x) and x.proxy.dtype.kind in "biuf":
+                return _as_python_scalar(tx, x, float)
             raise _data_dependent("float")
         return None
 
@@ -184,6 +243,20 @@ class BuiltinVariable(VariableTracker):
             return ConstantVariable(True)
         except Unsupported:
             return None
+
+
+def _is_0d(x) -> bool:
+    return not x.is_python_scalar and x.proxy.ndim == 0
+
+
+def _as_python_scalar(tx, x, pytype):
+    """float(a) / int(a) of a 0-d graph value: a run-time Python scalar of the graph (the cast
+    happens in the graph; the entry turns the output into a Python float or int)."""
+    import numpy as np
+    from ...ir.builder import Proxy
+    from ...ir.fake import FakeScalar
+    cast = tx.output.builder.emit("astype", x.proxy, dtype=np.dtype(np.float64 if pytype is float else np.int64))
+    return ArrayVariable(Proxy(cast.node, FakeScalar(pytype)))
 
 
 def _int(tx, v):

@@ -71,4 +71,7 @@ def wrap_number(value, source=None):
     from ...shapes import is_symbolic
     if is_symbolic(value):
         return SymNumberVariable(value, source)
+    constant = getattr(value, "maybe_as_constant", None)
+    if constant is not None:            # a Sym value whose expression became a number: a plain one
+        value = constant()
     return ConstantVariable(value, source)

@@ -1,8 +1,8 @@
 """Tuples, lists, dicts, slices, ranges and iterators (loops over them are unrolled)."""
 from __future__ import annotations
 
-from ...errors import Unsupported
-from .base import VariableTracker
+from ...errors import NumpyError, Unsupported
+from .base import NotConstant, VariableTracker
 from .constant import ConstantVariable
 
 
@@ -42,45 +42,107 @@ class TupleVariable(BaseSequenceVariable):
         raise Unsupported(f"tuple.{name}", kind="call")
 
 
+def constant_key(tx, vt):
+    """A dict key or list index as a Python value: a size specialises (guarded), data is refused."""
+    from .constant import SymNumberVariable
+    if isinstance(vt, SymNumberVariable):
+        return int(vt.value) if vt.python_type() is int else vt.python_type()(vt.value)
+    try:
+        key = vt.as_python_constant()
+    except NotConstant:
+        raise Unsupported(f"{vt.describe()} as a dict key or list index", kind="subscript",
+                          hints=("keys must be constants or sizes",)) from None
+    try:
+        hash(key)
+    except TypeError:
+        raise Unsupported(f"unhashable key {vt.describe()}", kind="subscript") from None
+    return key
+
+
+def _matches(tx, item, target) -> bool:
+    if item is target:
+        return True
+    return tx.compare(item, target, "==").truth(tx)
+
+
 class ListVariable(BaseSequenceVariable):
-    """A list. Lists made while tracing are mutable; a list passed in is read-only for now."""
+    """A list. Mutating a list the caller can see is a side effect, replayed after the graph."""
     pytype = list
 
-    def _check_mutable(self, what):
-        if self.source is not None:
-            raise Unsupported(f"{what} mutates a list the caller passed (a side effect)", kind="side_effect",
-                              hints=("build a new list instead",))
+    def mutated(self, tx):
+        tx.output.side_effects.mutate(self)
 
     def call_method(self, tx, name, args, kwargs):
-        if name == "append" and len(args) == 1 and not kwargs:
-            self._check_mutable("list.append")
+        if kwargs and name != "sort":
+            raise Unsupported(f"list.{name} with keyword arguments", kind="call")
+        n = len(args)
+        if name == "append" and n == 1:
             self.items.append(args[0])
-            return ConstantVariable(None)
-        if name == "extend" and len(args) == 1:
-            self._check_mutable("list.extend")
+        elif name == "extend" and n == 1:
             self.items.extend(args[0].unpack(tx))
-            return ConstantVariable(None)
-        if name == "pop" and len(args) <= 1:
-            self._check_mutable("list.pop")
-            index = args[0].as_python_constant() if args else -1
-            return self.items.pop(index)
-        if name == "insert" and len(args) == 2:
-            self._check_mutable("list.insert")
-            self.items.insert(args[0].as_python_constant(), args[1])
-            return ConstantVariable(None)
-        if name == "reverse" and not args:
-            self._check_mutable("list.reverse")
+        elif name == "insert" and n == 2:
+            self.items.insert(constant_key(tx, args[0]), args[1])
+        elif name == "pop" and n <= 1:
+            index = constant_key(tx, args[0]) if args else -1
+            try:
+                value = self.items.pop(index)
+            except IndexError as exc:
+                raise NumpyError(exc, context="list.pop") from None
+            self.mutated(tx)
+            return value
+        elif name == "remove" and n == 1:
+            for i, item in enumerate(self.items):
+                if _matches(tx, item, args[0]):
+                    del self.items[i]
+                    break
+            else:
+                raise NumpyError(ValueError("list.remove(x): x not in list"), context="list.remove")
+        elif name == "clear" and n == 0:
+            self.items.clear()
+        elif name == "reverse" and n == 0:
             self.items.reverse()
-            return ConstantVariable(None)
-        if name == "copy" and not args:
+        elif name == "copy" and n == 0:
             return ListVariable(self.items)
-        if name in ("index", "count") and len(args) == 1:
-            return ConstantVariable(getattr(self.as_python_constant(), name)(args[0].as_python_constant()))
-        raise Unsupported(f"list.{name}", kind="call")
+        elif name == "index" and n == 1:
+            for i, item in enumerate(self.items):
+                if _matches(tx, item, args[0]):
+                    return ConstantVariable(i)
+            raise NumpyError(ValueError("list.index(x): x not in list"), context="list.index")
+        elif name == "count" and n == 1:
+            return ConstantVariable(sum(1 for item in self.items if _matches(tx, item, args[0])))
+        elif name == "__setitem__" and n == 2:
+            self.setitem(tx, args[0], args[1])
+        elif name == "__delitem__" and n == 1:
+            self.delitem(tx, args[0])
+        else:
+            raise Unsupported(f"list.{name}", kind="call")
+        self.mutated(tx)
+        return ConstantVariable(None)
+
+    def setitem(self, tx, key, value):
+        if isinstance(key, SliceVariable):
+            k = slice(*(constant_key(tx, p) for p in key.parts))
+            self.items[k] = value.unpack(tx)
+        else:
+            try:
+                self.items[constant_key(tx, key)] = value
+            except (IndexError, TypeError) as exc:
+                raise NumpyError(exc, context="list assignment") from None
+        self.mutated(tx)
+
+    def delitem(self, tx, key):
+        k = slice(*(constant_key(tx, p) for p in key.parts)) if isinstance(key, SliceVariable) \
+            else constant_key(tx, key)
+        try:
+            del self.items[k]
+        except (IndexError, TypeError) as exc:
+            raise NumpyError(exc, context="del list item") from None
+        self.mutated(tx)
 
 
 class DictVariable(VariableTracker):
-    """A dict with constant keys."""
+    """A dict with constant keys. Mutating a dict the caller can see is a side effect, replayed
+    after the graph."""
 
     def __init__(self, items: dict, source=None):
         self.items, self.source = dict(items), source
@@ -101,35 +163,71 @@ class DictVariable(VariableTracker):
         try:
             return self.items[key]
         except KeyError:
-            raise Unsupported(f"KeyError {key!r} while tracing", kind="exception") from None
+            raise NumpyError(KeyError(key), context="dict lookup") from None
+
+    def mutated(self, tx):
+        tx.output.side_effects.mutate(self)
 
     def call_method(self, tx, name, args, kwargs):
-        consts = [a.as_python_constant() for a in args]
-        if name == "items" and not args:
+        n = len(args)
+        if name == "items" and n == 0:
             return ListIteratorVariable([TupleVariable([ConstantVariable(k), v]) for k, v in self.items.items()])
-        if name == "keys" and not args:
+        if name in ("keys", "__iter__") and n == 0:
             return ListIteratorVariable([ConstantVariable(k) for k in self.items])
-        if name == "values" and not args:
+        if name == "values" and n == 0:
             return ListIteratorVariable(list(self.items.values()))
-        if name == "get" and 1 <= len(args) <= 2:
-            return self.items.get(consts[0], args[1] if len(args) == 2 else ConstantVariable(None))
-        if name == "copy" and not args:
+        if name == "get" and 1 <= n <= 2:
+            return self.items.get(constant_key(tx, args[0]), args[1] if n == 2 else ConstantVariable(None))
+        if name == "__getitem__" and n == 1:
+            return self.getitem(constant_key(tx, args[0]))
+        if name == "__contains__" and n == 1:
+            return ConstantVariable(constant_key(tx, args[0]) in self.items)
+        if name == "__len__" and n == 0:
+            return ConstantVariable(len(self.items))
+        if name == "copy" and n == 0:
             return DictVariable(self.items)
-        if name in ("__setitem__", "update", "pop", "setdefault", "clear") and self.source is not None:
-            raise Unsupported(f"dict.{name} mutates a dict the caller passed (a side effect)",
-                              kind="side_effect")
-        if name == "__setitem__":
-            self.items[consts[0]] = args[1]
-            return ConstantVariable(None)
-        if name == "pop" and 1 <= len(args) <= 2:
-            if consts[0] in self.items:
-                return self.items.pop(consts[0])
-            if len(args) == 2:
+        result = ConstantVariable(None)
+        if name == "__setitem__" and n == 2:
+            self.items[constant_key(tx, args[0])] = args[1]
+        elif name == "__delitem__" and n == 1:
+            key = constant_key(tx, args[0])
+            if key not in self.items:
+                raise NumpyError(KeyError(key), context="del dict item")
+            del self.items[key]
+        elif name == "pop" and 1 <= n <= 2:
+            key = constant_key(tx, args[0])
+            if key in self.items:
+                result = self.items.pop(key)
+            elif n == 2:
                 return args[1]
-        if name == "update" and len(args) == 1 and isinstance(args[0], DictVariable):
-            self.items.update(args[0].items)
-            return ConstantVariable(None)
-        raise Unsupported(f"dict.{name}", kind="call")
+            else:
+                raise NumpyError(KeyError(key), context="dict.pop")
+        elif name == "setdefault" and 1 <= n <= 2:
+            key = constant_key(tx, args[0])
+            if key in self.items:
+                return self.items[key]
+            result = self.items[key] = args[1] if n == 2 else ConstantVariable(None)
+        elif name == "update" and n <= 1:
+            if args:
+                other = args[0]
+                if isinstance(other, DictVariable):
+                    self.items.update(other.items)
+                else:
+                    for pair in other.unpack(tx):
+                        k, v = pair.unpack(tx)
+                        self.items[constant_key(tx, k)] = v
+            self.items.update(kwargs)
+        elif name == "clear" and n == 0:
+            self.items.clear()
+        elif name == "popitem" and n == 0:
+            if not self.items:
+                raise NumpyError(KeyError("popitem(): dictionary is empty"), context="dict.popitem")
+            k, v = self.items.popitem()
+            result = TupleVariable([ConstantVariable(k), v])
+        else:
+            raise Unsupported(f"dict.{name}", kind="call")
+        self.mutated(tx)
+        return result
 
     def describe(self):
         return f"dict of {len(self.items)}"

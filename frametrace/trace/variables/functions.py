@@ -1,6 +1,7 @@
 """Callables: user functions (inlined), NumPy functions, modules and user objects."""
 from __future__ import annotations
 
+import functools
 import inspect
 import types
 
@@ -184,7 +185,9 @@ class ModuleVariable(VariableTracker):
 
 
 class UserObjectVariable(VariableTracker):
-    """An object of a user class: attribute reads are traced (and guarded), writes are not yet."""
+    """An object of a user class: attribute reads are traced (and guarded); attribute stores are
+    side effects recorded on the OutputGraph and replayed after the graph; calling it inlines
+    `type(obj).__call__` (its type is guarded when the object was wrapped)."""
 
     def __init__(self, value, source=None):
         self.value, self.source = value, source
@@ -192,32 +195,113 @@ class UserObjectVariable(VariableTracker):
     def python_type(self):
         return type(self.value)
 
+    def store_attr(self, tx, name, value):
+        static = inspect.getattr_static(type(self.value), name, None)
+        if hasattr(type(static), "__set__") and not isinstance(static, types.MemberDescriptorType):
+            raise Unsupported(f"setting property {name!r} of {type(self.value).__name__}", kind="side_effect")
+        if getattr(type(self.value), "__setattr__", object.__setattr__) is not object.__setattr__:
+            raise Unsupported(f"{type(self.value).__name__} defines __setattr__", kind="side_effect")
+        tx.output.side_effects.store_attr(self, name, value)
+
     def var_getattr(self, tx, name):
         from ...sources import AttrSource
-        try:
-            static = inspect.getattr_static(self.value, name)
-        except AttributeError:
-            raise Unsupported(f"{type(self.value).__name__} has no attribute {name!r}", kind="getattr") from None
+        stored = tx.output.side_effects.load_attr(self, name)
+        if stored is not None:
+            return stored
         src = AttrSource(self.source, name) if self.source is not None else None
-        instance_dict = getattr(self.value, "__dict__", {})
-        if name in instance_dict:
-            return tx.wrap_value(instance_dict[name], src)
-        if isinstance(static, types.FunctionType):
-            fn_src = AttrSource(_TypeSource(self.source), name) if self.source is not None else None
-            return UserMethodVariable(UserFunctionVariable(static, fn_src), self)
-        if isinstance(static, property) and isinstance(static.fget, types.FunctionType):
-            return UserFunctionVariable(static.fget).call_function(tx, [self], {})
-        if isinstance(static, (staticmethod,)):
-            return tx.wrap_value(static.__func__, src)
-        if isinstance(static, (int, float, str, bool, tuple, type(None))):
-            return tx.wrap_value(getattr(self.value, name), src)
-        raise Unsupported(f"attribute {name!r} of {type(self.value).__name__} ({type(static).__name__})",
-                          kind="getattr")
+        return class_attribute(tx, type(self.value), name, self, src, instance=self.value)
+
+    def call_function(self, tx, args, kwargs):
+        call = inspect.getattr_static(type(self.value), "__call__", None)
+        if not isinstance(call, types.FunctionType):
+            raise Unsupported(f"calling object of {type(self.value).__name__}", kind="call")
+        return UserFunctionVariable(call).call_function(tx, [self] + list(args), kwargs)
 
     def describe(self):
         return f"object of {type(self.value).__name__}"
 
 
-def _TypeSource(base):
-    from ...sources import AttrSource
-    return AttrSource(base, "__class__")
+def class_attribute(tx, cls, name, obj_var, src, instance=None, mro_after=None):
+    """`obj.name` looked up as Python does (data descriptors, instance dict, class dict), for an
+    instance of `cls` (instance given) or through `super()` (mro_after: the class to skip past)."""
+    mro = type.mro(cls)
+    if mro_after is not None:
+        mro = mro[mro.index(mro_after) + 1:]
+    static = _MISSING
+    for klass in mro:
+        if name in vars(klass):
+            static = vars(klass)[name]
+            break
+    if isinstance(static, property):
+        if not isinstance(static.fget, types.FunctionType):
+            raise Unsupported(f"property {name!r} without a Python getter", kind="getattr")
+        return UserFunctionVariable(static.fget).call_function(tx, [obj_var], {})
+    instance_dict = getattr(instance, "__dict__", None) if instance is not None and mro_after is None else None
+    if instance_dict is not None and name in instance_dict:
+        return tx.wrap_value(instance_dict[name], src)
+    if static is _MISSING:
+        if instance is not None and mro_after is None and hasattr(instance, name):
+            return tx.wrap_value(getattr(instance, name), src)   # a slot or a builtin base's attribute
+        raise Unsupported(f"{cls.__name__} has no attribute {name!r}", kind="getattr")
+    if isinstance(static, types.FunctionType):
+        return UserMethodVariable(UserFunctionVariable(static), obj_var)
+    if isinstance(static, staticmethod):
+        return tx.wrap_value(static.__func__, None)
+    if isinstance(static, classmethod):
+        fn = static.__func__
+        if not isinstance(fn, types.FunctionType):
+            raise Unsupported(f"classmethod {name!r} is not a Python function", kind="getattr")
+        return UserMethodVariable(UserFunctionVariable(fn), ConstantVariable(cls))
+    if hasattr(type(static), "__get__") and not isinstance(static, (types.MemberDescriptorType,
+                                                                      types.GetSetDescriptorType, type)):
+        raise Unsupported(f"attribute {name!r} of {cls.__name__} is a {type(static).__name__} descriptor",
+                          kind="getattr")
+    if instance is not None and mro_after is None:
+        return tx.wrap_value(getattr(instance, name), src)
+    return tx.wrap_value(static, None)
+
+
+_MISSING = object()
+
+
+class SuperVariable(VariableTracker):
+    """`super()` / `super(cls, obj)` bound to a traced object: methods resolve past `cls`."""
+
+    def __init__(self, cls, obj_var):
+        self.cls, self.obj_var = cls, obj_var
+
+    def python_type(self):
+        return super
+
+    def var_getattr(self, tx, name):
+        obj = getattr(self.obj_var, "value", None)
+        if not isinstance(self.obj_var, UserObjectVariable):
+            raise Unsupported(f"super() of {self.obj_var.describe()}", kind="getattr")
+        return class_attribute(tx, type(obj), name, self.obj_var, None, instance=obj, mro_after=self.cls)
+
+    def describe(self):
+        return f"super({self.cls.__name__})"
+
+
+class PartialVariable(VariableTracker):
+    """functools.partial(fn, *args, **kwargs): calling it calls fn with the stored arguments first."""
+
+    def __init__(self, fn_var, args, kwargs, source=None):
+        self.fn_var, self.args, self.kwargs, self.source = fn_var, list(args), dict(kwargs), source
+
+    def python_type(self):
+        return functools.partial
+
+    def call_function(self, tx, args, kwargs):
+        return self.fn_var.call_function(tx, self.args + list(args), {**self.kwargs, **kwargs})
+
+    def var_getattr(self, tx, name):
+        if name == "func":
+            return self.fn_var
+        if name == "args":
+            from .containers import TupleVariable
+            return TupleVariable(self.args)
+        return super().var_getattr(tx, name)
+
+    def describe(self):
+        return f"partial({self.fn_var.describe()})"

@@ -1,0 +1,87 @@
+"""Side effects a trace records and the compiled entry replays after the graph (as TorchDynamo's
+SideEffects does).
+
+While tracing, a store to an attribute of a user object the caller can see (`self.m = ...`)
+or a mutation of a list or dict the caller can see (`d["y"] = x`, `params[k] -= ...`,
+`lst.append(v)`, `COUNTS["calls"] += 1` on a global dict) changes only the traced value:
+later reads in the same trace see the new value. The entry then evaluates every value the
+caller will see (the return value or the break function's arguments, and each mutated
+object's new contents) *before* applying any mutation, applies the mutations in the order
+they were first made, and returns (or calls the break function). Containers and objects
+created inside the trace need no replay: the caller only sees them through the values
+that are rebuilt.
+"""
+from __future__ import annotations
+
+from ..errors import Unsupported
+
+
+class SideEffects:
+    def __init__(self):
+        self._attrs: dict = {}         # (id(obj VT), name) -> (obj VT, name, value VT)
+        self._containers: dict = {}    # id(container VT) -> container VT
+        self._order: list = []         # ("attr", key) / ("container", key), first mutation first
+
+    def __bool__(self):
+        return bool(self._order)
+
+    def store_attr(self, obj, name: str, value):
+        """`obj.name = value` on an object that came from an input or a global."""
+        if obj.source is None:
+            raise Unsupported(f"setting attribute {name!r} of an object created while tracing",
+                              kind="side_effect")
+        key = (id(obj), name)
+        if key not in self._attrs:
+            self._order.append(("attr", key))
+        self._attrs[key] = (obj, name, value)
+
+    def load_attr(self, obj, name: str):
+        """The value a store in this trace gave `obj.name`, or None."""
+        entry = self._attrs.get((id(obj), name))
+        return None if entry is None else entry[2]
+
+    def mutate(self, container):
+        """A list or dict VT changed in place; replayed if the caller can see it."""
+        if container.source is None:
+            return
+        key = id(container)
+        if key not in self._containers:
+            self._containers[key] = container
+            self._order.append(("container", key))
+
+    def replay_code(self, rebuild, namespace: dict, call: str | None, value_code: str) -> str:
+        """One Python expression that evaluates `value_code` (a return value, or the argument
+        tuple of `call`) and every mutated object's new contents, then applies the mutations
+        in order and returns the value (or the result of `call(*value)`)."""
+        if not self._order:
+            return value_code if call is None else f"{call}(*{value_code})"
+        ops, codes = [], []
+        for kind, key in self._order:
+            if kind == "attr":
+                obj, name, value = self._attrs[key]
+                ops.append(("attr", name))
+                codes += [rebuild.source_code(obj), rebuild(value)]
+            else:
+                vt = self._containers[key]
+                ops.append(("dict" if vt.python_type() is dict else "list", None))
+                codes += [rebuild.source_code(vt), rebuild.fresh(vt)]
+        name = f"___replay_{len(namespace)}"
+        namespace[name] = make_replay(tuple(ops))
+        return f"{name}({call or 'None'}, {value_code}, {', '.join(codes)})"
+
+
+def make_replay(ops: tuple):
+    """The run-time half: apply `ops` to (target, new value) pairs, then return or call."""
+    def replay(fn, value, *pairs):
+        for i, (kind, name) in enumerate(ops):
+            target, new = pairs[2 * i], pairs[2 * i + 1]
+            if kind == "attr":
+                setattr(target, name, new)
+            elif kind == "list":
+                target[:] = new
+            else:
+                target.clear()
+                target.update(new)
+        return value if fn is None else fn(*value)
+    replay.ops = ops
+    return replay

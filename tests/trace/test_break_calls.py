@@ -1,0 +1,66 @@
+"""Graph breaks at calls with *args/**kwargs, inside inlined callees, in frames with free
+variables, and in frames whose locals are not identifiers (pytest's `@py_assert1`)."""
+import types
+
+import numpy as np
+import pytest
+
+import frametrace as ft
+from helpers import BACKENDS, assert_same
+
+rng = np.random.default_rng(9)
+
+
+def star_break(x, parts, opts):
+    y = x * 2.0
+    print(*parts, **opts)                  # CALL_FUNCTION_EX to a function that is not traced
+    return y + 1.0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_break_at_a_call_with_star_args(capsys, backend):
+    x = rng.standard_normal(3)
+    got = ft.compile(star_break, backend=backend)(x, ("a", 1), {"sep": "-"})
+    assert_same(got, star_break(x, ("a", 1), {"sep": "-"}))
+    assert capsys.readouterr().out == "a-1\na-1\n"
+    s = ft.stats()
+    assert s.graph_breaks == 1 and s.unique_graphs == 2, s
+
+
+def noisy(x):
+    x = np.tanh(x)
+    print("inside", x.shape)
+    return x * 3.0
+
+
+def make_caller():
+    helper = noisy
+
+    def caller(x):                        # a free variable: the frame can still be split
+        y = helper(x + 1.0)
+        return y.sum(0)
+    return caller
+
+
+def test_a_break_inside_an_inlined_callee_breaks_at_the_call(capsys):
+    caller = make_caller()
+    x = rng.standard_normal((4, 2))
+    assert_same(ft.compile(caller)(x), caller(x))
+    assert capsys.readouterr().out.count("inside (4, 2)") == 2
+    s = ft.stats()
+    assert s.graph_breaks >= 1 and s.unique_graphs >= 2 and s.eager_fallbacks == 0, s
+
+
+def odd_locals(x):
+    tmp = x * 2.0
+    print("break")
+    return tmp + x
+
+
+def test_resume_functions_take_locals_that_are_not_identifiers(capsys):
+    code = odd_locals.__code__
+    names = tuple("@py_tmp" if n == "tmp" else n for n in code.co_varnames)
+    fn = types.FunctionType(code.replace(co_varnames=names), odd_locals.__globals__, "odd_locals")
+    x = rng.standard_normal(5)
+    assert_same(ft.compile(fn)(x), odd_locals(x))
+    assert ft.stats().graph_breaks == 1

@@ -1,0 +1,167 @@
+"""User objects (__call__, methods, properties, super(), classmethods, dataclasses, partial),
+generators and builtins over containers: traced inline, compared with plain Python."""
+import dataclasses
+import functools
+
+import numpy as np
+import pytest
+
+import frametrace as ft
+from helpers import BACKENDS, assert_same
+
+def whole_graph():
+    s = ft.stats()
+    assert s.graph_breaks == 0 and s.eager_fallbacks == 0 and s.unique_graphs >= 1, s
+
+
+rng = np.random.default_rng(5)
+
+
+class Base:
+    scale = 2.0                         # a class attribute
+    names = ("a", "b")                 # a class attribute of another type
+
+    def __init__(self, d):
+        self.w = rng.standard_normal((d, d))
+
+    def act(self, x):
+        return np.tanh(x)
+
+    @property
+    def wt(self):
+        return self.w.T
+
+    @staticmethod
+    def shift(x):
+        return x + 1.0
+
+    @classmethod
+    def factor(cls):
+        return cls.scale * 3
+
+    def __call__(self, x):
+        return self.act(x @ self.wt) * self.scale + self.shift(x) * self.factor()
+
+
+class Child(Base):
+    scale = 0.5
+
+    def act(self, x):
+        return super().act(x) * len(self.names)
+
+
+class Stack:
+    def __init__(self, d, n):
+        self.blocks = [Base(d) if i % 2 else Child(d) for i in range(n)]
+
+    def __call__(self, x):
+        for block in self.blocks:
+            x = block(x)
+        if isinstance(self.blocks[0], Child) and type(self.blocks[1]) is Base:
+            x = x * 2.0
+        return x
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_callable_objects_in_lists_with_methods_properties_super(backend):
+    model = Stack(4, 3)
+    f = ft.compile(lambda m, x: m(x), backend=backend)
+    for n in (2, 3, 5):
+        x = rng.standard_normal((n, 4))
+        assert_same(f(model, x), model(x))
+    whole_graph()
+    assert ft.stats().unique_graphs <= 2
+
+
+def test_compiling_a_bound_method_and_an_object_call():
+    b = Base(3)
+    x = rng.standard_normal((2, 3))
+    assert_same(ft.compile(b.__call__)(x), b(x))
+    whole_graph()
+
+
+@dataclasses.dataclass
+class Config:
+    eps: float
+    heads: int
+    weight: np.ndarray
+
+
+def normed(cfg, x):
+    return x / (np.abs(x).sum() + cfg.eps) * cfg.weight[: cfg.heads].sum()
+
+
+def test_dataclass_attributes():
+    cfg = Config(1e-3, 2, rng.standard_normal(4))
+    x = rng.standard_normal(5)
+    assert_same(ft.compile(normed)(cfg, x), normed(cfg, x))
+    whole_graph()
+
+
+def scaled(x, a, b=1.0):
+    return x * a + b
+
+
+def use_partial(x, p):
+    q = functools.partial(scaled, b=3.0)
+    return p(x) + q(x, 2.0)
+
+
+def test_functools_partial_passed_in_and_made_inside():
+    x = rng.standard_normal(3)
+    p = functools.partial(scaled, a=0.5)
+    assert_same(ft.compile(use_partial)(x, p), use_partial(x, p))
+    whole_graph()
+
+
+def gen_squares(xs):
+    for x in xs:
+        if x.shape[0] > 1:
+            yield x * x
+
+
+def builtins_over_containers(xs, d):
+    total = sum(float(np.sum(x)) for x in xs)
+    sq = list(gen_squares(xs))
+    doubled = list(map(lambda t: t * 2.0, xs))
+    big = list(filter(lambda t: t.shape[0] > 2, xs))
+    sizes = sorted((x.shape[0] for x in xs), reverse=True)
+    by_size = sorted(xs, key=lambda t: t.shape[0])
+    flags = (any(x.shape[0] > 3 for x in xs), all(x.ndim == 1 for x in xs))
+    pairs = dict(zip(d.keys(), reversed(list(d.values()))))
+    firsts = [i + x[0] for i, x in enumerate(xs)]
+    return total, sq, doubled, big, sizes, by_size[0], flags, pairs, tuple(firsts), min(sizes), max(sizes)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_generators_and_builtins_over_containers(backend):
+    xs = [rng.standard_normal(n) for n in (3, 1, 4)]
+    d = {"a": rng.standard_normal(2), "b": rng.standard_normal(2)}
+    want = builtins_over_containers(xs, d)
+    got = ft.compile(builtins_over_containers, backend=backend)(xs, d)
+    assert type(got[0]) is float and got[0] == pytest.approx(want[0], rel=1e-12)
+    for g, w in zip(got[1:], want[1:]):
+        assert_same(g, w)
+    whole_graph()
+
+
+def star_calls(x, params, extra):
+    return scaled(x, **params) + scaled(*extra) + scaled(x, *extra[1:], **{"b": 0.5})
+
+
+def test_calls_with_star_args_and_kwargs_are_inlined():
+    x = rng.standard_normal(3)
+    params = {"a": rng.standard_normal(3), "b": rng.standard_normal(3)}
+    extra = (rng.standard_normal(3), 2.0)
+    assert_same(ft.compile(star_calls)(x, params, extra), star_calls(x, params, extra))
+    whole_graph()
+
+
+def test_sizes_and_shapes_leave_as_plain_ints():
+    f = ft.compile(lambda x: (x.sum(), len(x), x.shape, {x.shape[0]: x.size}), dynamic=True)
+    for n in (3, 4, 7):
+        _, m, shape, table = f(np.ones((n, 2)))
+        assert type(m) is int and m == n
+        assert all(type(s) is int for s in shape) and shape == (n, 2)
+        assert table == {n: 2 * n} and all(type(k) is int for k in table)
+    assert ft.stats().unique_graphs <= 4
