@@ -37,7 +37,7 @@ from bytecode import Bytecode, FreeVar, Instr
 from .cache import dispatch, new_frame_cache
 from .types import frame_value_names
 
-QUIET_CALLS = 4096
+QUIET_CALLS = 1024
 REARM_EVERY = 1024
 MAX_ARM_INTERVAL = 64
 MAX_GC_SEARCHES = 64          # closures found through gc.get_referrers (a heap walk each)

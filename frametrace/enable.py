@@ -63,11 +63,18 @@ def restore_if_no_array_work(cache, info):
         global_hook.unhook(cache)
 
 
+_is_user_module: dict = {}      # module name -> (module, is it a user module): decided once
+
+
 def _user_modules():
-    for module in list(sys.modules.values()):
-        filename = getattr(module, "__file__", None)
-        if filename and not filename.startswith(_SKIP_PREFIXES) and "site-packages" not in filename \
-                and not filename.startswith(_HERE) and not filename.startswith(_RUNTIME):
+    for name, module in list(sys.modules.items()):
+        known = _is_user_module.get(name)
+        if known is None or known[0] is not module:
+            filename = getattr(module, "__file__", None)
+            user = bool(filename) and not filename.startswith(_SKIP_PREFIXES) and "site-packages" not in filename \
+                and not filename.startswith(_HERE) and not filename.startswith(_RUNTIME)
+            known = _is_user_module[name] = (module, user)
+        if known[1]:
             yield module
 
 
