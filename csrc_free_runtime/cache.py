@@ -35,10 +35,18 @@ class FrameCache:
 
     `fast` is the native builtin of the newest entry (or None): trampolines call it before
     `dispatch`, which is exactly the first thing dispatch would do. It is None whenever
-    dispatch would not look at the entries (SKIP modes).
+    dispatch would not look at the entries (the global SKIP mode). A cache marked SKIP still
+    serves the entries it has: SKIP only means "do not compile on a miss".
+
+    `scope` (ft.compile caches only): the opaque options the compiler wants for the frames this
+    function calls while it runs (global_hook.scoped_dispatch); `discover_in`/`discover_every`:
+    after how many calls the discovery profiler is armed again (backoff while it finds nothing).
+    `hooked`: the cache of a hooked function (global_hook); `unhooked`: given its code back for good.
+    These survive `clear()` (ft.reset()), which forgets only what was compiled.
     """
     __slots__ = ("code", "fn", "entries", "lock", "state", "_action", "argnames", "run_original",
-                 "_hits", "fast", "__weakref__")
+                 "_hits", "fast", "scope", "discover_in", "discover_every", "hooked", "unhooked",
+                 "reached", "__weakref__")
 
     def __init__(self, code, fn, argnames, run_original):
         self.code = code
@@ -51,6 +59,10 @@ class FrameCache:
         self._action = Mode.DEFAULT    # SKIP: frame found untraceable; RUN_ONLY: cache limit hit
         self.argnames = argnames       # names of the frame values passed to entries
         self._hits = 0                 # calls served by an entry's Python path
+        self.scope = None
+        self.discover_in = self.discover_every = 1
+        self.hooked = self.unhooked = False
+        self.reached = False           # scope: the functions its code names were hooked
 
     def __del__(self):
         _retired_hits[0] += self.hits
@@ -79,8 +91,7 @@ class FrameCache:
     def refresh_fast(self):
         entries = self.entries
         native = entries[0].native if entries else None
-        skip = _mode is Mode.SKIP or self._action is Mode.SKIP
-        self.fast = native.fn if native is not None and not skip else None
+        self.fast = native.fn if native is not None and _mode is not Mode.SKIP else None
 
     def add(self, entry: CacheEntry):
         with self.lock:
@@ -124,8 +135,9 @@ def all_caches():
 
 def dispatch(cache: FrameCache, values: tuple, tried=None):
     """The fast path: first entry whose guards pass runs; otherwise the compiler decides.
-    `tried`: a native builtin the caller already ran and that missed (not run twice)."""
-    if _mode is Mode.SKIP or cache._action is Mode.SKIP:
+    `tried`: a native builtin the caller already ran and that missed (not run twice).
+    A cache marked SKIP or RUN_ONLY still serves its entries; only a miss runs eagerly."""
+    if _mode is Mode.SKIP:
         return cache.run_original(*values)
     for entry in cache.entries:
         native = entry.native
@@ -137,6 +149,6 @@ def dispatch(cache: FrameCache, values: tuple, tried=None):
         if result is not MISS:
             cache._hits += 1
             return result
-    if _mode is Mode.RUN_ONLY or cache._action is Mode.RUN_ONLY:
+    if _mode is Mode.RUN_ONLY or cache._action is not Mode.DEFAULT:
         return cache.run_original(*values)
     return _callback(cache, values)

@@ -1,36 +1,320 @@
-"""The global hook behind `ft.enable()`: every Python function called afterwards is a candidate.
+"""Hooked functions and their discovery: what TorchDynamo's eval-frame callback does, in pure Python.
 
-A `sys.setprofile` (and `threading.setprofile`) callback sees each new code object once. For a
-candidate (the compiler decides, through `consider(code)`), it finds the function object and
-swaps its `__code__` for a trampoline built with `bytecode` that has the same signature and
-free variables and routes the call through the function's cache. `disable()` restores every
-original `__code__`. The call that revealed a function runs as it started (eagerly); later
-calls are compiled. Functions that already exist in user modules when the hook starts are
-swapped at once (`scan`), so their first call is compiled too.
+A hooked function keeps its identity; its `__code__` is swapped for a trampoline (built with
+`bytecode`: same signature and free variables) that routes each call through a FrameCache.
+The cache belongs to the code object (to the function for closures: their cells differ) for
+the life of the process, so compiled entries survive `disable()`/`enable()` and scopes.
 
-CPython 3.11 runs every frame on its slow profiling path while any profile function is set
-(a C profile function that does nothing still costs 3x on call-heavy code), so the callback
-steps aside once it has seen QUIET_CALLS calls in a row of code it already knows, and the
-trampolines of hooked functions put it back every REARM_EVERY dispatches to look for new code.
+Two things make a hooked function *active* (compile and look up) in a thread:
+  - `ft.enable()`: the global options are set (every thread);
+  - a scope: an `ft.compile`d function is running in this thread (`scoped_dispatch` pushes the
+    options for its callees on a thread-local stack, pops them on return or exception), as in
+    Dynamo, where the callback stays installed while the compiled frame and everything it calls
+    (its eager parts, break and resume functions) run.
+When neither holds, the trampoline calls the original code at once (`hooked_dispatch`).
+
+Discovery: a `sys.setprofile` callback sees each new code object once; for a candidate (the
+compiler's rules, `set_rules`) it finds the function object and hooks it. The call that revealed
+a function runs as it started (eagerly); later calls go through the trampoline. CPython 3.11
+runs every frame on its slow path while any profile function is set, so the callback steps aside
+after QUIET_CALLS calls in a row of known code; hooked dispatches re-arm it every REARM_EVERY
+calls, and a compiled function arms it on entry with a backoff (every call at first, then at
+most every MAX_ARM_INTERVAL calls while nothing new turns up). A profiler the user had set is
+called first from ours and put back when ours steps aside.
 """
 from __future__ import annotations
 
+import contextlib
+import gc
 import inspect
 import sys
 import threading
 import types
+import weakref
 
-from bytecode import Bytecode, Instr
+from bytecode import Bytecode, FreeVar, Instr
 
 from .cache import dispatch, new_frame_cache
-from .hook import frame_value_names
+from .types import frame_value_names
 
-QUIET_CALLS = 4096
+QUIET_CALLS = 1024
 REARM_EVERY = 1024
+MAX_ARM_INTERVAL = 64
+MAX_GC_SEARCHES = 64          # closures found through gc.get_referrers (a heap walk each)
+
+
+class _Local(threading.local):
+    def __init__(self):
+        self.stack = []            # callee options of the compiled calls running here, innermost last
+        self.prev = _thread_prev[0] if _global_options[0] is not None else None   # profiler chained to
+        self.quiet = 0             # calls in a row of known code
+
+
+_global_options = [None]          # options of ft.enable(); None while it is off
+_thread_prev = [None]             # threading's profiler before enable()
+_local = _Local()
+_rules = {"consider": lambda code: False, "on_install": lambda fn, cache: None}
+_seen: set = set()                # code objects discovery has looked at
+_lock = threading.RLock()
+_installs = [0]
+_dispatches = [0]
+_gc_searches = [0]
+
+
+def set_rules(consider, on_install):
+    """The compiler's skip rules (code -> bool) and its hook on each new cache."""
+    _rules["consider"], _rules["on_install"] = consider, on_install
+
+
+# --- dispatch -----------------------------------------------------------------------------
+
+def active_options():
+    """The options a hooked function compiles with in this thread now (None: inactive)."""
+    stack = _local.stack
+    return stack[-1] if stack else _global_options[0]
+
+
+def hooked_dispatch(cache, values):
+    """The trampoline of a hooked function: dispatch when active, else the original code."""
+    if not _local.stack and _global_options[0] is None:
+        return cache.run_original(*values)
+    n = _dispatches[0] = _dispatches[0] + 1
+    if not n % REARM_EVERY:
+        arm()
+    return dispatch(cache, values)
+
+
+def scoped_dispatch(cache, values, tried=None):
+    """dispatch() for an ft.compile'd function: the functions it calls, however deep, are
+    candidates while it runs (its callee options are pushed for this thread)."""
+    local = _local
+    stack = local.stack
+    stack.append(cache.scope)
+    outermost = len(stack) == 1 and _global_options[0] is None
+    armed = False
+    if not cache.reached:
+        cache.reached = True
+        hook_reachable(cache.fn)
+    if outermost:
+        cache.discover_in -= 1
+        if cache.discover_in <= 0:
+            before = _installs[0]
+            armed = arm()
+    try:
+        return dispatch(cache, values, tried)
+    finally:
+        stack.pop()
+        if outermost:
+            disarm()
+            if armed:
+                found = _installs[0] != before
+                cache.discover_every = 1 if found else min(2 * cache.discover_every, MAX_ARM_INTERVAL)
+                cache.discover_in = cache.discover_every
+
+
+@contextlib.contextmanager
+def suspend_discovery():
+    """No discovery while the compiler works (its own calls are not candidates anyway)."""
+    armed = sys.getprofile() is _profile
+    if armed:
+        disarm()
+    try:
+        yield
+    finally:
+        if armed:
+            arm()
+
+
+# --- discovery ----------------------------------------------------------------------------
+
+def arm() -> bool:
+    """Put the discovery profiler on this thread (chaining to a profiler already set)."""
+    current = sys.getprofile()
+    if current is _profile:
+        return True
+    if current is not None and not callable(current):
+        return False               # a C profiler we cannot chain to (cProfile): leave it alone
+    _local.prev, _local.quiet = current, 0
+    sys.setprofile(_profile)
+    return True
+
+
+def disarm():
+    """Take the discovery profiler off this thread, giving back the profiler it chained to."""
+    if sys.getprofile() is _profile:
+        prev, _local.prev = _local.prev, None
+        sys.setprofile(prev)
+
+
+def _profile(frame, event, arg):
+    local = _local
+    prev = local.prev
+    if prev is not None:
+        prev(frame, event, arg)
+    if event != "call":
+        return
+    code = frame.f_code
+    if code in _seen:
+        local.quiet += 1
+        if local.quiet > QUIET_CALLS:
+            disarm()               # step aside until a hooked dispatch or a compiled call re-arms
+        return
+    local.quiet = 0
+    _seen.add(code)
+    try:
+        if _rules["consider"](code):
+            fn = find_function(frame, code)
+            if fn is not None:
+                install(fn, global_owned=_global_options[0] is not None and not local.stack)
+    except Exception:      # the hook must never break the user's program
+        pass
+
+
+def find_function(frame, code):
+    """The function object running `code` in `frame`: a global, a method of the first
+    argument's class, a function the caller or the module holds, or (closures) the heap's."""
+    candidate = frame.f_globals.get(code.co_name)
+    if isinstance(candidate, types.FunctionType) and candidate.__code__ is code:
+        return candidate
+    if code.co_argcount:
+        first = frame.f_locals.get(code.co_varnames[0])
+        cls = first if isinstance(first, type) else type(first)
+        for klass in getattr(cls, "__mro__", ()):
+            attr = klass.__dict__.get(code.co_name)
+            attr = getattr(attr, "__func__", attr)
+            if isinstance(attr, types.FunctionType) and attr.__code__ is code:
+                return attr
+    caller = frame.f_back
+    for scope in ((caller.f_locals,) if caller is not None else ()) + (frame.f_globals,):
+        for value in list(scope.values()):
+            if isinstance(value, types.FunctionType) and value.__code__ is code:
+                return value
+    if code.co_freevars and _gc_searches[0] < MAX_GC_SEARCHES:
+        _gc_searches[0] += 1
+        found = [r for r in gc.get_referrers(code) if isinstance(r, types.FunctionType)]
+        if len(found) == 1:
+            return found[0]
+    return None
+
+
+def hook_reachable(fn, depth=4):
+    """Hook the candidates `fn` reaches by name (globals its code reads, functions in its
+    closure cells), transitively: unlike a function discovery finds, their first call compiles."""
+    todo, done = [(fn, 0)], {fn}
+    while todo:
+        f, d = todo.pop()
+        for g in _named_functions(f):
+            if g in done:
+                continue
+            done.add(g)
+            g_code = original_function(g).__code__
+            if not _rules["consider"](g_code):
+                continue
+            _seen.add(g_code)
+            install(g)
+            if d < depth:
+                todo.append((g, d + 1))
+
+
+def _named_functions(fn):
+    fn = original_function(fn)
+    names, codes = set(), [fn.__code__]
+    while codes:
+        code = codes.pop()
+        names.update(code.co_names)
+        codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    found = [fn.__globals__.get(name) for name in names]
+    for cell in fn.__closure__ or ():
+        try:
+            found.append(cell.cell_contents)
+        except ValueError:        # an empty cell
+            pass
+    return [f for f in found if isinstance(f, types.FunctionType)]
+
+
+# --- hooking ------------------------------------------------------------------------------
+
+class _Record:
+    __slots__ = ("code", "tramp", "cache", "global_owned")
+
+    def __init__(self, code, tramp, cache):
+        self.code, self.tramp, self.cache, self.global_owned = code, tramp, cache, False
+
+
+_records = weakref.WeakKeyDictionary()      # function -> _Record (kept while it is unhooked too)
+_code_caches = weakref.WeakKeyDictionary()  # code without free variables -> (cache, trampoline code)
+_originals = weakref.WeakKeyDictionary()    # ft.compile trampoline -> the user's function
+
+
+def register_trampoline(tramp, fn):
+    """An ft.compile trampoline: the tracer inlines `fn` for it, and discovery leaves `fn`'s
+    code alone (its calls through the trampoline already have a cache)."""
+    _originals[tramp] = fn
+    _seen.add(fn.__code__)
+
+
+def original_function(fn):
+    """What the tracer inlines for `fn`: the user's function behind a trampoline, else `fn`."""
+    rec = _records.get(fn)
+    if rec is not None:
+        return rec.cache.fn if fn.__code__ is rec.tramp else fn
+    return _originals.get(fn, fn)
+
+
+def is_hooked(cache) -> bool:
+    return cache.hooked
+
+
+def install(fn, global_owned=False):
+    """Hook `fn` (again): swap its code for the trampoline of its code object's cache."""
+    if not isinstance(fn, types.FunctionType):
+        return
+    with _lock:
+        rec = _records.get(fn)
+        if rec is None:
+            code = fn.__code__
+            if code.co_freevars:
+                cache = _new_cache(fn, code)
+                rec = _Record(code, make_trampoline_code(code, cache), cache)
+            else:
+                pair = _code_caches.get(code)
+                if pair is None:
+                    cache = _new_cache(fn, code)
+                    pair = _code_caches[code] = (cache, make_trampoline_code(code, cache))
+                rec = _Record(code, pair[1], pair[0])
+            _records[fn] = rec
+        rec.global_owned |= global_owned
+        if rec.cache.unhooked:
+            return                 # the compiler gave up on it: leave its own code
+        if fn.__code__ is rec.code:
+            fn.__code__ = rec.tramp
+            _installs[0] += 1
+
+
+def _new_cache(fn, code):
+    original, run_original = _run_original_for(fn, code)
+    cache = new_frame_cache(code, original, frame_value_names(code), run_original)
+    cache.hooked = True
+    _rules["on_install"](fn, cache)
+    return cache
+
+
+def unhook(cache):
+    """Give every function using `cache` its original code back, for good (not worth compiling)."""
+    with _lock:
+        cache.unhooked = True
+        for fn, rec in list(_records.items()):
+            if rec.cache is cache and fn.__code__ is rec.tramp:
+                fn.__code__ = rec.code
+
+
+def hooked_functions() -> list:
+    """Functions whose code is a trampoline now."""
+    return [fn for fn, rec in list(_records.items()) if fn.__code__ is rec.tramp]
 
 
 def make_trampoline_code(code, cache):
-    """A code object with `code`'s signature whose body is `return dispatch(cache, (frame values))`."""
+    """A code object with `code`'s signature whose body is `return hooked_dispatch(cache, (values))`."""
     nargs = code.co_argcount + code.co_kwonlyargcount
     nargs += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
     argnames = list(code.co_varnames[:nargs])
@@ -41,7 +325,6 @@ def make_trampoline_code(code, cache):
     body += [Instr("RESUME", 0, lineno=lineno), Instr("PUSH_NULL", lineno=lineno),
              Instr("LOAD_CONST", hooked_dispatch, lineno=lineno), Instr("LOAD_CONST", cache, lineno=lineno)]
     body += [Instr("LOAD_FAST", name, lineno=lineno) for name in argnames]
-    from bytecode import FreeVar
     body += [Instr("LOAD_DEREF", FreeVar(name), lineno=lineno) for name in code.co_freevars]
     body += [Instr("BUILD_TUPLE", len(argnames) + len(code.co_freevars), lineno=lineno),
              Instr("PRECALL", 2, lineno=lineno), Instr("CALL", 2, lineno=lineno),
@@ -60,7 +343,7 @@ def make_trampoline_code(code, cache):
 
 
 def _run_original_for(fn, code):
-    """A function that calls `code` (the original body) with frame values."""
+    """(a function running the original `code`, a callable taking frame values that calls it)."""
     original = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
     original.__kwdefaults__ = fn.__kwdefaults__
     original.__qualname__ = fn.__qualname__
@@ -71,6 +354,10 @@ def _run_original_for(fn, code):
     i += bool(varargs)
     varkw = code.co_varnames[i] if code.co_flags & inspect.CO_VARKEYWORDS else None
     npos, nkw = len(pos), len(kwonly)
+    if not (kwonly or varargs or varkw or code.co_posonlyargcount):
+        if not code.co_freevars:
+            return original, original          # frame values are exactly the positional arguments
+        return original, lambda *values: original(*values[:npos])
 
     def run_original(*values):
         args = list(values[:npos])
@@ -85,138 +372,57 @@ def _run_original_for(fn, code):
     return original, run_original
 
 
-_dispatches = [0]
-
-
-def hooked_dispatch(cache, values):
-    """dispatch() for hooked functions; now and then it puts the discovery callback back."""
-    n = _dispatches[0] = _dispatches[0] + 1
-    if not n % REARM_EVERY and _active:
-        _active[0].arm()
-    return dispatch(cache, values)
-
-
-class GlobalHook:
-    """State of one `enable()`: which code objects were seen and which functions were swapped."""
-
-    def __init__(self, consider, on_install):
-        self.consider = consider            # code -> bool (compiler's skip rules)
-        self.on_install = on_install        # (function, cache) -> None (compiler sets options)
-        self.seen: set = set()
-        self.swapped: dict = {}             # function -> original code
-        self.lock = threading.RLock()
-        self.local = threading.local()      # per thread: calls in a row of known code
-
-    def arm(self):
-        if sys.getprofile() is None:
-            self.local.quiet = 0
-            sys.setprofile(self.profile)
-
-    def profile(self, frame, event, arg):
-        if event != "call":
-            return
-        code = frame.f_code
-        if code in self.seen:
-            quiet = getattr(self.local, "quiet", 0) + 1
-            self.local.quiet = quiet
-            if quiet > QUIET_CALLS:
-                sys.setprofile(None)         # step aside until a hooked dispatch re-arms us
-            return
-        self.local.quiet = 0
-        self.seen.add(code)
-        try:
-            if self.consider(code):
-                fn = find_function(frame, code)
-                if fn is not None:
-                    self.install(fn)
-        except Exception:      # the hook must never break the user's program
-            pass
-
-    def install(self, fn):
-        with self.lock:
-            if fn in self.swapped or not isinstance(fn, types.FunctionType):
-                return
-            code = fn.__code__
-            original, run_original = _run_original_for(fn, code)
-            cache = new_frame_cache(code, original, frame_value_names(code), run_original)
-            fn.__code__ = make_trampoline_code(code, cache)
-            self.swapped[fn] = code
-            cache.state.data["global_hook_function"] = fn
-            self.on_install(fn, cache)
-
-    def scan(self, modules):
-        """Swap the functions (and methods of classes) that user modules already define."""
-        for module in modules:
-            for value in list(vars(module).values()):
-                for fn in _functions_of(value, module.__name__):
-                    if fn.__code__ not in self.seen and self.consider(fn.__code__):
-                        self.seen.add(fn.__code__)
-                        self.install(fn)
-
-    def restore(self, fn):
-        with self.lock:
-            code = self.swapped.pop(fn, None)
-            if code is not None:
-                fn.__code__ = code
-
-    def restore_all(self):
-        with self.lock:
-            for fn, code in self.swapped.items():
-                fn.__code__ = code
-            self.swapped.clear()
-
+# --- ft.enable() --------------------------------------------------------------------------
 
 def _functions_of(value, module_name):
     if isinstance(value, types.FunctionType):
-        if value.__module__ == module_name and not value.__code__.co_freevars:
+        if value.__module__ == module_name:
             yield value
     elif isinstance(value, type) and value.__module__ == module_name:
         for attr in vars(value).values():
             attr = getattr(attr, "__func__", attr)
-            if isinstance(attr, types.FunctionType) and not attr.__code__.co_freevars:
+            if isinstance(attr, types.FunctionType):
                 yield attr
 
 
-def find_function(frame, code):
-    """The function object running `code` in `frame` (module-level functions and methods)."""
-    if code.co_freevars:
-        return None        # closures: one code, many functions; left to the decorator
-    candidate = frame.f_globals.get(code.co_name)
-    if isinstance(candidate, types.FunctionType) and candidate.__code__ is code:
-        return candidate
-    if code.co_argcount:
-        first = frame.f_locals.get(code.co_varnames[0])
-        cls = first if isinstance(first, type) else type(first)
-        for klass in getattr(cls, "__mro__", ()):
-            attr = klass.__dict__.get(code.co_name)
-            attr = getattr(attr, "__func__", attr)
-            if isinstance(attr, types.FunctionType) and attr.__code__ is code:
-                return attr
-    return None
-
-
-_active: list = []
-
-
-def enable(consider, on_install, modules=()):
-    if _active:
-        return _active[0]
-    hook = GlobalHook(consider, on_install)
-    _active.append(hook)
-    hook.scan(modules)
-    sys.setprofile(hook.profile)
-    threading.setprofile(hook.profile)
-    return hook
+def enable(options, modules=()):
+    """Hook every candidate function from now on, in every thread (ft.enable())."""
+    with _lock:
+        if _global_options[0] is not None:
+            _global_options[0] = options
+            return
+        _thread_prev[0] = threading.getprofile()
+        _global_options[0] = options
+        for fn, rec in list(_records.items()):       # what an earlier enable() hooked, with its entries
+            if rec.global_owned:
+                install(fn)
+        for module in modules:                          # functions user modules already define
+            for value in list(vars(module).values()):
+                for fn in _functions_of(value, module.__name__):
+                    code = fn.__code__
+                    if fn not in _records and code not in _seen and _rules["consider"](code):
+                        _seen.add(code)
+                        install(fn, global_owned=True)
+        arm()
+        threading.setprofile(_profile)
 
 
 def disable():
-    if not _active:
-        return
-    hook = _active.pop()
-    sys.setprofile(None)
-    threading.setprofile(None)
-    hook.restore_all()
+    """Stop ft.enable(): profilers as they were, functions it hooked get their code back
+    (their caches and entries stay, for the next enable())."""
+    with _lock:
+        if _global_options[0] is None:
+            return
+        _global_options[0] = None
+        threading.setprofile(_thread_prev[0])
+        _thread_prev[0] = None
+        if not _local.stack:
+            disarm()
+        for fn, rec in list(_records.items()):
+            if rec.global_owned and fn.__code__ is rec.tramp:
+                fn.__code__ = rec.code
+                _seen.discard(rec.code)         # a compiled function's scope may find it again
 
 
-def active():
-    return _active[0] if _active else None
+def enabled() -> bool:
+    return _global_options[0] is not None

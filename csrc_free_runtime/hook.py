@@ -3,19 +3,19 @@
 The frame values handed to cache entries are the function's parameters in `co_varnames`
 order (positional, keyword-only, *args, **kwargs) followed by the contents of its closure
 cells, so guards and compiled code can name them `L['x']` just as a frame would.
+
+The trampoline's Python path is `scoped_dispatch`: while the function runs, the functions it
+calls are candidates too (global_hook). The native path (`cache.fast`) runs no Python code.
 """
 from __future__ import annotations
 
 import inspect
+import types
 
-from .cache import dispatch, new_frame_cache
+from .cache import new_frame_cache
+from .global_hook import original_function, register_trampoline, scoped_dispatch
 from .native import NATIVE_MISS
-
-
-def frame_value_names(code) -> tuple:
-    n = code.co_argcount + code.co_kwonlyargcount
-    n += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
-    return tuple(code.co_varnames[:n]) + tuple(code.co_freevars)
+from .types import frame_value_names
 
 
 def _signature_parts(code):
@@ -33,9 +33,15 @@ def _signature_parts(code):
     return pos, kwonly, varargs, varkw
 
 
-def make_trampoline(fn, *, dispatch_fn=dispatch):
-    """Return (trampoline, cache): calling the trampoline is calling `fn` through the cache."""
+def make_trampoline(fn, *, dispatch_fn=scoped_dispatch):
+    """Return (trampoline, cache): calling the trampoline is calling `fn` through the cache.
+    `fn` may be hooked (its code swapped) or itself a trampoline: the user's function is used."""
+    fn = original_function(fn)
     code = fn.__code__
+    # eager calls run a private copy: `fn.__code__` may be swapped by the hook later
+    own = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    own.__kwdefaults__, own.__qualname__ = fn.__kwdefaults__, fn.__qualname__
+    own.__dict__.update(getattr(fn, "__dict__", {}))
     pos, kwonly, varargs, varkw = _signature_parts(code)
     params = list(pos)
     if code.co_posonlyargcount:
@@ -70,12 +76,13 @@ def make_trampoline(fn, *, dispatch_fn=dispatch):
            f"    return {fname}, run_original\n")
     ns: dict = {}
     exec(compile(src, f"<frametrace trampoline {code.co_name}>", "exec"), ns)
-    cache = new_frame_cache(code, fn, frame_value_names(code), None)
-    tramp, cache.run_original = ns["___make"](dispatch_fn, cache, fn, NATIVE_MISS, *(fn.__closure__ or ()))
+    cache = new_frame_cache(code, own, frame_value_names(code), None)
+    tramp, cache.run_original = ns["___make"](dispatch_fn, cache, own, NATIVE_MISS, *(fn.__closure__ or ()))
     tramp.__defaults__ = fn.__defaults__
     tramp.__kwdefaults__ = fn.__kwdefaults__
     tramp.__name__ = fn.__name__
     tramp.__doc__, tramp.__qualname__, tramp.__module__ = fn.__doc__, fn.__qualname__, fn.__module__
     tramp.__wrapped__ = fn
     tramp.__dict__.update(getattr(fn, "__dict__", {}))
+    register_trampoline(tramp, fn)
     return tramp, cache

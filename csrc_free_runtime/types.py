@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import enum
+import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
@@ -39,3 +40,11 @@ class FrameState:
     frame_id: int | None = None
     compiles: int = 0
     data: dict = field(default_factory=dict)
+
+
+def frame_value_names(code) -> tuple:
+    """The frame values a trampoline hands to entries: the parameters in `co_varnames` order
+    (positional, keyword-only, *args, **kwargs), then the contents of the closure cells."""
+    n = code.co_argcount + code.co_kwonlyargcount
+    n += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    return tuple(code.co_varnames[:n]) + tuple(code.co_freevars)

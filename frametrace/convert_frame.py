@@ -98,12 +98,16 @@ def _has_arrays(values, depth=0) -> bool:
 
 def on_miss(cache, values):
     """The runtime's callback: no entry's guards passed for these frame values."""
-    options: FrameOptions = cache.state.data.get("options") or FrameOptions()
+    hooked = rt.is_hooked(cache)
+    # a hooked function compiles with the options of what made it active (ft.enable() or the
+    # ft.compile'd function it runs under); an ft.compile'd one with its own
+    options: FrameOptions = (rt.active_options() if hooked else None) or cache.state.data.get("options") \
+        or FrameOptions()
     stance = stance_mod.current()
     if stance == "force_eager":
         return cache.run_original(*values)
-    if "global_hook_function" in cache.state.data and not cache.entries and not _has_arrays(values):
-        # the global hook only compiles frames that handle arrays: give this one its code back
+    if hooked and not cache.entries and not _has_arrays(values):
+        # hooked functions compile only when they handle arrays: give this one its code back
         from .enable import restore
         restore(cache)
         return cache.run_original(*values)
@@ -200,7 +204,8 @@ def _compile_and_run(cache, values, options):
             # compiler collectives: every rank of an MPI job marks the same sizes dynamic (no-op when off)
             distributed.exchange(cache.code, frame_state(cache),
                                  {f"L[{name!r}]": v for name, v in zip(cache.argnames, values)})
-            entry = compile_frame(cache, values, options, frame_state(cache), compile_id)
+            with rt.suspend_discovery():
+                entry = compile_frame(cache, values, options, frame_state(cache), compile_id)
     except NumpyError:
         # NumPy itself raises here: run eagerly so the user sees NumPy's own exception
         counters.bump("eager_fallbacks")
@@ -218,9 +223,9 @@ def _compile_and_run(cache, values, options):
         log.debug("frame %s runs eagerly: %s", cache.code.co_name, exc)
         cache.action = rt.Mode.SKIP
         cache.state.data["failure"] = exc
-        if "global_hook_function" in cache.state.data:
+        if rt.is_hooked(cache):
             from .enable import restore
-            restore(cache)              # not compilable: give the function its own code back
+            restore(cache)              # not compilable: its own code back (unless entries remain)
         counters.bump("eager_fallbacks")
         return cache.run_original(*values)
     cache.state.compiles += 1
@@ -240,7 +245,7 @@ def _compile_and_run(cache, values, options):
     compile_events.success(cache.code, compile_id, entry.info, start, len(cache.entries))
     with compile_context(compile_id):
         compile_events.save_profile(cache.code, frame_state(cache), compile_id)
-    if "global_hook_function" in cache.state.data:
+    if rt.is_hooked(cache):
         from .enable import restore_if_no_array_work
         restore_if_no_array_work(cache, entry.info)
     result = entry.call(*values)

@@ -4,22 +4,25 @@ The runtime's global hook (csrc_free_runtime.global_hook) sees each new code obj
 these are the compiler's skip rules for it: the standard library, installed packages,
 frametrace itself, generated code, module and class bodies, generators and coroutines.
 A function whose first trace does no array work gets its original code back.
+
+The same rules pick the callees of an `ft.compile`d function while it runs (global_hook).
 """
 from __future__ import annotations
 
 import contextlib
 import inspect
 import os
+import sys
 import sysconfig
 
-from csrc_free_runtime import global_hook
+from csrc_free_runtime import Mode, global_hook
 
 from .convert_frame import FrameOptions
 
 _SKIP_PREFIXES = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")})
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _RUNTIME = os.path.join(os.path.dirname(_HERE), "csrc_free_runtime")
-_options = [FrameOptions()]
+_GENERATED = ("__break_at_", "__resume_at_")
 
 
 def consider(code) -> bool:
@@ -27,6 +30,8 @@ def consider(code) -> bool:
     filename = code.co_filename
     if filename.startswith("<") or code.co_name.startswith("<") and code.co_name != "<lambda>":
         return False
+    if code.co_name.startswith(_GENERATED):
+        return False              # break and resume functions: the compiler made and runs them
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
                         | inspect.CO_ITERABLE_COROUTINE):
         return False
@@ -38,35 +43,38 @@ def consider(code) -> bool:
 
 
 def _on_install(fn, cache):
-    cache.state.data["options"] = _options[0]
+    cache.state.data["options"] = global_hook.active_options() or FrameOptions()
 
 
 def restore(cache):
-    """Give a hooked function its original code back (it is not worth compiling)."""
-    fn = cache.state.data.get("global_hook_function")
-    hook = global_hook.active()
-    if fn is not None and hook is not None:
-        hook.restore(fn)
-    cache.action = __import__("csrc_free_runtime").Mode.SKIP
+    """Not worth compiling: every function using this cache gets its original code back (near
+    zero cost from then on); entries it already has keep serving calls that reach the cache."""
+    cache.action = Mode.SKIP
+    if not cache.entries:
+        global_hook.unhook(cache)
 
 
 def restore_if_no_array_work(cache, info):
     """Called after a compile: a hooked function whose graph is empty and that takes no
     arrays gets its original code back (near zero cost from then on)."""
-    fn = cache.state.data.get("global_hook_function")
-    hook = global_hook.active()
-    if fn is None or hook is None:
+    if not global_hook.is_hooked(cache):
         return
     if not info.graph_nodes and not info.graph.inputs and "graph_break" not in info.extra:
-        hook.restore(fn)
+        global_hook.unhook(cache)
+
+
+_is_user_module: dict = {}      # module name -> (module, is it a user module): decided once
 
 
 def _user_modules():
-    import sys
-    for module in list(sys.modules.values()):
-        filename = getattr(module, "__file__", None)
-        if filename and not filename.startswith(_SKIP_PREFIXES) and "site-packages" not in filename \
-                and not filename.startswith(_HERE) and not filename.startswith(_RUNTIME):
+    for name, module in list(sys.modules.items()):
+        known = _is_user_module.get(name)
+        if known is None or known[0] is not module:
+            filename = getattr(module, "__file__", None)
+            user = bool(filename) and not filename.startswith(_SKIP_PREFIXES) and "site-packages" not in filename \
+                and not filename.startswith(_HERE) and not filename.startswith(_RUNTIME)
+            known = _is_user_module[name] = (module, user)
+        if known[1]:
             yield module
 
 
@@ -74,12 +82,12 @@ def enable(dynamic=None, backend=None):
     """Compile every Python function called from now on (outside the standard library and
     installed packages). Functions user modules already define are hooked at once; a function
     defined later is found on its first call, which runs eagerly."""
-    _options[0] = FrameOptions(dynamic, backend, False)
-    global_hook.enable(consider, _on_install, list(_user_modules()))
+    global_hook.enable(FrameOptions(dynamic, backend, False), list(_user_modules()))
 
 
 def disable():
-    """Stop the global hook and give every function its original code back."""
+    """Stop the global hook and give every function its original code back (what it compiled
+    stays with the code objects: the next enable() uses it without recompiling)."""
     global_hook.disable()
 
 
@@ -91,3 +99,6 @@ def enabled(dynamic=None, backend=None):
         yield
     finally:
         disable()
+
+
+global_hook.set_rules(consider, _on_install)

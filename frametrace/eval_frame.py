@@ -37,5 +37,7 @@ def compile(fn=None, *, dynamic=None, fullgraph=False, backend=None):
         get_backend(backend)
     tramp, cache = rt.make_trampoline(fn)
     cache.state.data["options"] = FrameOptions(dynamic, backend, fullgraph)
+    # while it runs, the functions it calls compile as their own frames (never fullgraph)
+    cache.scope = FrameOptions(dynamic, backend, False)
     tramp._frametrace_cache = cache
     return tramp

@@ -12,6 +12,7 @@ import math
 import types
 
 import numpy as np
+from csrc_free_runtime import original_function
 
 from ..errors import Unsupported
 from ..sources import GetItemSource, LocalSource, ShapeSource
@@ -156,7 +157,7 @@ class VariableBuilder:
             if _is_library_function(value):
                 from .variables.special import SkipFunctionVariable
                 return SkipFunctionVariable(value, source)
-            return UserFunctionVariable(value, source)
+            return UserFunctionVariable(original_function(value), source)    # not its trampoline
         if isinstance(value, types.MethodType) and isinstance(value.__func__, types.FunctionType):
             from ..sources import AttrSource
             self_var = self(value.__self__, AttrSource(source, "__self__") if source is not None else None)

@@ -8,6 +8,17 @@ from csrc_free_runtime.cache import dispatch
 from csrc_free_runtime.hook import frame_value_names
 
 
+@pytest.fixture(autouse=True)
+def _no_discovery():
+    """The fake callbacks below live in this (candidate) module: keep them from being hooked."""
+    import frametrace  # noqa: F401  (sets the real rules; restored below)
+    from csrc_free_runtime import global_hook
+    rules = dict(global_hook._rules)
+    global_hook.set_rules(lambda code: False, rules["on_install"])
+    yield
+    global_hook.set_rules(rules["consider"], rules["on_install"])
+
+
 def _with_callback(cb):
     import frametrace  # noqa: F401  (installs the real callback; restored below)
     from csrc_free_runtime import cache as c

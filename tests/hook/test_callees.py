@@ -1,0 +1,169 @@
+"""Dynamo's frame-callback semantics for ft.compile: while a compiled function runs, including
+its eager parts, every candidate frame it calls compiles as its own frame; outside, hooked
+functions run their own code. Results are compared with plain NumPy on random inputs."""
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import frametrace as ft
+from csrc_free_runtime import global_hook
+from helpers import BACKENDS, assert_same
+
+rng = np.random.default_rng(11)
+
+
+def layer(x, w):
+    return np.tanh(x @ w) * 0.5 + x
+
+
+def stack_gen(x, ws):
+    """A generator: never a candidate itself, but what it calls is."""
+    for w in ws:
+        x = layer(x, w)
+        yield x
+
+
+def through_generator(x, ws):
+    return list(stack_gen(x, ws))[-1]
+
+
+def noisy_stack(x, ws):
+    for w in ws:
+        x = layer(x, w)
+        print("layer", x.shape)            # a break inside a loop: this frame runs eagerly
+    return x
+
+
+def own_cache(fn):
+    """The cache the hook gave `fn` (its code object's), or None if it was never hooked."""
+    rec = global_hook._records.get(fn)
+    return None if rec is None else rec.cache
+
+
+def inputs(n, d=6, layers=3):
+    return rng.standard_normal((n, d)), [rng.standard_normal((d, d)) * 0.3 for _ in range(layers)]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_callees_of_a_generator_frame_compile(backend):
+    f = ft.compile(through_generator, backend=backend)
+    for n in (4, 4, 5, 4):
+        x, ws = inputs(n)
+        assert_same(f(x, ws), through_generator(x, ws))
+    s = ft.stats()
+    assert s.unique_graphs >= 1, s
+    cache = own_cache(layer)
+    assert cache is not None and cache.entries, "layer was not compiled as its own frame"
+    assert s.cache_hits >= 6, s
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_callees_of_a_frame_with_a_break_in_a_loop_compile(backend, capsys):
+    f = ft.compile(noisy_stack, backend=backend)
+    x, ws = inputs(5)
+    assert_same(f(x, ws), noisy_stack(x, ws))
+    assert capsys.readouterr().out.count("layer (5, 6)") == 6
+    cache = own_cache(layer)
+    assert cache is not None and cache.entries
+    # the first call of layer compiled it (hooked before it ran), the other two hit
+    assert ft.stats().cache_hits >= 2 and ft.stats().frames_compiled >= 1
+
+
+def test_hooked_callees_run_their_own_code_outside_a_compiled_call():
+    f = ft.compile(through_generator)
+    x, ws = inputs(4)
+    f(x, ws)
+    assert layer.__code__ is not own_cache(layer).fn.__code__       # still hooked
+    compiled, hits = ft.stats().frames_compiled, ft.stats().cache_hits
+    for n in (7, 8, 9):                                              # new sizes: no compile outside
+        x, ws = inputs(n)
+        assert_same(layer(x, ws[0]), np.tanh(x @ ws[0]) * 0.5 + x)
+    assert ft.stats().frames_compiled == compiled and ft.stats().cache_hits == hits
+    assert sys.getprofile() is None
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_compiled_function_called_from_another_compiled_frame(backend, capsys):
+    inner = ft.compile(layer, backend=backend)
+
+    def traced(x, w):                      # inlines inner's original code
+        return inner(x, w).sum(0)
+
+    def eager(x, ws):                      # calls inner from its eager part
+        for w in ws:
+            x = inner(x, w)
+            print(x.shape)
+        return x
+
+    for n in (3, 4):
+        x, ws = inputs(n)
+        assert_same(ft.compile(traced, backend=backend)(x, ws[0]), (np.tanh(x @ ws[0]) * 0.5 + x).sum(0))
+        assert_same(ft.compile(eager, backend=backend)(x, ws), noisy_stack(x, ws))
+    assert ft.stats().unique_graphs >= 2
+
+
+LOG = []
+
+
+def log_late_steps(x, n):
+    out = x * 2.0
+    for i in range(n):
+        if i >= 2:
+            LOG.append(i)                  # a side effect in a loop: not traced
+        out = out + i
+    return out
+
+
+def test_skip_does_not_hide_matching_entries():
+    f = log_late_steps
+    g = ft.compile(f)
+    x = rng.standard_normal(4)
+    assert_same(g(x, 2), f(x, 2))          # compiles: the append is never reached
+    compiled = ft.stats().frames_compiled
+    assert_same(g(x, 4), f(x, 4))          # cannot be traced: the frame is marked SKIP
+    hits = ft.stats().cache_hits
+    assert_same(g(x, 2), f(x, 2))          # the first entry still serves n == 2
+    assert ft.stats().cache_hits == hits + 1
+    assert ft.stats().frames_compiled == compiled
+
+
+def test_callees_compile_under_threads():
+    errors = []
+    f = ft.compile(through_generator)
+
+    def work(seed):
+        local = np.random.default_rng(seed)
+        try:
+            for n in (3, 4, 3, 4):
+                x = local.standard_normal((n, 6))
+                ws = [local.standard_normal((6, 6)) * 0.3 for _ in range(3)]
+                assert_same(f(x, ws), through_generator(x, ws))
+            assert sys.getprofile() is None          # nothing left behind in this thread
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert own_cache(layer).entries and ft.stats().cache_hits >= 12
+
+
+def test_scope_is_popped_on_exceptions():
+    def bad(x, ws):
+        for w in ws:
+            x = layer(x, w)
+            print("ok")
+        raise ValueError("user error")
+
+    x, ws = inputs(3)
+    with pytest.raises(ValueError, match="user error"):
+        ft.compile(bad)(x, ws)
+    assert global_hook.active_options() is None and sys.getprofile() is None
+    compiled = ft.stats().frames_compiled
+    layer(x, ws[0])                        # outside any compiled call: its own code
+    assert ft.stats().frames_compiled == compiled
