@@ -37,12 +37,16 @@ def stats() -> Stats:
 
 
 def reset():
-    """Forget every compiled entry, what automatic dynamic learnt, and the counters."""
+    """Forget every compiled entry, what automatic dynamic learnt, and the counters; existing
+    ft.compile wrappers keep their options."""
     import csrc_free_runtime as rt
 
     from .stats import counters
     for cache in rt.all_caches():
+        options = cache.state.data.get("options")      # ft.compile(dynamic=, fullgraph=, backend=)
         cache.clear()
+        if options is not None:
+            cache.state.data["options"] = options
     rt.cache.reset_hits()
     counters.reset()
 

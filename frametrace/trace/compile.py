@@ -112,11 +112,10 @@ def compile_frame(cache, values, options, frame_state, compile_id):
     graph.hints = {s: h for s in graph.symbols if (h := output.shape_env.hints.get(s)) is not None}
     eliminate_dead_code(graph)
 
+    for sg in output.shape_env.produce_guards():
+        output.guards.shape_env(sg)
     guards = list(output.guards.guards)
     namespace.update(output.guards.namespace)
-    from ..guards.guard_set import Guard
-    for sg in output.shape_env.produce_guards():
-        guards.append(Guard(code_of_name(sg.code), sg.code, "SHAPE_ENV", location=sg.location))
 
     bindings = [(f"___sym_{s}", output.symbol_sources[s].code) for s in graph.symbols]
     graph_call = None
@@ -131,7 +130,7 @@ def compile_frame(cache, values, options, frame_state, compile_id):
         graph_call = "___graph"
         backend_source = getattr(run, "source", "")
     input_codes = [src.code for _, src in output.graph_inputs]
-    entry, check, source = build_entry(cache.argnames, [g.code for g in guards], bindings, graph_call,
+    entry, check, source = build_entry(cache.argnames, guards, bindings, graph_call,
                                        input_codes, return_code, namespace,
                                        name=code.co_name if code.co_name.isidentifier() else "entry")
     native = _native_entry(cache, guards, bindings, graph_call, input_codes, return_code, namespace, graph, options)

@@ -1,17 +1,19 @@
 """The compiled entry of a frame: guards + symbol binding + graph call + output rebuild, as Python source."""
 from __future__ import annotations
 
+from ..guards.python_check import guard_code
 from ..sources import code_of_name
 
 
-def build_entry(argnames, guard_codes, symbol_bindings, graph_call, input_codes, return_code, namespace,
+def build_entry(argnames, guards, symbol_bindings, graph_call, input_codes, return_code, namespace,
                 name="entry"):
     """Generate `entry(*frame_values)` (returns MISS if a guard fails) and `check(*frame_values)`.
 
-    guard_codes: Python conditions; symbol_bindings: [(local name, code)]; graph_call: bound
+    guards: guard records (guards/records.py), each generating its Python condition; symbol_bindings: [(local name, code)]; graph_call: bound
     name of the backend's run function or None when the graph is empty.
     """
     params = ", ".join(argnames)
+    guard_codes = [guard_code(g) for g in guards]
     cond = " and\n                ".join(f"({g})" for g in guard_codes) or "True"
     lines = [f"def ___make({', '.join(sorted(namespace))}):",
              f"    def {name}({params}):",

@@ -92,10 +92,7 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
         if not hasattr(builtins, name):
             raise Unsupported(f"name {name!r} is not defined", kind="exception")
         # A builtin: guarded by the name staying absent from the globals.
-        gs = GlobalIn(self.globals_source, name)
-        globals_code = gs.code.rsplit("[", 1)[0]
-        globals_name = gs.name.rsplit("[", 1)[0]
-        self.output.guards.add(f"{name!r} not in {globals_code}", f"{name!r} not in {globals_name}", "BUILTIN")
+        self.output.guards.builtin_not_shadowed(self.globals_source, name)
         return self.wrap_value(getattr(builtins, name), None)
 
     def op_LOAD_DEREF(self, ins):

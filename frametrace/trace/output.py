@@ -53,16 +53,13 @@ class OutputGraph:
         value, source = entry
         itemsize = value.dtype.itemsize
         if value.flags.c_contiguous:
-            self.guards.add(f"{source.code}.flags.c_contiguous", f"{source.name} is C-contiguous", "LAYOUT",
-                            source.name)
+            self.guards.layout(source, "C")
             strides = c_strides(shape, itemsize)
         elif value.flags.f_contiguous:
-            self.guards.add(f"{source.code}.flags.f_contiguous", f"{source.name} is F-contiguous", "LAYOUT",
-                            source.name)
+            self.guards.layout(source, "F")
             strides = f_strides(shape, itemsize)
         else:
-            self.guards.add(f"{source.code}.strides == {value.strides!r}",
-                            f"{source.name}.strides == {value.strides!r}", "STRIDES", source.name)
+            self.guards.strides(source, value.strides)
             strides = tuple(value.strides)
         self._layouts[node] = strides
         return strides

@@ -239,8 +239,7 @@ class InstructionTranslator(OpcodeHandlers):
             ea, eb = getattr(a, "example_value", None), getattr(b, "example_value", None)
             if ea is not None and eb is not None and a.source is not None and b.source is not None:
                 same = ea is eb
-                self.output.guards.add(f"({a.source.code} is {b.source.code}) == {same}",
-                                       f"({a.source.name} is {b.source.name}) == {same}", "ALIAS")
+                self.output.guards.alias(a.source, b.source, same)
                 return same
             if ea is None or eb is None:
                 if a.source is None or b.source is None:

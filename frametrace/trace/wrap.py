@@ -15,7 +15,7 @@ import numpy as np
 from csrc_free_runtime import original_function
 
 from ..errors import Unsupported
-from ..sources import GetItemSource, LocalSource, ShapeSource
+from ..sources import AttrSource, GetItemSource, GlobalsOfSource, ShapeSource
 from .variables.array import ArrayVariable
 from .variables.builtins import MATH_FUNCTIONS, BuiltinVariable, MathFunctionVariable
 from .variables.constant import ConstantVariable, SymNumberVariable
@@ -67,31 +67,20 @@ class VariableBuilder:
         if t is float:
             if source is None:
                 return ConstantVariable(value)
-            g.type_match(source, value)
+            g.type(source, value)
             proxy = self.output.builder.input_scalar(source.name, float)
             self.output.graph_inputs.append((proxy.node, source))
             return ArrayVariable(proxy, source)
-        if isinstance(value, np.generic) and isinstance(source, LocalSource) and \
-                source.local in self.output.array_scalar_args:
+        if isinstance(value, np.generic) and source is not None and value.dtype.kind in "biufc":
             return self._wrap_array_scalar(value, source)
         if isinstance(value, _CONSTANT_TYPES) or isinstance(value, np.generic):
             if g is not None:
-                if isinstance(value, np.generic):
-                    g.type_match(source, value)
-                    if value == value:
-                        g.equals_match(source, value)
-                elif isinstance(value, (range, slice)) or value is Ellipsis or value is NotImplemented:
-                    g.type_match(source, value)
-                    g.add(f"{source.code} == {g.bind(value, 'const')}", f"{source.name} == {value!r}",
-                          "EQUALS_MATCH", source.name)
-                else:
-                    g.equals_match(source, value)
+                g.equals(source, value)
             return ConstantVariable(value, source)
         if t in (tuple, list):
             if g is not None:
-                g.type_match(source, value)
-                g.add(f"len({source.code}) == {len(value)}", f"len({source.name}) == {len(value)}", "LEN",
-                      source.name)
+                g.type(source, value)
+                g.length(source, len(value))
             items = [self(v, GetItemSource(source, i) if source is not None else None)
                      for i, v in enumerate(value)]
             return (TupleVariable if t is tuple else ListVariable)(items, source)
@@ -100,9 +89,8 @@ class VariableBuilder:
             if not all(type(k) in (str, int, bool) for k in keys):
                 raise Unsupported("dict with non-constant keys", kind="input")
             if g is not None:
-                g.type_match(source, value)
-                k = g.bind(keys, "keys")
-                g.add(f"list({source.code}) == {k}", f"list({source.name}) == {keys!r}", "KEYS", source.name)
+                g.type(source, value)
+                g.dict_keys(source, keys)
             return DictVariable({k: self(v, GetItemSource(source, k) if source is not None else None)
                                  for k, v in value.items()}, source)
         return self._wrap_object(value, source)
@@ -112,88 +100,104 @@ class VariableBuilder:
         special = special_function_variable(value)
         if special is not None:
             if g is not None:
-                g.id_match(source, value)
+                g.identity(source, value)
             return special
         if isinstance(value, types.ModuleType):
             if g is not None:
-                g.id_match(source, value)
+                g.identity(source, value)
             return ModuleVariable(value, source)
         if _hashable(value) and value in MATH_FUNCTIONS:
             if g is not None:
-                g.id_match(source, value)
+                g.identity(source, value)
             return MathFunctionVariable(value, source)
         if value is functools.partial:
             if g is not None:
-                g.id_match(source, value)
+                g.identity(source, value)
             return BuiltinVariable(value, source)
         if type(value) is functools.partial:
-            from ..sources import AttrSource
             if g is None:
                 raise Unsupported("a functools.partial created outside the traced code", kind="input")
-            g.type_match(source, value)
-            fn = self(value.func, AttrSource(source, "func") if source is not None else None)
-            args = [self(v, GetItemSource(AttrSource(source, "args"), i) if source is not None else None)
-                    for i, v in enumerate(value.args)]
-            if source is not None:
-                g.add(f"len({source.code}.args) == {len(value.args)}", f"len({source.name}.args) == "
-                      f"{len(value.args)}", "LEN", source.name)
-                keys = g.bind(list(value.keywords), "keys")
-                g.add(f"list({source.code}.keywords) == {keys}", f"list({source.name}.keywords) == "
-                      f"{list(value.keywords)!r}", "KEYS", source.name)
-            kwargs = {k: self(v, GetItemSource(AttrSource(source, "keywords"), k) if source is not None else None)
-                      for k, v in value.keywords.items()}
+            g.type(source, value)
+            g.length(AttrSource(source, "args"), len(value.args))
+            g.dict_keys(AttrSource(source, "keywords"), value.keywords)
+            fn = self(value.func, AttrSource(source, "func"))
+            args = [self(v, GetItemSource(AttrSource(source, "args"), i)) for i, v in enumerate(value.args)]
+            kwargs = {k: self(v, GetItemSource(AttrSource(source, "keywords"), k)) for k, v in value.keywords.items()}
             return PartialVariable(fn, args, kwargs, source)
         if _is_builtin(value):
             if g is not None:
-                g.id_match(source, value)
+                g.identity(source, value)
             return BuiltinVariable(value, source)
         if _is_numpy_callable(value):
             if g is not None:
-                g.id_match(source, value)
+                g.identity(source, value)
             return NumpyFunctionVariable(value, source)
         if isinstance(value, types.FunctionType):
-            if g is not None:
-                g.id_match(source, value)
             if _is_library_function(value):
+                if g is not None:
+                    g.identity(source, value)
                 from .variables.special import SkipFunctionVariable
                 return SkipFunctionVariable(value, source)
+            if g is not None:
+                self._guard_function(g, value, source)
             return UserFunctionVariable(original_function(value), source)    # not its trampoline
         if isinstance(value, types.MethodType) and isinstance(value.__func__, types.FunctionType):
-            from ..sources import AttrSource
             self_var = self(value.__self__, AttrSource(source, "__self__") if source is not None else None)
             fn_var = self(value.__func__, AttrSource(source, "__func__") if source is not None else None)
             return UserMethodVariable(fn_var, self_var)
         if isinstance(value, type):
             if g is not None:
-                g.id_match(source, value)
+                g.identity(source, value)
             return ConstantVariable(value, source)
         if source is None:
             raise Unsupported(f"a {type(value).__name__} object created outside the traced code", kind="input")
-        g.type_match(source, value)
+        g.type(source, value)
         return UserObjectVariable(value, source)
+
+    def _guard_function(self, g, fn, source):
+        """A user function is guarded by what tracing it reads, not by its identity: its code
+        object, the shape of its defaults (their values are wrapped, and guarded, when read
+        through DefaultsSource), and which globals dict it reads; its closure cells are wrapped
+        through ClosureSource when inlined. So a fresh lambda per call reuses the entry."""
+        g.type(source, fn)
+        g.code(source, fn)
+        defaults = AttrSource(source, "__defaults__")
+        if fn.__defaults__ is None:
+            g.equals(defaults, None)
+        else:
+            g.type(defaults, fn.__defaults__)
+            g.length(defaults, len(fn.__defaults__))
+        kwdefaults = AttrSource(source, "__kwdefaults__")
+        if fn.__kwdefaults__ is None:
+            g.equals(kwdefaults, None)
+        else:
+            g.type(kwdefaults, fn.__kwdefaults__)
+            g.dict_keys(kwdefaults, fn.__kwdefaults__)
+        if fn.__globals__ is self.output.root_globals:
+            g.identity(GlobalsOfSource(source), fn.__globals__)
 
     def _wrap_int(self, value, source):
         if source is None:
             return ConstantVariable(value)
         out = self.output
         if out.policy.int_is_dynamic(source.name, value, out.frame_state):
-            out.guards.type_match(source, value)
+            out.guards.type(source, value)
             sym = out.shape_env.create_symbol(value, source.name, dynamic="dynamic")
             if isinstance(sym, int):
-                out.guards.equals_match(source, value)
+                out.guards.equals(source, value)
                 return ConstantVariable(value, source)
             out.bind_symbol(sym, source)
             return SymNumberVariable(sym, source)
-        out.guards.equals_match(source, value)
+        out.guards.equals(source, value)
         return ConstantVariable(value, source)
 
     def _wrap_array_scalar(self, value, source):
-        """A NumPy scalar a graph computed before a break, passed to the resume function: a
-        0-d graph input guarded on its type (and so its dtype), not on its value."""
+        """A NumPy scalar (an argument, global, attribute, or a value a graph computed before a
+        break): a 0-d graph input guarded on its type (and so its dtype), never on its value."""
         dtype = value.dtype
         if dtype.kind not in "biufc":
             raise Unsupported(f"NumPy scalars of dtype {dtype} are not traced", kind="input")
-        self.output.guards.type_match(source, value)
+        self.output.guards.type(source, value)
         proxy = self.output.builder.input_array(source.name, (), dtype, scalar=True)
         self.output.graph_inputs.append((proxy.node, source))
         var = ArrayVariable(proxy, source)
@@ -208,22 +212,21 @@ class VariableBuilder:
                 not dtype.isnative or dtype.kind in "OVSUMm":
             raise Unsupported(f"arrays of dtype {dtype} are not traced", kind="input",
                               hints=("object, structured, string and datetime arrays run eagerly",))
-        g.type_match(source, value)
-        dt = g.bind(dtype, "dtype")
-        g.add(f"{source.code}.dtype == {dt}", f"{source.name}.dtype == {dtype.name}", "DTYPE", source.name)
-        g.add(f"{source.code}.ndim == {value.ndim}", f"{source.name}.ndim == {value.ndim}", "NDIM", source.name)
+        g.type(source, value)
+        g.dtype(source, dtype)
+        g.ndim(source, value.ndim)
         dims = out.policy.array_dims(source, value, out.frame_state)
         shape = []
         for d, (size, decision) in enumerate(zip(value.shape, dims)):
             size_source = ShapeSource(source, d)
             if decision.kind == "static":
-                g.add(f"{size_source.code} == {size}", f"{size_source.name} == {size}", "SIZE", source.name)
+                g.size(size_source, size)
                 shape.append(size)
                 continue
             sym = out.shape_env.create_symbol(size, size_source.name, dynamic="dynamic", min=decision.min,
                                               max=decision.max, strict=decision.strict)
             if isinstance(sym, int):
-                g.add(f"{size_source.code} == {size}", f"{size_source.name} == {size}", "SIZE", source.name)
+                g.size(size_source, size)
             else:
                 out.bind_symbol(sym, size_source)
             shape.append(sym)

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import frametrace as ft
-from frametrace.guards.guard_set import Guard
+from frametrace.guards.builder import GuardBuilder
+from frametrace.sources import LocalSource
 from frametrace.trace.compile import EntryInfo
 
 
@@ -53,10 +54,10 @@ def test_unbacked_size_across_break(backend, capsys):
 
 
 def test_explainer_counts_raising_and_non_bool_guards_as_failing():
-    guards = [Guard("type(y) is int", "type(L['y']) is int", "TYPE_MATCH"),
-              Guard("y == 5", "L['y'] == 5", "EQUALS_MATCH"),
-              Guard("y.missing > 0", "L['y'].missing > 0", "EQUALS_MATCH"),
-              Guard("len(y) == 3", "len(L['y']) == 3", "LEN")]
-    info = EntryInfo("0/0", ("y",), guards, {}, None, 0, "")
+    b, y = GuardBuilder(), LocalSource("y")
+    b.equals(y, 5)                                   # type(L['y']) is int, L['y'] == 5
+    b.raw("y.missing > 0", "L['y'].missing > 0")
+    b.length(y, 3)
+    info = EntryInfo("0/0", ("y",), b.guards, b.namespace, None, 0, "")
     assert info.failing_guards([np.arange(3)]) == ["type(L['y']) is int", "L['y'] == 5", "L['y'].missing > 0"]
     assert info.failing_guards([5]) == ["L['y'].missing > 0", "len(L['y']) == 3"]

@@ -1,0 +1,56 @@
+"""Guard record -> the text users read in logs, explain() and recompile reasons
+(`L['x'].shape[0] == 10`, `type(L['s']) is numpy.float64`)."""
+from __future__ import annotations
+
+from .kinds import GuardKind as K
+
+
+def guard_text(g) -> str:
+    k, src = g.kind, g.source
+    if k is K.RAW:
+        return g.raw[1]
+    if k is K.SHAPE_ENV:
+        return g.payload.code
+    n = src.name
+    if k is K.TYPE_MATCH:
+        return f"type({n}) is {qualname(g.payload)}"
+    if k is K.ID_MATCH:
+        return f"{n} is {describe(g.payload)}"
+    if k is K.EQUALS_MATCH:
+        value = g.payload
+        if type(value) is float and value != value:
+            return f"{n} is nan"
+        return f"{n} == {value!r}"
+    if k is K.DTYPE:
+        return f"{n}.dtype == {g.payload.name}"
+    if k is K.NDIM:
+        return f"{n}.ndim == {g.payload}"
+    if k is K.SIZE:
+        return f"{n} == {g.payload}"
+    if k is K.STRIDES:
+        return f"{n}.strides == {g.payload!r}"
+    if k is K.LAYOUT:
+        return f"{n} is {g.payload}-contiguous"
+    if k is K.LEN:
+        return f"len({n}) == {g.payload}"
+    if k is K.KEYS:
+        return f"list({n}) == {g.payload!r}"
+    if k is K.CODE_MATCH:
+        code = g.payload
+        return f"{n}.__code__ is <code {code.co_qualname if hasattr(code, 'co_qualname') else code.co_name}>"
+    if k is K.BUILTIN:
+        return f"{g.payload!r} not in {n}"
+    if k is K.ALIAS:
+        other, same = g.payload
+        return f"({n} is {other.name}) == {same}"
+    raise AssertionError(f"guard kind {k}")
+
+
+def qualname(t) -> str:
+    module = getattr(t, "__module__", "")
+    return f"{module}.{t.__qualname__}" if module and module != "builtins" else t.__qualname__
+
+
+def describe(value) -> str:
+    name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
+    return f"<{type(value).__name__} {name}>" if name else f"<{type(value).__name__} object>"
