@@ -10,6 +10,7 @@ import numpy as np
 from . import creation as C
 from . import shaping as S
 from .operators import UFUNC_OPS, ufunc_impl
+from .extra_elementwise import FUNCTIONS as EXTRA
 from .joining import FUNCTIONS as JOINING
 from .library_calls import FUNCTIONS as LIBRARY
 from .linalg_calls import FUNCTIONS as LINALG
@@ -70,7 +71,7 @@ def is_traceable_function(fn) -> bool:
 def _register_tables():
     from .data_dependent import FUNCTIONS as DD
     FUNCTIONS.update(DD)
-    for table in (UFUNC_METHODS, LINALG, LIBRARY, JOINING):
+    for table in (UFUNC_METHODS, LINALG, LIBRARY, JOINING, EXTRA):
         FUNCTIONS.update(table)
 
 

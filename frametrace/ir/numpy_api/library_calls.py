@@ -75,8 +75,8 @@ def _convolve_rule(a, v, mode="full"):
     raise NumpyError(ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})"))
 
 
-def _space_rule(*args, num=50, endpoint=True, dtype=None, axis=0, base=10.0, retstep=False):
-    for s in args:
+def _space_rule(start=None, stop=None, num=50, endpoint=True, dtype=None, axis=0, base=10.0, retstep=False):
+    for s in (start, stop):
         if shape_of(s):
             raise Unsupported("np.linspace & co. with array endpoints", kind="call", context="np.linspace")
     if retstep:
@@ -142,8 +142,8 @@ register_opaque("take_along_axis", np.take_along_axis, _take_along_axis_rule)
 register_opaque("average", np.average, _average_rule)
 register_opaque("cov", np.cov, _cov_rule)
 register_opaque("corrcoef", np.corrcoef, _cov_rule)
-register_opaque("histogram.hist", np.histogram, _histogram_rule, item=0)
-register_opaque("histogram.edges", np.histogram, _histogram_edges_rule, item=1)
+register_opaque("histogram_hist", np.histogram, _histogram_rule, item=0)
+register_opaque("histogram_edges", np.histogram, _histogram_edges_rule, item=1)
 register_opaque("interp", np.interp, lambda x, xp, fp, **kw: tuple(shape_of(x)))
 register_opaque("convolve", np.convolve, _convolve_rule)
 register_opaque("correlate", np.correlate, _convolve_rule)
@@ -155,8 +155,11 @@ for _n in ("linspace", "logspace", "geomspace"):
 register_opaque("pad", np.pad, _pad_rule)
 register_opaque("diag", np.diag, _diag_rule)
 register_opaque("trace", np.trace, _trace_rule)
+register_opaque("diagonal", np.diagonal, lambda a, offset=0, axis1=0, axis2=1: _trace_rule(
+    a, offset, axis1, axis2) + _diag_rule(FakeArray((a.shape[axis1], a.shape[axis2]), a.dtype), offset),
+                doc="np.diagonal: NumPy's read-only view of the diagonal")
 register_opaque("bincount", np.bincount, _bincount_rule, kind="gather")
-register_opaque("unique.counts", np.unique, _unique_counts_rule, item=1, kind="gather")
+register_opaque("unique_counts", np.unique, _unique_counts_rule, item=1, kind="gather")
 
 
 def _count_nonzero_meta(a, axis=None, keepdims=False):
@@ -164,14 +167,14 @@ def _count_nonzero_meta(a, axis=None, keepdims=False):
 
 
 register_opaque("count_nonzero", np.count_nonzero, lambda a: (), pytype=int)
-register_opaque("count_nonzero.axis", np.count_nonzero, _count_nonzero_meta)
+register_opaque("count_nonzero_axis", np.count_nonzero, _count_nonzero_meta)
 
 
 def _histogram_impl(b, a, bins=10, range=None, density=None, weights=None):
     names = ("a", "bins", "range", "density", "weights")
     args = (a, bins, range, density, weights)
-    return (opaque_function("histogram.hist", "np.histogram", names, ("a", "weights"))(b, *args),
-            opaque_function("histogram.edges", "np.histogram", names, ("a", "weights"))(b, *args))
+    return (opaque_function("histogram_hist", "np.histogram", names, ("a", "weights"))(b, *args),
+            opaque_function("histogram_edges", "np.histogram", names, ("a", "weights"))(b, *args))
 
 
 def _bincount_impl(b, x, weights=None, minlength=0):
@@ -194,7 +197,7 @@ def _unique_impl(b, ar, return_index=False, return_inverse=False, return_counts=
     from .data_dependent import unique as values
     u = values(b, ar)
     size = u.shape[0]
-    counts = opaque_function("unique.counts", "np.unique", ("ar", "return_counts", "size"), ("ar",))(
+    counts = opaque_function("unique_counts", "np.unique", ("ar", "return_counts", "size"), ("ar",))(
         b, ar, True, size)
     return (u, counts)
 
@@ -202,7 +205,7 @@ def _unique_impl(b, ar, return_index=False, return_inverse=False, return_counts=
 def _count_nonzero_impl(b, a, axis=None, *, keepdims=False):
     if axis is None and keepdims is False:
         return opaque_function("count_nonzero", "np.count_nonzero", ("a",))(b, a)
-    return opaque_function("count_nonzero.axis", "np.count_nonzero", ("a", "axis", "keepdims"))(
+    return opaque_function("count_nonzero_axis", "np.count_nonzero", ("a", "axis", "keepdims"))(
         b, a, axis, keepdims)
 
 
@@ -251,6 +254,7 @@ FUNCTIONS = {
                                               "reflect_type"), ("array",)),
     np.diag: opaque_function("diag", "np.diag", ("v", "k"), ("v",)),
     np.trace: opaque_function("trace", "np.trace", ("a", "offset", "axis1", "axis2", "dtype")),
+    np.diagonal: opaque_function("diagonal", "np.diagonal", ("a", "offset", "axis1", "axis2")),
     np.bincount: _bincount_impl,
     np.unique: _unique_impl,
     np.count_nonzero: _count_nonzero_impl,

@@ -62,65 +62,65 @@ def _multi_dot_shape(*xs, out=None):
 
 _SQUARE = lambda a, *args, **kw: _square(a, "linalg")      # noqa: E731
 
-register_opaque("linalg.norm", LA.norm, _norm_shape)
-register_opaque("linalg.solve", LA.solve, _solve_shape)
-register_opaque("linalg.inv", LA.inv, _SQUARE)
-register_opaque("linalg.det", LA.det, lambda a: _square(a, "det")[:-2])
-register_opaque("linalg.slogdet.sign", LA.slogdet, lambda a: _square(a, "slogdet")[:-2], item=0)
-register_opaque("linalg.slogdet.logabsdet", LA.slogdet, lambda a: _square(a, "slogdet")[:-2], item=1)
-register_opaque("linalg.cholesky", LA.cholesky, _SQUARE)
-register_opaque("linalg.qr.q", LA.qr, lambda a, mode="reduced": _qr_shape(a, mode, 0), item=0)
-register_opaque("linalg.qr.r", LA.qr, lambda a, mode="reduced": _qr_shape(a, mode, 1), item=1)
-register_opaque("linalg.eigh.values", LA.eigh, lambda a, UPLO="L": _square(a, "eigh")[:-1], item=0)
-register_opaque("linalg.eigh.vectors", LA.eigh, lambda a, UPLO="L": _square(a, "eigh"), item=1)
-register_opaque("linalg.eigvalsh", LA.eigvalsh, lambda a, UPLO="L": _square(a, "eigvalsh")[:-1])
-register_opaque("linalg.svd.values", LA.svd,
+register_opaque("linalg_norm", LA.norm, _norm_shape)
+register_opaque("linalg_solve", LA.solve, _solve_shape)
+register_opaque("linalg_inv", LA.inv, _SQUARE)
+register_opaque("linalg_det", LA.det, lambda a: _square(a, "det")[:-2])
+register_opaque("linalg_slogdet_sign", LA.slogdet, lambda a: _square(a, "slogdet")[:-2], item=0)
+register_opaque("linalg_slogdet_logabsdet", LA.slogdet, lambda a: _square(a, "slogdet")[:-2], item=1)
+register_opaque("linalg_cholesky", LA.cholesky, _SQUARE)
+register_opaque("linalg_qr_q", LA.qr, lambda a, mode="reduced": _qr_shape(a, mode, 0), item=0)
+register_opaque("linalg_qr_r", LA.qr, lambda a, mode="reduced": _qr_shape(a, mode, 1), item=1)
+register_opaque("linalg_eigh_values", LA.eigh, lambda a, UPLO="L": _square(a, "eigh")[:-1], item=0)
+register_opaque("linalg_eigh_vectors", LA.eigh, lambda a, UPLO="L": _square(a, "eigh"), item=1)
+register_opaque("linalg_eigvalsh", LA.eigvalsh, lambda a, UPLO="L": _square(a, "eigvalsh")[:-1])
+register_opaque("linalg_svd_values", LA.svd,
                 lambda a, compute_uv=False, **kw: a.shape[:-2] + (_min_mn(a),))
-register_opaque("linalg.lstsq.x", LA.lstsq, _lstsq_shape, item=0)
-register_opaque("linalg.lstsq.residuals", LA.lstsq, lambda a, b, rcond=None, size=None: (size,) + b.shape[1:],
+register_opaque("linalg_lstsq_x", LA.lstsq, _lstsq_shape, item=0)
+register_opaque("linalg_lstsq_residuals", LA.lstsq, lambda a, b, rcond=None, size=None: (size,) + b.shape[1:],
                 item=1, kind="gather")
-register_opaque("linalg.lstsq.rank", LA.lstsq, lambda a, b, rcond=None: (), item=2)
-register_opaque("linalg.lstsq.s", LA.lstsq, lambda a, b, rcond=None: (_min_mn(a),), item=3)
-register_opaque("linalg.pinv", LA.pinv, lambda a, **kw: a.shape[:-2] + (a.shape[-1], a.shape[-2]))
-register_opaque("linalg.matrix_power", LA.matrix_power, lambda a, n: _square(a, "matrix_power"))
-register_opaque("linalg.matrix_rank", LA.matrix_rank, lambda A, **kw: A.shape[:-2])
-register_opaque("linalg.multi_dot", lambda *xs, **kw: LA.multi_dot(xs, **kw), _multi_dot_shape)
+register_opaque("linalg_lstsq_rank", LA.lstsq, lambda a, b, rcond=None: (), item=2)
+register_opaque("linalg_lstsq_s", LA.lstsq, lambda a, b, rcond=None: (_min_mn(a),), item=3)
+register_opaque("linalg_pinv", LA.pinv, lambda a, **kw: a.shape[:-2] + (a.shape[-1], a.shape[-2]))
+register_opaque("linalg_matrix_power", LA.matrix_power, lambda a, n: _square(a, "matrix_power"))
+register_opaque("linalg_matrix_rank", LA.matrix_rank, lambda A, **kw: A.shape[:-2])
+register_opaque("linalg_multi_dot", lambda *xs, **kw: LA.multi_dot(xs, **kw), _multi_dot_shape)
 
 
 def _qr_impl(b, a, mode="reduced"):
     if mode != "reduced":
         raise Unsupported(f"np.linalg.qr(mode={mode!r})", kind="call", context="np.linalg.qr")
-    q = opaque_function("linalg.qr.q", "np.linalg.qr", ("a",))(b, a)
-    r = opaque_function("linalg.qr.r", "np.linalg.qr", ("a",))(b, a)
+    q = opaque_function("linalg_qr_q", "np.linalg.qr", ("a",))(b, a)
+    r = opaque_function("linalg_qr_r", "np.linalg.qr", ("a",))(b, a)
     return (q, r)
 
 
 def _eigh_impl(b, a, UPLO="L"):
-    return (opaque_function("linalg.eigh.values", "np.linalg.eigh", ("a", "UPLO"))(b, a, UPLO),
-            opaque_function("linalg.eigh.vectors", "np.linalg.eigh", ("a", "UPLO"))(b, a, UPLO))
+    return (opaque_function("linalg_eigh_values", "np.linalg.eigh", ("a", "UPLO"))(b, a, UPLO),
+            opaque_function("linalg_eigh_vectors", "np.linalg.eigh", ("a", "UPLO"))(b, a, UPLO))
 
 
 def _slogdet_impl(b, a):
-    return (opaque_function("linalg.slogdet.sign", "np.linalg.slogdet", ("a",))(b, a),
-            opaque_function("linalg.slogdet.logabsdet", "np.linalg.slogdet", ("a",))(b, a))
+    return (opaque_function("linalg_slogdet_sign", "np.linalg.slogdet", ("a",))(b, a),
+            opaque_function("linalg_slogdet_logabsdet", "np.linalg.slogdet", ("a",))(b, a))
 
 
 def _svd_impl(b, a, full_matrices=True, compute_uv=True, hermitian=False):
     if compute_uv is not False or hermitian is not False:
         raise Unsupported("np.linalg.svd with compute_uv=True", kind="call", context="np.linalg.svd",
                           hints=("pass compute_uv=False for the singular values",))
-    return opaque_function("linalg.svd.values", "np.linalg.svd", ("a", "compute_uv"))(b, a, compute_uv=False)
+    return opaque_function("linalg_svd_values", "np.linalg.svd", ("a", "compute_uv"))(b, a, compute_uv=False)
 
 
 def _lstsq_impl(b, a, b_, rcond=None):
     """(x, residuals, rank, s): residuals has a data-dependent length (0 unless full rank)."""
     names, arrays = ("a", "b", "rcond"), ("a", "b")
-    x = opaque_function("linalg.lstsq.x", "np.linalg.lstsq", names, arrays)(b, a, b_, rcond)
+    x = opaque_function("linalg_lstsq_x", "np.linalg.lstsq", names, arrays)(b, a, b_, rcond)
     size = unbacked_size(b, (1,), "np.linalg.lstsq residuals")
-    res = opaque_function("linalg.lstsq.residuals", "np.linalg.lstsq", names + ("size",), arrays)(
+    res = opaque_function("linalg_lstsq_residuals", "np.linalg.lstsq", names + ("size",), arrays)(
         b, a, b_, rcond, size)
-    rank = opaque_function("linalg.lstsq.rank", "np.linalg.lstsq", names, arrays)(b, a, b_, rcond)
-    sv = opaque_function("linalg.lstsq.s", "np.linalg.lstsq", names, arrays)(b, a, b_, rcond)
+    rank = opaque_function("linalg_lstsq_rank", "np.linalg.lstsq", names, arrays)(b, a, b_, rcond)
+    sv = opaque_function("linalg_lstsq_s", "np.linalg.lstsq", names, arrays)(b, a, b_, rcond)
     return (x, res, rank, sv)
 
 
@@ -128,7 +128,7 @@ def _multi_dot_impl(b, arrays, *, out=None):
     if out is not None or not isinstance(arrays, (list, tuple)) or len(arrays) < 2:
         raise Unsupported("np.linalg.multi_dot of this argument", kind="call", context="np.linalg.multi_dot")
     xs = [as_array(b, x, "np.linalg.multi_dot") for x in arrays]
-    return b.emit("linalg.multi_dot", *xs)
+    return b.emit("linalg_multi_dot", *xs)
 
 
 # ---- products -----------------------------------------------------------------------------
@@ -202,20 +202,20 @@ def _einsum_impl(b, subscripts, *operands, **kwargs):
 
 
 FUNCTIONS = {
-    LA.norm: opaque_function("linalg.norm", "np.linalg.norm", ("x", "ord", "axis", "keepdims"), ("x",)),
-    LA.solve: opaque_function("linalg.solve", "np.linalg.solve", ("a", "b"), ("a", "b")),
-    LA.inv: opaque_function("linalg.inv", "np.linalg.inv", ("a",)),
-    LA.det: opaque_function("linalg.det", "np.linalg.det", ("a",)),
+    LA.norm: opaque_function("linalg_norm", "np.linalg.norm", ("x", "ord", "axis", "keepdims"), ("x",)),
+    LA.solve: opaque_function("linalg_solve", "np.linalg.solve", ("a", "b"), ("a", "b")),
+    LA.inv: opaque_function("linalg_inv", "np.linalg.inv", ("a",)),
+    LA.det: opaque_function("linalg_det", "np.linalg.det", ("a",)),
     LA.slogdet: _slogdet_impl,
     LA.lstsq: _lstsq_impl,
-    LA.cholesky: opaque_function("linalg.cholesky", "np.linalg.cholesky", ("a",)),
+    LA.cholesky: opaque_function("linalg_cholesky", "np.linalg.cholesky", ("a",)),
     LA.qr: _qr_impl,
     LA.eigh: _eigh_impl,
-    LA.eigvalsh: opaque_function("linalg.eigvalsh", "np.linalg.eigvalsh", ("a", "UPLO")),
+    LA.eigvalsh: opaque_function("linalg_eigvalsh", "np.linalg.eigvalsh", ("a", "UPLO")),
     LA.svd: _svd_impl,
-    LA.pinv: opaque_function("linalg.pinv", "np.linalg.pinv", ("a", "rcond", "hermitian")),
-    LA.matrix_power: opaque_function("linalg.matrix_power", "np.linalg.matrix_power", ("a", "n")),
-    LA.matrix_rank: opaque_function("linalg.matrix_rank", "np.linalg.matrix_rank", ("A", "tol", "hermitian"),
+    LA.pinv: opaque_function("linalg_pinv", "np.linalg.pinv", ("a", "rcond", "hermitian")),
+    LA.matrix_power: opaque_function("linalg_matrix_power", "np.linalg.matrix_power", ("a", "n")),
+    LA.matrix_rank: opaque_function("linalg_matrix_rank", "np.linalg.matrix_rank", ("A", "tol", "hermitian"),
                                     ("A",)),
     LA.multi_dot: _multi_dot_impl,
     np.kron: opaque_function("kron", "np.kron", ("a", "b"), ("a", "b")),

@@ -33,8 +33,8 @@ _ACCUMULATE_OPS = {}
 for _name in BINARY:
     _uf = getattr(np, _name)
     if _uf.nin == 2 and _uf.nout == 1 and _uf not in _SCAN:
-        _ACCUMULATE_OPS[_uf] = f"{_name}.accumulate"
-        register_opaque(f"{_name}.accumulate", _accumulate_ref(_uf), _same_shape,
+        _ACCUMULATE_OPS[_uf] = f"{_name}_accumulate"
+        register_opaque(f"{_name}_accumulate", _accumulate_ref(_uf), _same_shape,
                         doc=f"np.{_name}.accumulate(x, axis, dtype)")
 
 
