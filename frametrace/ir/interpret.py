@@ -49,7 +49,11 @@ def interpret(graph: Graph, inputs: dict, symbols: dict | None = None) -> list:
     for node in graph.inputs:
         env[node] = inputs[node.attr("source")]
     for node in graph.nodes:
-        ref = get_op(node.op).ref
-        env[node] = ref(*(value(a) for a in node.args),
-                        **{k: value(v) for k, v in node.attrs})
+        op = get_op(node.op)
+        # a gather's `size` is the unbacked symbol its own result defines
+        attrs = {k: value(v) for k, v in node.attrs if not (op.kind == "gather" and k == "size")}
+        env[node] = op.ref(*(value(a) for a in node.args), **attrs)
+        for d, dim in enumerate(node.shape if node.dtype is not None else ()):
+            if isinstance(dim, sympy.Symbol) and dim not in binding:
+                binding[dim] = sympy.Integer(env[node].shape[d])
     return [value(o) for o in graph.outputs]

@@ -29,7 +29,10 @@ Op catalog (args are positional Node/scalar arguments; attrs are keyword attribu
                 arange(start, stop, step; dtype)
   matmul        matmul(a, b), dot(a, b)
   mutation      assign(dst, src): copy src (broadcast, unsafe cast) into the buffer of dst,
-                a view of an input or of an earlier value; no result value
+                a view of an input or of an earlier value; no result value;
+                index_put / ufunc_at (x[idx] = v, np.add.at): see ops/advanced_index.py
+  gather        mask_select, argwhere, take, unique, index (advanced indexing)
+  opaque        a NumPy function called as is (np.linalg.*, np.sort, ...): ops/opaque.py
 
 `may_raise(node)` says whether a node can raise at run time for some input values
 (`int_array ** negative_int` is a ValueError in NumPy, `x[idx]` an IndexError): such a node
@@ -44,7 +47,7 @@ from typing import Callable
 import numpy as np
 
 KINDS = ("elementwise", "reduction", "scan", "view", "copy", "creation", "matmul",
-         "mutation", "gather", "other")
+         "mutation", "gather", "opaque", "other")
 
 
 @dataclass(frozen=True)

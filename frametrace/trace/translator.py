@@ -158,7 +158,7 @@ class InstructionTranslator(OpcodeHandlers):
             return v.value
         if isinstance(v, TupleVariable):
             return tuple(self.unwrap(i) for i in v.items)
-        if isinstance(v, ListVariable):
+        if isinstance(v, ListVariable) or getattr(v, "from_range", False):
             return [self.unwrap(i) for i in v.items]
         if isinstance(v, SliceVariable):
             return slice(*(self.unwrap(p) for p in v.parts))

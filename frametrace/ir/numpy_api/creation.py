@@ -6,6 +6,8 @@ import numpy as np
 from ...errors import NumpyError
 from ..ops.creation import full_default_dtype
 from ..ops.promotion import PY_DTYPE
+from ..ops.symbolic import pytype_of
+from .extra_elementwise import arange_float
 from .common import (as_dtype, check_operand, is_array, is_proxy, is_weak_value, meta_of, reject,
                      shape_arg, size_arg, unsupported, weak_type)
 
@@ -95,6 +97,8 @@ def arange_impl(b, *args, dtype=None, device=None, like=None, **kw):
     if len(args) == 1:
         args = (0, args[0])
     start, stop, step = (args + (1,))[:3]
+    if any(isinstance(v, float) or pytype_of(v) is float for v in (start, stop, step)):
+        return arange_float(b, start, stop, step, dtype)
     start, stop = _int_bound(start, "start"), _int_bound(stop, "stop")
     step = _int_bound(step, "step")
     if not isinstance(step, int):

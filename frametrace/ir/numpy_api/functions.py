@@ -10,7 +10,12 @@ import numpy as np
 from . import creation as C
 from . import shaping as S
 from .operators import UFUNC_OPS, ufunc_impl
+from .extra_elementwise import FUNCTIONS as EXTRA
+from .joining import FUNCTIONS as JOINING
+from .library_calls import FUNCTIONS as LIBRARY
+from .linalg_calls import FUNCTIONS as LINALG
 from .reductions import PARAMS, reduction_impl
+from .ufunc_methods import FUNCTIONS as UFUNC_METHODS
 
 
 def _shape(b, a):
@@ -63,9 +68,11 @@ def is_traceable_function(fn) -> bool:
     return lookup_function(fn) is not None
 
 
-def _register_data_dependent():
+def _register_tables():
     from .data_dependent import FUNCTIONS as DD
     FUNCTIONS.update(DD)
+    for table in (UFUNC_METHODS, LINALG, LIBRARY, JOINING, EXTRA):
+        FUNCTIONS.update(table)
 
 
-_register_data_dependent()
+_register_tables()

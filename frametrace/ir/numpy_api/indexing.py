@@ -2,8 +2,9 @@
 
 Ints (negative and SymInt included), slices (bounds may be SymInt, steps static, negative
 steps included), None / np.newaxis, Ellipsis and tuples of these become one "getitem" node
-with a canonical index (ops/indexing.py). Arrays as indices (boolean masks, integer
-arrays) and lists are Unsupported for now.
+with a canonical index (ops/indexing.py). A boolean mask or an integer array alone goes to
+data_dependent.array_index; lists, ranges and integer arrays among other entries to
+advanced.py (one "index" node), as do assignments through them.
 """
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ import numpy as np
 from ...errors import NumpyError, Unsupported
 from ..graph import IndexSlice
 from ..ops.indexing import index_is_scalar, is_identity_index, normalize_index
+from .advanced import advanced_getitem, advanced_setitem, is_advanced
 from .common import check_operand, is_array, is_proxy
+from .data_dependent import array_index
 
 
 def _entries(index) -> tuple:
@@ -53,8 +56,9 @@ def getitem(b, x, index):
     a boolean mask or an integer index array goes to data_dependent.array_index."""
     x = _target(x, "subscriptable")
     if is_proxy(index):
-        from .data_dependent import array_index
         return array_index(b, x, index)
+    if is_advanced(index):
+        return advanced_getitem(b, x, index)
     entries = _entries(index)
     canon = normalize_index(x.shape, entries)
     if index_is_scalar(canon) and any(e is Ellipsis for e in entries):
@@ -71,6 +75,8 @@ def setitem(b, x, index, value):
         name = x.dtype.type.__name__ if is_array(x) else x.fake.pytype.__name__
         raise NumpyError(TypeError(f"'{name}' object does not support item assignment"))
     x = _target(x, "subscriptable")
+    if is_proxy(index) or is_advanced(index):
+        return advanced_setitem(b, x, index, value)
     value = check_operand(value, "setitem")
     canon = normalize_index(x.shape, _entries(index))
     if index_is_scalar(canon):

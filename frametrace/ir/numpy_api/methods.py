@@ -1,10 +1,15 @@
 """ndarray methods and attributes on traced arrays (also NumPy scalars, which share them)."""
 from __future__ import annotations
 
+import numpy as np
+
 from ...errors import Unsupported
 from .common import is_array
 from .reductions import PARAMS, reduction_impl
 from . import shaping as S
+from .extra_elementwise import imag_part, real_part
+from .joining import repeat_impl, take_impl
+from .library_calls import FUNCTIONS as LIBRARY
 
 
 def _fill(b, self, value):
@@ -26,6 +31,11 @@ METHODS.update({
     "swapaxes": S.swapaxes_impl, "astype": S.astype_method, "copy": S.copy_method,
     "clip": S.clip_method, "squeeze": S.squeeze_impl, "ravel": S.ravel_impl,
     "flatten": S.flatten_method, "dot": _dot, "fill": _fill, "round": _round,
+})
+METHODS.update({
+    "diagonal": LIBRARY[np.diagonal], "trace": LIBRARY[np.trace], "argsort": LIBRARY[np.argsort],
+    "repeat": repeat_impl, "take": take_impl,
+    "conj": lambda b, self: b.emit("conjugate", self), "conjugate": lambda b, self: b.emit("conjugate", self),
 })
 # item(), tolist(), nonzero(), tobytes(), ... depend on data or leave NumPy: not listed.
 
@@ -63,6 +73,10 @@ def array_attribute(b, proxy, name: str):
         return proxy.fake.size
     if name == "itemsize":
         return proxy.dtype.itemsize
+    if name == "real":
+        return real_part(b, proxy)
+    if name == "imag":
+        return imag_part(b, proxy)
     if name == "nbytes":
         return proxy.fake.size * proxy.dtype.itemsize
     raise Unsupported(f"ndarray attribute {name!r} is not supported", kind="attribute",

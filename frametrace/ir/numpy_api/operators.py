@@ -111,7 +111,7 @@ _UFUNC_KW = ("out", "where", "casting", "order", "dtype", "subok", "signature", 
 
 
 def ufunc_impl(ufunc: np.ufunc, opname: str):
-    """The traced form of calling `ufunc(*args, **kwargs)` (out= and dtype= supported)."""
+    """The traced form of calling `ufunc(*args, **kwargs)` (out=, where= with out=, dtype=)."""
     fname = f"np.{ufunc.__name__}"
     pyop = {**UNARY, **BINARY}.get(opname)     # ops with Python semantics on weak scalars
 
@@ -125,8 +125,12 @@ def ufunc_impl(ufunc: np.ufunc, opname: str):
                                        f"{ufunc.nin + ufunc.nout} positional arguments but "
                                        f"{len(args)} were given"))
         p = bind(fname, _UFUNC_KW, (), kwargs)
-        reject(fname, p, where=True, casting="same_kind", order="K", subok=True,
+        reject(fname, p, casting="same_kind", order="K", subok=True,
                signature=None, axes=None, axis=None, keepdims=False)
+        mask = p.get("where", True)
+        if mask is not True and p.get("out") is None:
+            raise unsupported(fname, "where= without out= (NumPy leaves the other elements "
+                              "uninitialised)", "pass out= as well")
         operands = [check_operand(a, fname) for a in args]
         if pyop is not None and not any(is_array(a) for a in operands):
             # all weak: NumPy converts them to NumPy scalars first (np.add(1, 2) is np.int64)
@@ -138,6 +142,9 @@ def ufunc_impl(ufunc: np.ufunc, opname: str):
         out = unwrap_out(p.get("out"), fname)
         if out is None:
             return result
+        if mask is not True:                       # where=: keep out's values where False
+            check_operand(mask, fname)
+            result = b.emit("where", mask, result, out)
         return write_ufunc_out(b, fname, ufunc, operands, result, out, core=opname == "matmul")
     impl.__name__ = f"{ufunc.__name__}_impl"
     return impl

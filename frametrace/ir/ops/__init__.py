@@ -10,10 +10,12 @@ attributes at its top (the API layer, `frametrace.ir.numpy_api`, produces those 
   creation     zeros ones empty full arange
   linalg       matmul dot
   mutation     assign
+  advanced_index  index index_put ufunc_at (lists / integer arrays as indices)
+  opaque       `register_opaque`: NumPy functions called as they are (numpy_api registers them)
 
 Shared helpers: `symbolic` (size arithmetic over int | SymInt), `promotion` (NumPy dtype
 rules by probing NumPy on one-element stand-ins), `broadcast`, `indexing` (canonical
 getitem indices).
 """
-from . import (creation, data_dependent, elementwise, linalg, mutation, reductions, shape_ops,  # noqa: F401
-               views)
+from . import (advanced_index, creation, data_dependent, elementwise, linalg, mutation,  # noqa: F401
+               reductions, shape_ops, views)

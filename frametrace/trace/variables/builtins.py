@@ -60,7 +60,9 @@ class BuiltinVariable(VariableTracker):
         return ConstantVariable(obj.python_type())
 
     def call_range(self, tx, *args):
-        return ListIteratorVariable([ConstantVariable(i) for i in range(*[_int(tx, a) for a in args])])
+        it = ListIteratorVariable([ConstantVariable(i) for i in range(*[_int(tx, a) for a in args])])
+        it.from_range = True          # NumPy sees a range as a sequence (x[range(n)] indexes)
+        return it
 
     def call_enumerate(self, tx, iterable, start=None):
         first = 0 if start is None else _int(tx, start)

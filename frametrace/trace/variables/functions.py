@@ -140,6 +140,8 @@ class NumpyFunctionVariable(VariableTracker):
         value = getattr(self.fn, name, None)
         if isinstance(value, (int, float, str, np.dtype)) or value is None:
             return ConstantVariable(value)
+        if isinstance(self.fn, np.ufunc) and name in ("at", "reduce", "accumulate", "outer"):
+            return NumpyFunctionVariable(value)     # np.add.at & co.: the ufunc is guarded already
         return super().var_getattr(tx, name)
 
     def describe(self):

@@ -1,0 +1,147 @@
+"""Advanced indexing in the API layer: lists, ranges and integer arrays as indices.
+
+`x[[0, 2]]`, `x[range(n)]`, `x[:, [-1], :]`, `x[ids]`, `x[[0, 1], [2, 3]]` become one "index"
+node (ops/advanced_index.py); `x[idx] = v` an "index_put" (NumPy's buffered semantics, so
+`x[idx] += v` -- a gather, an add, a put -- matches NumPy with repeated indices), and
+`x[mask] = scalar` with a full-shape mask a fused `where` written back into x.
+`np.add.at(x, idx, v)` is a "ufunc_at" node (unbuffered).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import NumpyError, Unsupported
+from ..ops.advanced_index import ArrayRef, ConstIndex
+from ..ops.indexing import normalize_int_index, normalize_slice
+from ..ops.symbolic import is_static, is_symbolic, same_size
+from ..graph import IndexSlice
+from .common import check_operand, is_array, is_proxy
+
+
+def _const_index(e):
+    """A list/range/ndarray constant as an integer index (a bool list becomes its nonzero)."""
+    if any(is_proxy(v) or is_symbolic(v) for v in _walk(e)):
+        raise Unsupported("an index list holding run-time values", kind="indexing", context="getitem",
+                          hints=("build the index with np.array(...) first",))
+    arr = np.asarray(e)
+    if arr.size == 0 and arr.dtype.kind == "f":
+        arr = arr.astype(np.intp)
+    if arr.dtype == np.bool_:
+        if arr.ndim != 1:
+            raise Unsupported("a multi-dimensional boolean list index", kind="indexing", context="getitem")
+        return ConstIndex(tuple(int(i) for i in np.flatnonzero(arr))), 1
+    if arr.dtype.kind not in "iu":
+        raise NumpyError(IndexError("arrays used as indices must be of integer (or boolean) type"))
+    return ConstIndex(arr.tolist() if arr.ndim == 0 else _nested(arr.tolist())), 1
+
+
+def _nested(v):
+    return tuple(_nested(x) for x in v) if isinstance(v, list) else int(v)
+
+
+def _walk(e):
+    if isinstance(e, (list, tuple)):
+        for v in e:
+            yield from _walk(v)
+    else:
+        yield e
+
+
+def is_advanced(index) -> bool:
+    """Does this index (an entry or a tuple of entries) use lists, ranges or arrays?"""
+    entries = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(e, (list, range, np.ndarray)) or (is_array(e) and not e.scalar)
+               or (is_array(e) and e.dtype.kind in "iu") for e in entries)
+
+
+def canonical(x, index):
+    """(entries, arrays) for `x[index]` (see ops/advanced_index.py)."""
+    entries = index if isinstance(index, tuple) else (index,)
+    if sum(1 for e in entries if e is Ellipsis) > 1:
+        raise NumpyError(IndexError("an index can only have a single ellipsis ('...')"))
+    consumed = sum(1 for e in entries if e is not None and e is not Ellipsis)
+    if consumed > x.ndim:
+        raise NumpyError(IndexError(f"too many indices for array: array is {x.ndim}-dimensional, "
+                                    f"but {consumed} were indexed"))
+    out, arrays, dim = [], [], 0
+    for e in entries:
+        if e is None:
+            out.append(None)
+        elif e is Ellipsis:
+            for _ in range(x.ndim - consumed):
+                out.append(IndexSlice(0, x.shape[dim], 1))
+                dim += 1
+        elif isinstance(e, slice):
+            if any(is_proxy(p) for p in (e.start, e.stop, e.step)):
+                raise Unsupported("a slice bound computed from array data", kind="data_dependent",
+                                  context="getitem")
+            out.append(normalize_slice(e, x.shape[dim]))
+            dim += 1
+        elif is_array(e):
+            if e.dtype == np.bool_:
+                raise Unsupported("a boolean array mixed with other indices", kind="data_dependent",
+                                  context="getitem")
+            if e.dtype.kind not in "iu":
+                raise NumpyError(IndexError("arrays used as indices must be of integer (or boolean) type"))
+            out.append(ArrayRef(len(arrays)))
+            arrays.append(e)
+            dim += 1
+        elif isinstance(e, (list, range, np.ndarray, tuple)):
+            entry, used = _const_index(e)
+            out.append(entry)
+            dim += used
+        elif isinstance(e, (bool, np.bool_)):
+            raise Unsupported("boolean scalar indices (x[True]) are not supported", kind="indexing",
+                              context="getitem")
+        elif is_static(e) or is_symbolic(e):
+            out.append(normalize_int_index(e, x.shape[dim], dim))
+            dim += 1
+        elif is_proxy(e):
+            raise Unsupported("indexing with a run-time scalar", kind="data_dependent", context="getitem")
+        else:
+            raise NumpyError(IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis "
+                                        "(`None`) and integer or boolean arrays are valid indices"))
+    while dim < x.ndim:
+        out.append(IndexSlice(0, x.shape[dim], 1))
+        dim += 1
+    return tuple(out), arrays
+
+
+def advanced_getitem(b, x, index):
+    entries, arrays = canonical(x, index)
+    return b.emit("index", x, *arrays, entries=entries)
+
+
+def _full_mask(x, index) -> bool:
+    return (is_array(index) and index.dtype == np.bool_ and index.ndim == x.ndim
+            and all(same_size(a, m) for a, m in zip(x.shape, index.shape, strict=True)))
+
+
+def advanced_setitem(b, x, index, value):
+    """x[index] = value for lists/arrays/masks in the index."""
+    value = check_operand(value, "setitem")
+    if _full_mask(x, index) and (not is_array(value) or value.ndim == 0):
+        b.emit("assign", x, b.emit("where", index, value, x))   # fused: x = where(mask, v, x)
+        return
+    if is_array(index) and index.dtype == np.bool_:
+        if index.ndim > x.ndim or not all(
+                same_size(a, m) for a, m in zip(x.shape, index.shape, strict=False)):
+            raise NumpyError(IndexError("boolean index did not match indexed array"))
+        entries = (ArrayRef(0),) + tuple(IndexSlice(0, d, 1) for d in x.shape[index.ndim:])
+        b.emit("index_put", x, value, index, entries=entries, masked=True)
+        return
+    entries, arrays = canonical(x, index)
+    b.emit("index_put", x, value, *arrays, entries=entries)
+
+
+def ufunc_at(b, ufunc, a, indices, bvalue=None):
+    """ufunc.at(a, indices, b): unbuffered in-place application at the indexed elements."""
+    name = f"np.{ufunc.__name__}.at"
+    if not is_array(a) or a.scalar:
+        raise Unsupported(f"{name} on a non-array", kind="call", context=name)
+    if ufunc.nin != 2 or bvalue is None:
+        raise Unsupported(f"{name} of a unary ufunc", kind="call", context=name)
+    entries, arrays = canonical(a, indices if isinstance(indices, tuple) or not isinstance(
+        indices, list) else indices)
+    b.emit("ufunc_at", a, check_operand(bvalue, name), *arrays, entries=entries, ufunc=ufunc)
+    return None

@@ -1,0 +1,133 @@
+"""Elementwise NumPy functions without a loop of ours: opaque calls with broadcast shapes.
+
+The ufuncs that have no op in ops/elementwise.py (gcd, lcm, ldexp, float_power, divmod, modf,
+frexp, nextafter, spacing, ...) and elementwise Python-level functions (np.fix, np.real,
+np.imag) run NumPy's own loop in the wrapper; aliases with an op of the same meaning
+(np.degrees is np.rad2deg's loop) map to that op and fuse. Also np.arange with float bounds.
+"""
+from __future__ import annotations
+
+import numpy as np
+import sympy
+
+from ...errors import NumpyError, Unsupported
+from ..ops.broadcast import broadcast_shapes
+from ..ops.opaque import register_opaque
+from ..ops.promotion import shape_of
+from ...shapes.symint import wrap
+from ..ops.symbolic import statically_known_true, sym_max
+from .common import as_array, as_dtype, check_operand, is_array, is_proxy, unsupported
+from .operators import UFUNC_OPS, ufunc_impl
+
+_ALIASES = {np.degrees: "rad2deg", np.radians: "deg2rad"}
+
+
+def _broadcast_all(*xs, **kw):
+    return broadcast_shapes(*(tuple(shape_of(x)) for x in xs))
+
+
+_OPAQUE_UFUNCS = {}
+for _name in ("gcd", "lcm", "ldexp", "float_power", "nextafter", "spacing", "bitwise_count",
+              "divmod", "modf", "frexp"):
+    _uf = getattr(np, _name, None)
+    if _uf is None or _uf in UFUNC_OPS:
+        continue
+    ops = []
+    for _k in range(_uf.nout):
+        op = f"ufunc_{_name}" if _uf.nout == 1 else f"ufunc_{_name}_{_k}"
+        register_opaque(op, _uf, _broadcast_all, item=None if _uf.nout == 1 else _k,
+                        doc=f"np.{_name} (NumPy's loop)")
+        ops.append(op)
+    _OPAQUE_UFUNCS[_uf] = tuple(ops)
+
+
+def _opaque_ufunc_impl(uf, ops):
+    fname = f"np.{uf.__name__}"
+
+    def impl(b, *args, **kwargs):
+        if kwargs or len(args) != uf.nin:
+            raise unsupported(fname, "keyword arguments or out=", f"call {fname} with its operands only")
+        xs = [check_operand(a, fname) for a in args]
+        if not any(is_array(x) for x in xs):
+            xs = [as_array(b, x, fname) for x in xs]
+        res = tuple(b.emit(op, *xs) for op in ops)
+        return res[0] if len(res) == 1 else res
+    return impl
+
+
+def _same(x, **kw):
+    return tuple(shape_of(x))
+
+
+register_opaque("fix", np.fix, _same)
+register_opaque("real", lambda x: np.real(x).copy(), _same, doc="np.real(x) of a complex x (a copy)")
+register_opaque("imag", lambda x: np.imag(x).copy(), _same, doc="np.imag(x) of a complex x (a copy)")
+
+
+def fix_impl(b, x, out=None):
+    if out is not None:
+        raise unsupported("np.fix", "out=")
+    return b.emit("fix", as_array(b, x, "np.fix"))
+
+
+def real_part(b, x):
+    """x.real: x itself for real dtypes (NumPy gives a view of the same memory), else a copy
+    of the real parts (writing through it is a graph break: see the report in issue 14)."""
+    x = as_array(b, x, "np.real")
+    return x if x.dtype.kind != "c" else b.emit("real", x)
+
+
+def imag_part(b, x):
+    x = as_array(b, x, "np.imag")
+    if x.dtype.kind != "c":
+        return b.emit("zeros", shape=tuple(x.shape), dtype=x.dtype) if not x.scalar else b.emit(
+            "astype", x.dtype.type(0), dtype=x.dtype)
+    return b.emit("imag", x)
+
+
+# ---- np.arange with float bounds ------------------------------------------------------------
+
+register_opaque("arange_float", lambda *, start, stop, step, num, dtype: np.arange(start, stop, step, dtype=dtype),
+                lambda *, start, stop, step, num, dtype: (num,), doc="np.arange with float bounds")
+
+
+def _exact(v):
+    """An exact sympy value of a float/int constant or size whose float arithmetic is exact."""
+    if is_proxy(v):
+        raise Unsupported("np.arange with a bound computed from array data", kind="data_dependent",
+                          context="np.arange")
+    expr = getattr(v, "expr", None)
+    if expr is not None:
+        return sympy.nsimplify(expr, rational=True)
+    if isinstance(v, float):
+        num, den = v.as_integer_ratio()
+        if den & (den - 1) or den > 2 ** 20:
+            return None                    # not dyadic: NumPy's float length may differ
+        return sympy.Rational(num, den)
+    return sympy.Integer(int(v))
+
+
+def arange_float(b, start, stop, step, dtype):
+    fname = "np.arange"
+    vals = [_exact(v) for v in (start, stop, step)]
+    if step == 0:
+        raise NumpyError(ZeroDivisionError("division by zero"))
+    if any(v is None for v in vals):
+        raise Unsupported("np.arange with non-dyadic float bounds and a symbolic size", kind="call",
+                          context=fname, hints=("compute start + step * np.arange(n)",))
+    q = sympy.ceiling((vals[1] - vals[0]) / vals[2])
+    if q.is_number:
+        num = max(int(q), 0)
+    elif q.is_integer:
+        env = next(v.env for v in (start, stop, step) if getattr(v, "env", None) is not None)
+        num = wrap(q, "int", env)
+        num = num if statically_known_true(num >= 0) else sym_max(num, 0)
+    else:
+        raise Unsupported("np.arange: a float length that is not a whole number of steps", kind="call",
+                          context=fname)
+    return b.emit("arange_float", start=start, stop=stop, step=step, num=num, dtype=as_dtype(dtype, fname))
+
+
+FUNCTIONS = {uf: ufunc_impl(uf, name) for uf, name in _ALIASES.items()}
+FUNCTIONS.update({uf: _opaque_ufunc_impl(uf, ops) for uf, ops in _OPAQUE_UFUNCS.items()})
+FUNCTIONS.update({np.fix: fix_impl, np.real: real_part, np.imag: imag_part})
