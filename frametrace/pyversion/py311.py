@@ -46,8 +46,7 @@ HANDLERS = {}
 # Opcodes a traced program may meet that stop the trace on purpose (a graph break or eager run), with why.
 GRAPH_BREAKS = {
     "RAISE_VARARGS": "the traced code raises: the frame runs eagerly so Python raises it",
-    "RETURN_GENERATOR": "generators are not traced",
-    "STORE_ATTR": "setting an attribute is a side effect: graph break at that instruction",
+    "RETURN_GENERATOR": "a generator frame is not traced itself; generators a traced frame consumes are inlined",
     "LOAD_ASSERTION_ERROR": "only reached when an assert fails, which then raises",
 }
 
@@ -61,7 +60,7 @@ def line_started(ins):
 # that every opcode of `dis.opmap` has a handler or is listed here.
 NOT_TRACED = {
     "generators, coroutines and async code are not traced": {
-        "YIELD_VALUE", "SEND", "GET_AWAITABLE", "GET_AITER", "GET_ANEXT", "END_ASYNC_FOR", "BEFORE_ASYNC_WITH",
+        "SEND", "GET_AWAITABLE", "GET_AITER", "GET_ANEXT", "END_ASYNC_FOR", "BEFORE_ASYNC_WITH",
         "GET_YIELD_FROM_ITER", "ASYNC_GEN_WRAP"},
     "try/except/with: frames with an exception table run eagerly": {
         "BEFORE_WITH", "PUSH_EXC_INFO", "POP_EXCEPT", "RERAISE", "CHECK_EXC_MATCH", "CHECK_EG_MATCH",
@@ -73,5 +72,5 @@ NOT_TRACED = {
         "MATCH_CLASS", "MATCH_KEYS", "MATCH_MAPPING", "MATCH_SEQUENCE", "GET_LEN"},
     "sets are not traced": {"BUILD_SET", "SET_ADD", "SET_UPDATE"},
     "deleting globals, attributes, items and cells is a side effect (graph break at the instruction)": {
-        "STORE_GLOBAL", "DELETE_GLOBAL", "DELETE_ATTR", "DELETE_SUBSCR", "DELETE_DEREF"},
+        "STORE_GLOBAL", "DELETE_GLOBAL", "DELETE_ATTR", "DELETE_DEREF"},
 }
