@@ -20,4 +20,5 @@ class GuardKind(str, enum.Enum):
     CODE_MATCH = "CODE_MATCH"      # v.__code__ is code                   payload: code object
     BUILTIN = "BUILTIN"            # name not in the globals (source)     payload: name
     ALIAS = "ALIAS"                # (v is other) == same                 payload: (other Source, same)
+    PREDICATE = "PREDICATE"        # fn(v) is true                        payload: (fn, what it says)
     RAW = "RAW"                    # a condition given as code and text (legacy GuardSet.add)

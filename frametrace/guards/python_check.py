@@ -45,6 +45,8 @@ def guard_code(g) -> str:
     if k is K.ALIAS:
         other, same = g.payload
         return f"({c} is {other.code}) == {same}"
+    if k is K.PREDICATE:
+        return f"{g.ref}({c})"
     raise AssertionError(f"guard kind {k}")
 
 

@@ -43,6 +43,8 @@ def guard_text(g) -> str:
     if k is K.ALIAS:
         other, same = g.payload
         return f"({n} is {other.name}) == {same}"
+    if k is K.PREDICATE:
+        return f"{n} {g.payload[1]}"
     raise AssertionError(f"guard kind {k}")
 
 

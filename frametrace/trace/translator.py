@@ -21,8 +21,8 @@ from .opcodes import OpcodeHandlers
 from .variables.array import ArrayVariable
 from .variables.base import CellBox, VariableTracker
 from .variables.constant import ConstantVariable, SymNumberVariable, wrap_number
-from .variables.containers import (DictVariable, ListIteratorVariable, ListVariable, SliceVariable,
-                                   TupleVariable, constant_key)
+from .variables.containers import (DictVariable, IntListVariable, ListIteratorVariable, ListVariable,
+                                   RangeVariable, SliceVariable, TupleVariable, constant_key)
 
 
 _BINARY = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
@@ -158,10 +158,12 @@ class InstructionTranslator(OpcodeHandlers):
             return v.value
         if isinstance(v, TupleVariable):
             return tuple(self.unwrap(i) for i in v.items)
-        if isinstance(v, ListVariable) or getattr(v, "from_range", False):
+        if isinstance(v, ListVariable):
             return [self.unwrap(i) for i in v.items]
         if isinstance(v, SliceVariable):
             return slice(*(self.unwrap(p) for p in v.parts))
+        if isinstance(v, RangeVariable):
+            return list(v.as_python_constant()) if v.is_python_constant() else v.as_array(self).proxy
         if v.is_python_constant():
             return v.as_python_constant()
         raise Unsupported(f"passing {v.describe()} to NumPy", kind="call")
@@ -256,6 +258,8 @@ class InstructionTranslator(OpcodeHandlers):
     def getitem(self, obj, key):
         from ..ir import numpy_api
         if isinstance(obj, ArrayVariable):
+            if isinstance(key, (IntListVariable, RangeVariable)) and getattr(key, "lazy", True):
+                key = key.as_array(self)          # a list of ints or a range as an index: array data
             return self.wrap_result(numpy_api.getitem(self.output.builder, obj.proxy, self.unwrap(key)))
         if isinstance(obj, (TupleVariable, ListVariable)):
             k = slice(*(constant_key(self, p) for p in key.parts)) if isinstance(key, SliceVariable) \

@@ -15,11 +15,12 @@ import numpy as np
 from csrc_free_runtime import original_function
 
 from ..errors import Unsupported
-from ..sources import AttrSource, GetItemSource, GlobalsOfSource, ShapeSource
+from ..sources import (INT_LIST_CONVERT, AttrSource, GetItemSource, GlobalsOfSource, IntListArraySource,
+                       LocalSource, ShapeSource)
 from .variables.array import ArrayVariable
 from .variables.builtins import MATH_FUNCTIONS, BuiltinVariable, MathFunctionVariable
 from .variables.constant import ConstantVariable, SymNumberVariable
-from .variables.containers import DictVariable, ListVariable, TupleVariable
+from .variables.containers import DictVariable, IntListVariable, ListVariable, TupleVariable
 from .variables.functions import (ModuleVariable, NumpyFunctionVariable, PartialVariable, UserFunctionVariable,
                                   UserMethodVariable, UserObjectVariable)
 from .variables.special import special_function_variable
@@ -77,6 +78,10 @@ class VariableBuilder:
             if g is not None:
                 g.equals(source, value)
             return ConstantVariable(value, source)
+        if t is list and source is not None and value and _is_int64_list(value):
+            g.type(source, value)
+            return IntListVariable(value, source, lambda: self._sequence_items(value, source),
+                                   lambda: self._int_list_array(value, source))
         if t in (tuple, list):
             if g is not None:
                 g.type(source, value)
@@ -176,6 +181,21 @@ class VariableBuilder:
         if fn.__globals__ is self.output.root_globals:
             g.identity(GlobalsOfSource(source), fn.__globals__)
 
+    def _sequence_items(self, value, source):
+        """The items of a list or tuple input, its length and each element guarded."""
+        g = self.output.guards
+        g.length(source, len(value))
+        return [self(v, GetItemSource(source, i)) for i, v in enumerate(value)]
+
+    def _int_list_array(self, value, source):
+        """A list of ints as an int64 graph input: guarded on holding only ints that fit int64
+        (not on their values); its length is a size like an array's."""
+        g = self.output.guards
+        g.predicate(source, _is_int64_list, "is a list of ints that fit int64")
+        g.namespace[INT_LIST_CONVERT] = _as_int64_array
+        array_source = IntListArraySource(source)
+        return self(_as_int64_array(value), array_source)
+
     def _wrap_int(self, value, source):
         if source is None:
             return ConstantVariable(value)
@@ -246,6 +266,14 @@ def _is_builtin(value) -> bool:
 
 _BUILTIN_TYPES = (range, enumerate, zip, int, float, bool, tuple, list, dict, reversed, type, iter, map, filter,
                   super)
+
+
+def _is_int64_list(value) -> bool:
+    return all(type(v) is int and -2 ** 63 <= v < 2 ** 63 for v in value)
+
+
+def _as_int64_array(value):
+    return np.array(value, dtype=np.int64)
 
 
 def _hashable(value) -> bool:

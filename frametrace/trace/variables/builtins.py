@@ -8,7 +8,8 @@ from ...errors import Unsupported
 from .array import ArrayVariable
 from .base import VariableTracker
 from .constant import ConstantVariable, SymNumberVariable, wrap_number
-from .containers import DictVariable, ListIteratorVariable, ListVariable, TupleVariable, constant_key
+from .containers import (DictVariable, IntListVariable, ListIteratorVariable, ListVariable, RangeVariable,
+                         TupleVariable, constant_key)
 
 
 class BuiltinVariable(VariableTracker):
@@ -48,6 +49,10 @@ class BuiltinVariable(VariableTracker):
             if not shape:
                 raise Unsupported("len() of a 0-d array", kind="call")
             return wrap_number(shape[0])
+        if isinstance(obj, IntListVariable) and obj.lazy:
+            return wrap_number(obj.as_array(tx).proxy.shape[0])
+        if isinstance(obj, RangeVariable):
+            return obj.length(tx)
         if isinstance(obj, (TupleVariable, ListVariable, DictVariable)):
             return ConstantVariable(len(obj.items))
         return None
@@ -60,9 +65,19 @@ class BuiltinVariable(VariableTracker):
         return ConstantVariable(obj.python_type())
 
     def call_range(self, tx, *args):
-        it = ListIteratorVariable([ConstantVariable(i) for i in range(*[_int(tx, a) for a in args])])
-        it.from_range = True          # NumPy sees a range as a sequence (x[range(n)] indexes)
-        return it
+        if not 1 <= len(args) <= 3:
+            return None
+        for a in args:
+            if not (isinstance(a, SymNumberVariable) and a.python_type() is int) and \
+                    not (a.is_python_constant() and type(a.as_python_constant()) in (int, bool)):
+                return None
+        parts = list(args) if len(args) > 1 else [ConstantVariable(0), args[0]]
+        if len(parts) == 2:
+            parts.append(ConstantVariable(1))
+        if parts[2].is_python_constant() and parts[2].as_python_constant() == 0:
+            from ...errors import NumpyError
+            raise NumpyError(ValueError("range() arg 3 must not be zero"), context="range")
+        return RangeVariable(*parts)
 
     def call_enumerate(self, tx, iterable, start=None):
         first = 0 if start is None else _int(tx, start)

@@ -264,3 +264,90 @@ class ListIteratorVariable(VariableTracker):
         item = self.items[self.index]
         self.index += 1
         return item
+
+
+class IntListVariable(ListVariable):
+    """A list of ints the caller passed, kept lazy. Used as array data (an index, `np.array(lst)`,
+    `len(lst)`) it is an int64 array input guarded only on being a list of ints, its length
+    following the dynamic policy: a growing token list recompiles at most once. Used any other
+    way (items, iteration, methods, mutation) it becomes an ordinary list, its length and every
+    element guarded as before."""
+
+    def __init__(self, value, source, materialize, as_array):
+        self.value, self.source = value, source
+        self._materialize, self._as_array = materialize, as_array
+        self._items = None
+        self._array = None
+
+    @property
+    def lazy(self) -> bool:
+        return self._items is None
+
+    @property
+    def items(self):
+        if self._items is None:
+            self._items = list(self._materialize())
+        return self._items
+
+    @items.setter
+    def items(self, items):
+        self._items = list(items)
+
+    def as_array(self, tx):
+        """The list as an int64 graph input (only while no item was looked at one by one)."""
+        if self._array is None:
+            self._array = self._as_array()
+        return self._array
+
+    def describe(self):
+        return f"list of {len(self.value)} ints"
+
+
+class RangeVariable(VariableTracker):
+    """range(start, stop, step): iterated (unrolled) with its bounds specialised; used as an index
+    it is `np.arange` over the same bounds, so a range over a size stays symbolic."""
+
+    def __init__(self, start, stop, step):
+        self.parts = (start, stop, step)
+
+    def python_type(self):
+        return range
+
+    def _ints(self):
+        from .constant import SymNumberVariable
+        return [int(p.value) if isinstance(p, SymNumberVariable) else p.as_python_constant()
+                for p in self.parts]
+
+    def as_python_constant(self):
+        try:
+            return range(*(p.as_python_constant() for p in self.parts))
+        except TypeError:
+            raise NotConstant(repr(self)) from None
+
+    def unpack(self, tx):
+        return [ConstantVariable(i) for i in range(*self._ints())]
+
+    def truth(self, tx):
+        return len(range(*self._ints())) > 0
+
+    def length(self, tx):
+        from .constant import SymNumberVariable, wrap_number
+        start, stop, step = self.parts
+        if any(isinstance(p, SymNumberVariable) for p in self.parts) and step.is_python_constant() \
+                and step.as_python_constant() == 1:
+            from ...shapes import sym_max
+            return wrap_number(sym_max(tx.unwrap(stop) - tx.unwrap(start), 0))
+        return ConstantVariable(len(range(*self._ints())))
+
+    def reconstruct(self, rebuild):
+        return f"range({', '.join(rebuild(p) for p in self.parts)})"
+
+    def as_array(self, tx):
+        import numpy as np
+        from ...ir.numpy_api import lookup_function
+        from .array import ArrayVariable
+        start, stop, step = (tx.unwrap(p) for p in self.parts)
+        return ArrayVariable(lookup_function(np.arange)(tx.output.builder, start, stop, step))
+
+    def describe(self):
+        return "range"
