@@ -32,12 +32,12 @@ import threading
 import types
 import weakref
 
-from bytecode import Bytecode, FreeVar, Instr
+from bytecode import Bytecode, FreeVar, Instr, Label
 
 from .cache import dispatch, new_frame_cache
 from .types import frame_value_names
 
-QUIET_CALLS = 1024
+QUIET_CALLS = 256
 REARM_EVERY = 1024
 MAX_ARM_INTERVAL = 64
 MAX_GC_SEARCHES = 64          # closures found through gc.get_referrers (a heap walk each)
@@ -51,6 +51,13 @@ class _Local(threading.local):
 
 
 _global_options = [None]          # options of ft.enable(); None while it is off
+# one token per thread running a compiled call (outermost) and one while ft.enable() is on:
+# a trampoline whose list is empty calls the original code at once (append/pop are atomic)
+class _Tokens(list):
+    __hash__ = object.__hash__    # a constant of trampoline code objects, which are hashed
+
+
+_active = _Tokens()
 _thread_prev = [None]             # threading's profiler before enable()
 _local = _Local()
 _rules = {"consider": lambda code: False, "on_install": lambda fn, cache: None}
@@ -90,7 +97,10 @@ def scoped_dispatch(cache, values, tried=None):
     local = _local
     stack = local.stack
     stack.append(cache.scope)
-    outermost = len(stack) == 1 and _global_options[0] is None
+    first = len(stack) == 1
+    if first:
+        _active.append(None)
+    outermost = first and _global_options[0] is None
     armed = False
     if not cache.reached:
         cache.reached = True
@@ -104,6 +114,8 @@ def scoped_dispatch(cache, values, tried=None):
         return dispatch(cache, values, tried)
     finally:
         stack.pop()
+        if first:
+            _active.pop()
         if outermost:
             disarm()
             if armed:
@@ -314,7 +326,8 @@ def hooked_functions() -> list:
 
 
 def make_trampoline_code(code, cache):
-    """A code object with `code`'s signature whose body is `return hooked_dispatch(cache, (values))`."""
+    """A code object with `code`'s signature whose body is `return hooked_dispatch(cache, (values))`;
+    for plain positional signatures, preceded by `if not _active: return original(args)`."""
     nargs = code.co_argcount + code.co_kwonlyargcount
     nargs += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
     argnames = list(code.co_varnames[:nargs])
@@ -322,7 +335,16 @@ def make_trampoline_code(code, cache):
     body = []
     if code.co_freevars:
         body.append(Instr("COPY_FREE_VARS", len(code.co_freevars), lineno=lineno))
-    body += [Instr("RESUME", 0, lineno=lineno), Instr("PUSH_NULL", lineno=lineno),
+    body.append(Instr("RESUME", 0, lineno=lineno))
+    if nargs == code.co_argcount:
+        dispatch_label = Label()
+        body += [Instr("LOAD_CONST", _active, lineno=lineno),
+                 Instr("POP_JUMP_FORWARD_IF_TRUE", dispatch_label, lineno=lineno),
+                 Instr("PUSH_NULL", lineno=lineno), Instr("LOAD_CONST", cache.fn, lineno=lineno)]
+        body += [Instr("LOAD_FAST", name, lineno=lineno) for name in argnames]
+        body += [Instr("PRECALL", nargs, lineno=lineno), Instr("CALL", nargs, lineno=lineno),
+                 Instr("RETURN_VALUE", lineno=lineno), dispatch_label]
+    body += [Instr("PUSH_NULL", lineno=lineno),
              Instr("LOAD_CONST", hooked_dispatch, lineno=lineno), Instr("LOAD_CONST", cache, lineno=lineno)]
     body += [Instr("LOAD_FAST", name, lineno=lineno) for name in argnames]
     body += [Instr("LOAD_DEREF", FreeVar(name), lineno=lineno) for name in code.co_freevars]
@@ -354,7 +376,7 @@ def _run_original_for(fn, code):
     i += bool(varargs)
     varkw = code.co_varnames[i] if code.co_flags & inspect.CO_VARKEYWORDS else None
     npos, nkw = len(pos), len(kwonly)
-    if not (kwonly or varargs or varkw or code.co_posonlyargcount):
+    if not (kwonly or varargs or varkw):
         if not code.co_freevars:
             return original, original          # frame values are exactly the positional arguments
         return original, lambda *values: original(*values[:npos])
@@ -393,6 +415,7 @@ def enable(options, modules=()):
             return
         _thread_prev[0] = threading.getprofile()
         _global_options[0] = options
+        _active.append(None)
         for fn, rec in list(_records.items()):       # what an earlier enable() hooked, with its entries
             if rec.global_owned:
                 install(fn)
@@ -414,6 +437,7 @@ def disable():
         if _global_options[0] is None:
             return
         _global_options[0] = None
+        _active.pop()
         threading.setprofile(_thread_prev[0])
         _thread_prev[0] = None
         if not _local.stack:
