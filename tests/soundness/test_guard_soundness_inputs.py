@@ -1,6 +1,7 @@
 """Guard soundness of scalar and function inputs, on both backends and all three `dynamic`
 settings: NumPy scalars are 0-d graph inputs (never baked in), baked-in floats and complex
 values are guarded by bits, and functions are guarded by their code, defaults and cells."""
+import inspect
 import math
 
 import numpy as np
@@ -188,3 +189,32 @@ def test_reset_keeps_options_of_existing_wrappers():
     ft.reset()
     with pytest.raises(ft.errors.GraphBreakError):
         g(np.ones(2))
+
+
+@pytest.mark.parametrize("dynamic", DYNAMIC)
+def test_changed_defaults_of_the_compiled_function_are_seen(backend, dynamic):
+    def root(x, s=2.0, n=1, *rest, t=0.5, **kw):
+        return x * s * n + t + len(rest) + len(kw)
+    f = ft.compile(root, backend=backend, dynamic=dynamic)
+    x = np.ones(2)
+    run(root, x, compiled=f)
+    run(root, x, 3.0, compiled=f)              # passed explicitly: never replaced
+    for defaults, kw in [((5.0, 2), {"t": 1.0}), ((-0.0, 1), {"t": -0.0}), ((np.float64(np.nan), 3), {"t": 0.0}),
+                         ((2.0, 1), {"t": 0.5})]:
+        root.__defaults__, root.__kwdefaults__ = defaults, kw
+        for args in [(x,), (x, 7.0), (x, 7.0, 2, 9)]:
+            got = run(root, *args, compiled=f)
+            same_bits(got, root(*args))
+    root.__defaults__ = (4,)                   # `s` has no default any more
+    for call in (lambda g: g(x), lambda g: g(x, 1.0), lambda g: g(x, t=1.0)):
+        try:
+            want = call(root)
+        except TypeError:
+            with pytest.raises(TypeError):
+                call(f)
+        else:
+            np.testing.assert_array_equal(call(f), want)
+    root.__kwdefaults__ = None
+    with pytest.raises(TypeError, match="keyword-only"):
+        f(x, 1.0)
+    assert str(inspect.signature(f)) == str(inspect.signature(root))
