@@ -6,6 +6,11 @@ cells, so guards and compiled code can name them `L['x']` just as a frame would.
 
 The trampoline's Python path is `scoped_dispatch`: while the function runs, the functions it
 calls are candidates too (global_hook). The native path (`cache.fast`) runs no Python code.
+
+Defaults are read from the user's function at each call, not copied when the trampoline is
+made: a parameter with a default gets a private sentinel as its trampoline default and is
+filled from `fn.__defaults__` / `fn.__kwdefaults__` as they are now, so reassigning them after
+compiling is seen (as an ordinary frame value the guards then check).
 """
 from __future__ import annotations
 
@@ -16,6 +21,23 @@ from .cache import new_frame_cache
 from .global_hook import original_function, register_trampoline, scoped_dispatch
 from .native import NATIVE_MISS
 from .types import frame_value_names
+
+
+_DEFAULT = type("DefaultFromFunction", (), {"__repr__": lambda self: "<default of the function>"})()
+
+
+def _current_default(fn, name: str, from_end):
+    """What `fn` now has as the default of parameter `name` (positional: the `from_end`-th
+    default from the end; keyword-only: None); a removed default raises like a call would."""
+    if from_end is None:
+        kw = fn.__kwdefaults__
+        if kw is None or name not in kw:
+            raise TypeError(f"{fn.__name__}() missing 1 required keyword-only argument: {name!r}")
+        return kw[name]
+    d = fn.__defaults__
+    if d is None or len(d) < from_end:
+        raise TypeError(f"{fn.__name__}() missing 1 required positional argument: {name!r}")
+    return d[-from_end]
 
 
 def _signature_parts(code):
@@ -61,9 +83,16 @@ def make_trampoline(fn, *, dispatch_fn=scoped_dispatch):
     cell_params = "".join(f", ___c{i}" for i in range(len(code.co_freevars)))
     fname = code.co_name if code.co_name.isidentifier() else "___fn_" + "".join(
         ch if ch.isalnum() else "_" for ch in code.co_name)
+    ndef = len(fn.__defaults__ or ())
+    fills = [(p, len(pos) - i) for i, p in enumerate(pos) if i >= len(pos) - ndef]
+    fills += [(k, None) for k in kwonly if k in (fn.__kwdefaults__ or {})]
+    # defaults are read from the user's function (`___user`) at each call; eager runs use `own`
+    prelude = "".join(f"        if {p} is ___D:\n            {p} = ___fill(___user, {p!r}, {i})\n"
+                      for p, i in fills)
     # the newest entry's native builtin first (cache.fast: see FrameCache), then dispatch
-    src = (f"def ___make(___dispatch, ___cache, ___fn, ___NMISS{cell_params}):\n"
+    src = (f"def ___make(___dispatch, ___cache, ___fn, ___NMISS, ___D, ___fill, ___user{cell_params}):\n"
            f"    def {fname}({', '.join(params)}):\n"
+           f"{prelude}"
            f"        ___fast = ___cache.fast\n"
            f"        if ___fast is not None:\n"
            f"            ___r = ___fast({values.rstrip(',')})\n"
@@ -77,9 +106,10 @@ def make_trampoline(fn, *, dispatch_fn=scoped_dispatch):
     ns: dict = {}
     exec(compile(src, f"<frametrace trampoline {code.co_name}>", "exec"), ns)
     cache = new_frame_cache(code, own, frame_value_names(code), None)
-    tramp, cache.run_original = ns["___make"](dispatch_fn, cache, own, NATIVE_MISS, *(fn.__closure__ or ()))
-    tramp.__defaults__ = fn.__defaults__
-    tramp.__kwdefaults__ = fn.__kwdefaults__
+    tramp, cache.run_original = ns["___make"](dispatch_fn, cache, own, NATIVE_MISS, _DEFAULT, _current_default, fn,
+                                              *(fn.__closure__ or ()))
+    tramp.__defaults__ = (_DEFAULT,) * ndef if ndef else None
+    tramp.__kwdefaults__ = {k: _DEFAULT for k, i in fills if i is None} or None
     tramp.__name__ = fn.__name__
     tramp.__doc__, tramp.__qualname__, tramp.__module__ = fn.__doc__, fn.__qualname__, fn.__module__
     tramp.__wrapped__ = fn

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import itertools
-import re
 import logging
 import os
 import threading
@@ -16,6 +15,8 @@ from . import stance as stance_mod
 from .config import config
 from .dynamic_policy import FrameState
 from .errors import ConstraintViolationError, GraphBreakError, NumpyError, RecompileError, Unsupported
+from .guards.failures import Reason
+from .guards.failures import recompile_advice as failure_advice
 from .log_setup import compile_context
 from .logs import get_logger
 from .stats import counters
@@ -62,10 +63,10 @@ def guard_failures(cache, values, verbose=False) -> list:
         info = entry.info
         if info is None:
             continue
-        failing = info.failing_guards(values)
+        failing = info.failing_records(values)
         if failing:
             shown = failing if verbose else failing[:1]
-            reasons += [f"{entry.compile_id}: {g}" for g in shown]
+            reasons += [Reason.of(entry.compile_id, g) for g in shown]
     return reasons
 
 
@@ -150,32 +151,13 @@ def _log_recompile(cache, values, reasons):
                             cache.code.co_name, where(cache), body, f"\n{advice}" if advice else "")
 
 
-_SIZE_SOURCE = re.compile(r"^\S+: L\['([A-Za-z_][A-Za-z_0-9]*)'\]\.shape\[(\d+)\] == \d+$")
-_INT_SOURCE = re.compile(r"^\S+: L\['([A-Za-z_][A-Za-z_0-9]*)'\] == -?\d+$")
-
-
 def recompile_advice(reasons) -> str:
     """Which annotation would have avoided a size-related recompile (empty if none applies).
 
     Only the newest entry's failure counts: a static size (`L['x'].shape[0] == 10`) or int that
-    changed; a failed branch guard (`!= 33`) is a specialisation no annotation avoids."""
-    dims, ints = [], []
-    for r in reasons[:1]:
-        for name, dim in _SIZE_SOURCE.findall(r):
-            if (name, dim) not in dims:
-                dims.append((name, dim))
-        m = _INT_SOURCE.match(r)
-        if m and m.group(1) not in ints:
-            ints.append(m.group(1))
-    if not dims and not ints:
-        return ""
-    sources = [f"L['{n}']" for n, _ in dims] + [f"L['{n}']" for n in ints]
-    marks = ", ".join(f"ft.mark_dynamic({n}, {d})" for n, d in dims)
-    text = "    To compile these sizes dynamically from the start: "
-    if marks:
-        text += f"{marks} before the call, or "
-    unique = ",".join(dict.fromkeys(sources))
-    return text + f'set FRAMETRACE_DYNAMIC_SOURCES="{unique}"'
+    changed; a failed branch guard (`!= 33`) is a specialisation no annotation avoids. Read
+    from the failing guard records the reasons carry (guard_failures), never from their text."""
+    return failure_advice([r.guard for r in reasons[:1] if getattr(r, "guard", None) is not None])
 
 
 def _cache_limit_hit(cache, values, reasons):

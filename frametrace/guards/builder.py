@@ -97,9 +97,12 @@ class GuardBuilder:
         keys = list(keys)
         return self._add(Guard(K.KEYS, source, keys, self.bind(keys, "keys")))
 
-    def shape_env(self, shape_guard):
-        """A ShapeEnv fact (shapes/records.ShapeGuardCode) over size sources."""
-        return self._add(Guard(K.SHAPE_ENV, None, shape_guard, location=shape_guard.location))
+    def shape_env(self, shape_guard, symbol_sources=None):
+        """A ShapeEnv fact (shapes/records.ShapeGuardCode) over size sources; `symbol_sources`
+        (Symbol -> Source) names the inputs its symbols come from."""
+        symbols = getattr(shape_guard.expr, "free_symbols", ())
+        sources = {s: symbol_sources[s] for s in symbols if s in (symbol_sources or {})}
+        return self._add(Guard(K.SHAPE_ENV, None, shape_guard, location=shape_guard.location, sources=sources))
 
     def code(self, fn_source, fn):
         """A function is guarded by its code object, not its identity."""

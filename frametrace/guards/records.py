@@ -24,6 +24,7 @@ class Guard:
     ref: str | None = None
     location: object = None        # user location (shape-env guards)
     raw: tuple | None = None       # (code, text) of a RAW guard
+    sources: dict | None = None    # SHAPE_ENV: sympy Symbol -> the Source that binds it
 
     @property
     def code(self) -> str:

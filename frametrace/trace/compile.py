@@ -5,15 +5,15 @@ import logging
 from dataclasses import dataclass, field
 
 import csrc_free_runtime as rt
-import numpy as np
 
 from ..backends import get_backend
 from ..config import config
 from ..dynamic_policy import DynamicPolicy
+from ..guards.failures import failing_guards
 from ..logs import get_logger
 from ..passes.dce import eliminate_dead_code
 from ..resume.codegen import ARRAY_SCALARS_ATTR
-from ..sources import LocalSource, code_of_name
+from ..sources import LocalSource
 from .entry import build_entry
 from .output import OutputGraph, Reconstructor
 from ..errors import Unsupported
@@ -42,20 +42,12 @@ class EntryInfo:
     extra: dict = field(default_factory=dict)
 
     def failing_guards(self, values) -> list:
-        ns = dict(self.namespace)
-        ns.update(zip(self.argnames, values))
-        failing = []
-        for g in self.guards:
-            # a guard re-evaluated alone can see a value its earlier type guard would have
-            # rejected (`L['y'] == 5` on an array): raising or a non-bool result is a failure
-            try:
-                ok = eval(g.code, ns)  # noqa: S307 - our own generated guard code
-                ok = isinstance(ok, (bool, np.bool_)) and bool(ok)
-            except Exception:
-                ok = False
-            if not ok:
-                failing.append(g.name)
-        return failing
+        """The text of each guard that rejects these frame values."""
+        return [g.name for g in self.failing_records(values)]
+
+    def failing_records(self, values) -> list:
+        """The guard records that reject these frame values."""
+        return failing_guards(self.guards, self.namespace, self.argnames, values)
 
 
 def _trace(cache, values, options, frame_state, stop_index=None):
@@ -113,7 +105,7 @@ def compile_frame(cache, values, options, frame_state, compile_id):
     eliminate_dead_code(graph)
 
     for sg in output.shape_env.produce_guards():
-        output.guards.shape_env(sg)
+        output.guards.shape_env(sg, output.symbol_sources)
     guards = list(output.guards.guards)
     namespace.update(output.guards.namespace)
 

@@ -9,7 +9,8 @@ def build_entry(argnames, guards, symbol_bindings, graph_call, input_codes, retu
                 name="entry"):
     """Generate `entry(*frame_values)` (returns MISS if a guard fails) and `check(*frame_values)`.
 
-    guards: guard records (guards/records.py), each generating its Python condition; symbol_bindings: [(local name, code)]; graph_call: bound
+    guards: guard records (guards/records.py), each generating its Python condition;
+    symbol_bindings: [(local name, code)]; graph_call: bound
     name of the backend's run function or None when the graph is empty.
     """
     params = ", ".join(argnames)

@@ -233,6 +233,15 @@ class InstructionTranslator(OpcodeHandlers):
     def is_same(self, a, b) -> bool:
         if a is b:
             return True
+        if getattr(a, "guarded_by_code", False) or getattr(b, "guarded_by_code", False):
+            fn, other = (a, b) if getattr(a, "guarded_by_code", False) else (b, a)
+            if isinstance(other, ConstantVariable) and other.value is None:
+                return False
+            if getattr(other, "guarded_by_code", False):
+                same = fn.fn is other.fn
+                self.output.guards.alias(fn.source, other.source, same)
+                return same
+            # otherwise as_python_constant() below guards the function's identity
         if a.is_python_constant() and b.is_python_constant():
             return a.as_python_constant() is b.as_python_constant()
         if isinstance(a, ArrayVariable) and isinstance(b, ArrayVariable):

@@ -39,6 +39,24 @@ _CONSTANT_TYPES = (type(None), bool, str, bytes, complex, np.dtype, range, slice
                    type(NotImplemented))
 
 
+class CodeGuardedFunctionVariable(UserFunctionVariable):
+    """A user function input guarded by its code (VariableBuilder._guard_function), not its
+    identity: when the object itself is asked for (identity, equality, membership, a constant
+    result), its identity is guarded then."""
+    guarded_by_code = True
+
+    def __init__(self, fn, source, guards):
+        super().__init__(fn, source)
+        self._guards = guards
+
+    def is_python_constant(self):
+        return True
+
+    def as_python_constant(self):
+        self._guards.identity(self.source, self.fn)
+        return self.fn
+
+
 class VariableBuilder:
     def __init__(self, output):
         self.output = output
@@ -143,9 +161,11 @@ class VariableBuilder:
                     g.identity(source, value)
                 from .variables.special import SkipFunctionVariable
                 return SkipFunctionVariable(value, source)
-            if g is not None:
-                self._guard_function(g, value, source)
-            return UserFunctionVariable(original_function(value), source)    # not its trampoline
+            fn = original_function(value)               # the user's function, not its trampoline
+            if g is None:
+                return UserFunctionVariable(fn, source)
+            self._guard_function(g, value, source)
+            return CodeGuardedFunctionVariable(fn, source, g)
         if isinstance(value, types.MethodType) and isinstance(value.__func__, types.FunctionType):
             self_var = self(value.__self__, AttrSource(source, "__self__") if source is not None else None)
             fn_var = self(value.__func__, AttrSource(source, "__func__") if source is not None else None)

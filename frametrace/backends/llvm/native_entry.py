@@ -88,8 +88,8 @@ class _Builder:
     def build(self, guards, bindings, graph_call, input_codes, return_code, graph, run, name):
         ir, tr = self.ir, self.tr
         ir.require(ir.op(f"icmp eq i64 %nargs, {len(self.argnames)}"))
-        for tree in tr.hoisted([g.code for g in guards]):
-            tr.require_top(tree)
+        for guard in tr.hoisted(guards):             # guard records (guards/records.py)
+            tr.require_top(guard)
         for local, code in bindings:
             tr.env[local] = V("int", tr.integer(ast.parse(code, mode="eval").body))
         steps, plan = [], None

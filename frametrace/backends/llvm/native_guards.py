@@ -1,17 +1,21 @@
-"""Python guard expressions -> LLVM IR, for native entries (native_entry.py).
+"""Guard records and size expressions -> LLVM IR, for native entries (native_entry.py).
 
-Guards, symbol bindings and size expressions are Python source (guards/guard_set.py,
-shapes/printer.py). `Translator` compiles a small, exactly-specified subset of that source
-to IR over the frame values of a METH_FASTCALL call; anything outside the subset raises
-`NotNative` and the entry simply keeps only its Python path.
+Guards are records (guards/records.py): `Translator.require_top` compiles each from its kind,
+`Source` and payload, walking the source (frame value, global, function member, default,
+closure cell) itself. Symbol bindings and shape-env facts are size expressions in Python
+(shapes/printer.py); `Translator` compiles a small, exactly-specified subset of them over the
+frame values of a METH_FASTCALL call. Anything outside what is compiled raises `NotNative`
+and the entry simply keeps only its Python path.
 
 Soundness rules (a native guard that passes where Python's fails is a wrong answer):
 * every evaluation that could differ from Python (an int past 64 bits, an arithmetic
   overflow, a division by zero, a missing global, an attribute error) branches to `miss`,
   which is always safe: the Python path then decides;
-* `x.dtype == D` is checked as identity of the descriptor (identity implies equality); that
-  is only sound where the comparison must be true for the guard to pass, so it is accepted
-  only as a top-level conjunct;
+* `x.dtype == D` is checked as identity of the descriptor (identity implies equality: a miss
+  where Python would pass is only slower);
+* floats compare by bits (NaN equals NaN, -0.0 differs from 0.0), like the Python check;
+* an object is read through a source only once the guards before it fixed its exact type
+  (a function's members, a tuple's items, a cell's contents);
 * array fields are read only from frame values whose exact type `numpy.ndarray` and ndim are
   guarded; type and ndim guards are therefore hoisted before all others (guards are a pure
   conjunction, so their order does not change the answer);
@@ -20,13 +24,23 @@ Soundness rules (a native guard that passes where Python's fails is a wrong answ
 from __future__ import annotations
 
 import ast
+import struct
 import sys
+import types
 
 import numpy as np
 
 from csrc_free_runtime.native import ARRAY_FIELDS, C_ADDRESSES
 
+from ...guards.builder import RootGlobals
+from ...guards.kinds import GuardKind as K
+from ...guards.python_check import guard_code
+from ...sources import (AttrSource, ClosureSource, DefaultsSource, GlobalIn, GlobalsOfSource, GlobalSource,
+                        LocalSource, ShapeSource)
+
 INT_MIN, INT_MAX = -(1 << 63), (1 << 63) - 1
+NPY_C_CONTIGUOUS, NPY_F_CONTIGUOUS = 0x1, 0x2
+_FUNCTION_MEMBERS = ("__code__", "__defaults__", "__kwdefaults__", "__closure__", "__globals__")
 _NONE = object()           # V.py of the constant None
 
 
@@ -123,86 +137,215 @@ class Translator:
         self._args: dict = {}         # name -> V obj (loaded once)
         self._ints: dict = {}         # name -> V int/float value (converted once)
         self.keep: list = []          # objects whose addresses the IR holds
+        self.codes: dict = {}         # function source code -> its guarded code object
+        self.lengths: dict = {}       # tuple/list source code -> its guarded length
 
-    # -- guards ----------------------------------------------------------------------------
-    def hoisted(self, guard_codes) -> list:
-        """Emit, in their order, the guards that do not look inside frame values (type guards,
-        globals: the only ones that may run Python code, through getattr); then the ndim
-        guards; return the rest. So no field is read before code that could change it ran."""
+    # -- guards (from records) ---------------------------------------------------------------
+    def hoisted(self, guards) -> list:
+        """Emit, in their order, the guards that do not look inside frame values (type and
+        identity guards of locals and globals, builtins not shadowed); then the ndim guards;
+        return the other records (emitted with `require_top`, in order). So no field is read
+        before code that could change it ran."""
         rest, ndims = [], []
-        for code in guard_codes:
-            tree = ast.parse(code, mode="eval").body
-            name, value = self._type_guard(tree)
-            if name is not None:
-                self.require_top(tree)
-                self.types[name] = value
-                continue
-            name, nd = self._ndim_guard(tree)
-            if name is not None:
-                ndims.append((name, nd, tree))
-            elif self._opaque(tree):
-                self.require_top(tree)
+        for g in guards:
+            if g.kind is K.NDIM and isinstance(g.source, LocalSource):
+                ndims.append(g)
+            elif g.kind in (K.TYPE_MATCH, K.ID_MATCH, K.BUILTIN) and _shallow(g.source):
+                self.require_top(g)
             else:
-                rest.append(tree)
-        for name, nd, tree in ndims:
-            if self.types.get(name) is np.ndarray:
-                self.require_top(tree)
-                self.ndims[name] = nd
+                rest.append(g)
+        for g in ndims:
+            if self.types.get(g.source.code) is np.ndarray:
+                self.require_top(g)
             else:
-                rest.append(tree)
+                rest.append(g)
         return rest
 
-    def _type_guard(self, t):
-        """`type(<frame value>) is <bound type>` -> (name, type)."""
-        if isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.Is) and \
-                isinstance(t.left, ast.Call) and isinstance(t.left.func, ast.Name) and t.left.func.id == "type" \
-                and len(t.left.args) == 1 and isinstance(t.left.args[0], ast.Name) and \
-                t.left.args[0].id in self.argindex and isinstance(t.comparators[0], ast.Name) and \
-                isinstance(self.namespace.get(t.comparators[0].id), type):
-            return t.left.args[0].id, self.namespace[t.comparators[0].id]
-        return None, None
+    def require_top(self, g):
+        """Continue only if guard record `g` holds (anything not compiled: NotNative)."""
+        ir, k, src = self.ir, g.kind, g.source
+        if k is K.TYPE_MATCH:
+            obj = self.source_obj(src)
+            self.keep.append(g.payload)
+            ir.require(ir.op(f"icmp eq ptr {ir.field(obj, 8, 'ptr')}, {ir.const_ptr(g.payload)}"))
+            self.types[src.code] = g.payload
+        elif k is K.ID_MATCH:
+            self.keep.append(g.payload)
+            want = ir.op(f"ptrtoint ptr {ir.const_ptr(g.payload)} to i64")
+            ir.require(ir.op(f"icmp eq i64 {self.source_addr(src)}, {want}"))
+        elif k is K.CODE_MATCH:
+            self.keep.append(g.payload)
+            code = self.source_obj(AttrSource(src, "__code__"))
+            ir.require(ir.op(f"icmp eq ptr {code}, {ir.const_ptr(g.payload)}"))
+            self.codes[src.code] = g.payload
+        elif k is K.NDIM:
+            nd = ir.field(self._array(src), ARRAY_FIELDS["nd"], "i32")
+            ir.require(ir.op(f"icmp eq i32 {nd}, {g.payload}"))
+            self.ndims[src.code] = g.payload
+        elif k is K.DTYPE:
+            descr = ir.field(self._array(src), ARRAY_FIELDS["descr"], "ptr")
+            self.keep.append(g.payload)          # identity implies equality: sound for a guard
+            ir.require(ir.op(f"icmp eq ptr {descr}, {ir.const_ptr(g.payload)}"))
+        elif k is K.SIZE:
+            ir.require(ir.op(f"icmp eq i64 {self._array_field(src, 'dimensions')}, {g.payload}"))
+        elif k is K.STRIDES:
+            base = src.code
+            if len(g.payload) != self.ndims.get(base, -1):
+                raise NotNative("strides of an array whose ndim is not guarded")
+            for d, stride in enumerate(g.payload):
+                ir.require(ir.op(f"icmp eq i64 {self._array_field(ShapeSource(src, d), 'strides')}, {stride}"))
+        elif k is K.LAYOUT:
+            flags = ir.field(self._array(src), ARRAY_FIELDS["flags"], "i32")
+            bit = NPY_C_CONTIGUOUS if g.payload == "C" else NPY_F_CONTIGUOUS
+            ir.require(ir.op(f"icmp ne i32 {ir.op(f'and i32 {flags}, {bit}')}, 0"))
+        elif k is K.LEN:
+            if self.types.get(src.code) not in (tuple, list):
+                raise NotNative(f"len() of {src.name}")
+            size = ir.field(self.source_obj(src), 16, "i64")        # PyVarObject.ob_size
+            ir.require(ir.op(f"icmp eq i64 {size}, {g.payload}"))
+            self.lengths[src.code] = g.payload
+        elif k is K.EQUALS_MATCH:
+            ir.require(self._equals(src, g.payload))
+        elif k is K.BUILTIN:
+            if not isinstance(src, RootGlobals):
+                raise NotNative(f"builtin lookup through {src.name}")
+            ns = self.namespace["___G"]
+            name = sys.intern(g.payload)
+            self.keep += [ns, name]
+            r = ir.call("i32", "PyDict_Contains", f"ptr {ir.const_ptr(ns)}", f"ptr {ir.const_ptr(name)}")
+            ir.require(ir.op(f"icmp eq i32 {r}, 0"))
+        elif k is K.ALIAS:
+            other, same = g.payload
+            a, b = self.source_addr(src), self.source_addr(other)
+            ir.require(ir.op(f"icmp {'eq' if same else 'ne'} i64 {a}, {b}"))
+        elif k is K.SHAPE_ENV:
+            # a size expression over size sources: the subset symbol bindings use too
+            self.ir.require(self.boolean(ast.parse(guard_code(g), mode="eval").body))
+        else:
+            raise NotNative(f"{k.value} guard {g.name}")
 
-    def _opaque(self, t) -> bool:
-        """Frame values appear in `t` only as objects (`type(v)`, `v is ...`), never read."""
-        if isinstance(t, ast.Name):
-            return t.id not in self.argindex
-        if isinstance(t, ast.Call) and isinstance(t.func, ast.Name) and t.func.id == "type" and \
-                len(t.args) == 1 and isinstance(t.args[0], ast.Name):
-            return True
-        if isinstance(t, ast.Compare) and all(isinstance(op, (ast.Is, ast.IsNot)) for op in t.ops):
-            return all(isinstance(x, ast.Name) or self._opaque(x) for x in [t.left] + t.comparators)
-        return all(self._opaque(c) for c in ast.iter_child_nodes(t) if isinstance(c, ast.expr))
+    def _equals(self, src, value) -> str:
+        """i1: the value at `src` (its exact type guarded as type(value)) equals `value` exactly."""
+        ir, t = self.ir, type(value)
+        if value is None or t is bool:
+            self.keep.append(value)
+            return ir.op(f"icmp eq ptr {self.source_obj(src)}, {ir.const_ptr(value)}")
+        if t is int and INT_MIN <= value <= INT_MAX:
+            return ir.op(f"icmp eq i64 {self.as_int(self.source_number(src))}, {value}")
+        if t is float:
+            v = self.source_number(src)
+            if value != value:
+                return ir.op(f"fcmp uno double {v.ref}, {v.ref}")
+            bits = ir.op(f"bitcast double {v.ref} to i64")          # -0.0 differs from 0.0
+            return ir.op(f"icmp eq i64 {bits}, {struct.unpack('<q', struct.pack('<d', value))[0]}")
+        raise NotNative(f"equality with {value!r}")
 
-    def _ndim_guard(self, t):
-        if isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.Eq) and \
-                isinstance(t.left, ast.Attribute) and t.left.attr == "ndim" and isinstance(t.left.value, ast.Name) \
-                and t.left.value.id in self.argindex and isinstance(t.comparators[0], ast.Constant) and \
-                type(t.comparators[0].value) is int:
-            return t.left.value.id, t.comparators[0].value
-        return None, None
+    # -- sources -------------------------------------------------------------------------------
+    def source_obj(self, src) -> str:
+        """A borrowed PyObject* for `src`: a frame value, a global, a member of a function (kept
+        alive by the function), a default or a closure cell's contents."""
+        ir = self.ir
+        if isinstance(src, LocalSource) and src.local in self.argindex:
+            return self.arg(src.local).ref
+        if isinstance(src, (GlobalSource, GlobalIn)) and getattr(src, "globals_source", None) is None:
+            return self._dict_item(self.namespace["___G"], src.global_name)
+        if isinstance(src, GlobalIn) and isinstance(src.globals_source, GlobalsOfSource):
+            return self._dict_item_of(self.source_obj(src.globals_source), src.global_name)
+        if isinstance(src, GlobalsOfSource):
+            return self.source_obj(AttrSource(src.base, "__globals__"))
+        if isinstance(src, AttrSource) and src.member in _FUNCTION_MEMBERS and \
+                self.types.get(src.base.code) is types.FunctionType:
+            # a read-only slot of an exactly-typed function: the function owns the result
+            got = self._getattr(self.source_obj(src.base), src.member)
+            ir.call("void", "Py_DecRef", f"ptr {got}")
+            return got
+        if isinstance(src, ClosureSource) and src.base.code in self.codes and \
+                src.index < len(self.codes[src.base.code].co_freevars):
+            cells = self.source_obj(AttrSource(src.base, "__closure__"))   # a tuple of the code's cells
+            cell = self._tuple_item(cells, src.index)
+            contents = ir.field(cell, 16, "ptr")                            # PyCellObject.ob_ref
+            ir.require(ir.op(f"icmp ne ptr {contents}, null"))              # empty cell: Python raises
+            return contents
+        if isinstance(src, DefaultsSource):
+            if src.kw is not None:
+                owner = AttrSource(src.base, "__kwdefaults__")
+                if self.types.get(owner.code) is not dict:
+                    raise NotNative(f"{src.name}: kwdefaults not guarded to be a dict")
+                return self._dict_item_of(self.source_obj(owner), src.kw)
+            owner = AttrSource(src.base, "__defaults__")
+            if self.types.get(owner.code) is not tuple or src.index >= self.lengths.get(owner.code, 0):
+                raise NotNative(f"{src.name}: defaults not guarded to be a long enough tuple")
+            return self._tuple_item(self.source_obj(owner), src.index)
+        raise NotNative(f"source {src.name}")
 
-    def require_top(self, tree):
-        """A guard: each top-level conjunct must hold (dtype equality as identity)."""
-        parts = tree.values if isinstance(tree, ast.BoolOp) and isinstance(tree.op, ast.And) else [tree]
-        for part in parts:
-            dt = self._dtype_eq(part)
-            if dt is not None:
-                self.ir.require(dt)
-            else:
-                self.ir.require(self.boolean(part))
+    def source_addr(self, src) -> str:
+        """The i64 address of the object at `src`, only for identity tests: an attribute is
+        looked up and released at once (if it equals a constant the entry keeps, it is alive)."""
+        ir = self.ir
+        if isinstance(src, AttrSource) and not (src.member in _FUNCTION_MEMBERS and
+                                                self.types.get(src.base.code) is types.FunctionType):
+            base = self.source_obj(src.base)
+            ir.call("void", "Py_IncRef", f"ptr {base}")       # attribute code may run Python
+            got = self._getattr(base, src.member, release=base)
+            ir.call("void", "Py_DecRef", f"ptr {base}")
+            addr = ir.op(f"ptrtoint ptr {got} to i64")
+            ir.call("void", "Py_DecRef", f"ptr {got}")
+            return addr
+        return ir.op(f"ptrtoint ptr {self.source_obj(src)} to i64")
 
-    def _dtype_eq(self, t):
-        if not (isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.Eq)):
-            return None
-        left, right = t.left, t.comparators[0]
-        if not (isinstance(left, ast.Attribute) and left.attr == "dtype" and isinstance(right, ast.Name)
-                and isinstance(self.namespace.get(right.id), np.dtype)):
-            return None
-        arr = self.array(left.value)
-        descr = self.ir.field(arr, ARRAY_FIELDS["descr"], "ptr")
-        want = self.namespace[right.id]
-        self.keep.append(want)
-        return self.ir.op(f"icmp eq ptr {descr}, {self.ir.const_ptr(want)}")
+    def source_number(self, src) -> V:
+        if isinstance(src, LocalSource) and src.local in self.argindex:
+            return self.number(src.local)
+        return self._number(self.types.get(src.code), self.source_obj(src), src.name)
+
+    def _getattr(self, obj: str, member: str, release: str | None = None) -> str:
+        """New reference to obj.member; a missing attribute is a miss (releasing `release`)."""
+        ir = self.ir
+        name = sys.intern(member)
+        self.keep.append(name)
+        got = ir.call("ptr", "PyObject_GetAttr", f"ptr {obj}", f"ptr {ir.const_ptr(name)}")
+        err, ok = ir.label("attrerr"), ir.label("attrok")
+        ir.do(f"br i1 {ir.op(f'icmp eq ptr {got}, null')}, label %{err}, label %{ok}")
+        ir.block(err)
+        ir.call("void", "PyErr_Clear")
+        if release is not None:
+            ir.call("void", "Py_DecRef", f"ptr {release}")
+        ir.do(f"br label %{ir.fail}")
+        ir.block(ok)
+        return got
+
+    def _dict_item(self, d: dict, key: str) -> str:
+        self.keep.append(d)
+        return self._dict_item_of(self.ir.const_ptr(d), key)
+
+    def _dict_item_of(self, dptr: str, key: str) -> str:
+        """Borrowed d[key] of a dict (a missing key: KeyError in Python, a miss here)."""
+        ir = self.ir
+        key = sys.intern(key)
+        self.keep.append(key)
+        got = ir.call("ptr", "PyDict_GetItem", f"ptr {dptr}", f"ptr {ir.const_ptr(key)}")
+        ir.require(ir.op(f"icmp ne ptr {got}, null"))
+        return got
+
+    def _tuple_item(self, tup: str, i: int) -> str:
+        p = self.ir.op(f"getelementptr inbounds i8, ptr {tup}, i64 {24 + 8 * i}")   # PyTupleObject.ob_item
+        return self.ir.op(f"load ptr, ptr {p}, align 8")
+
+    def _array(self, src) -> str:
+        if not (isinstance(src, LocalSource) and self.types.get(src.code) is np.ndarray):
+            raise NotNative(f"array fields of an unguarded value: {src.name}")
+        return self.arg(src.local).ref
+
+    def _array_field(self, size_source, field: str) -> str:
+        """shape[d] or strides[d] of a local array whose type and ndim are guarded."""
+        if not isinstance(size_source, ShapeSource):
+            raise NotNative(f"size source {size_source.name}")
+        base, d = size_source.base, size_source.dim
+        if not 0 <= d < self.ndims.get(base.code, 0):
+            raise NotNative(f"{field}[{d}] past the guarded ndim")
+        ptr = self.ir.field(self._array(base), ARRAY_FIELDS[field], "ptr")
+        p = self.ir.op(f"getelementptr inbounds i64, ptr {ptr}, i64 {d}")
+        return self.ir.op(f"load i64, ptr {p}, align 8")
 
     # -- expressions -----------------------------------------------------------------------
     def boolean(self, t) -> str:
@@ -230,24 +373,24 @@ class Translator:
 
     def number(self, name: str) -> V:
         """The value of an int/bool/float frame value (its exact type is guarded)."""
-        if name in self._ints:
-            return self._ints[name]
-        t, ir, obj = self.types.get(name), self.ir, self.arg(name).ref
+        if name not in self._ints:
+            self._ints[name] = self._number(self.types.get(name), self.arg(name).ref, name)
+        return self._ints[name]
+
+    def _number(self, t, obj: str, name: str) -> V:
+        ir = self.ir
         if t is int:
             flag = ir.alloca("i32")
             val = ir.call("i64", "PyLong_AsLongLongAndOverflow", f"ptr {obj}", f"ptr {flag}")
             f = ir.op(f"load i32, ptr {flag}, align 4")
             ir.require(ir.op(f"icmp eq i32 {f}, 0"))          # past 64 bits: Python decides
-            v = V("int", val)
-        elif t is bool:
+            return V("int", val)
+        if t is bool:
             self.keep.append(True)
-            v = V("bool", ir.op(f"icmp eq ptr {obj}, {ir.const_ptr(True)}"))
-        elif t is float:
-            v = V("float", ir.call("double", "PyFloat_AsDouble", f"ptr {obj}"))
-        else:
-            raise NotNative(f"{name} is not a guarded int/bool/float")
-        self._ints[name] = v
-        return v
+            return V("bool", ir.op(f"icmp eq ptr {obj}, {ir.const_ptr(True)}"))
+        if t is float:
+            return V("float", ir.call("double", "PyFloat_AsDouble", f"ptr {obj}"))
+        raise NotNative(f"{name} is not a guarded int/bool/float")
 
     def arg(self, name: str) -> V:
         if name not in self._args:
@@ -454,6 +597,13 @@ class Translator:
         if type(op) in _CMP:
             return ir.op(f"icmp {_CMP[type(op)]} i64 {self.as_int(a, t)}, {self.as_int(b, t)}")
         raise NotNative(f"comparison {ast.unparse(t)}")
+
+
+def _shallow(src) -> bool:
+    """`src` is a frame value or a global: reaching it reads inside no frame value."""
+    if isinstance(src, (LocalSource, GlobalSource, RootGlobals)):
+        return True
+    return isinstance(src, GlobalIn) and src.globals_source is None
 
 
 OVERFLOW_DECLS = "\n".join(f"declare {{i64, i1}} @llvm.{op}.with.overflow.i64(i64, i64)"
