@@ -106,9 +106,12 @@ def _exact(v):
 
 def arange_float(b, start, stop, step, dtype):
     fname = "np.arange"
-    vals = [_exact(v) for v in (start, stop, step)]
     if step == 0:
         raise NumpyError(ZeroDivisionError("division by zero"))
+    if all(isinstance(v, (int, float)) for v in (start, stop, step)):     # constants: NumPy's own length
+        num = len(np.arange(start, stop, step))
+        return b.emit("arange_float", start=start, stop=stop, step=step, num=num, dtype=as_dtype(dtype, fname))
+    vals = [_exact(v) for v in (start, stop, step)]
     if any(v is None for v in vals):
         raise Unsupported("np.arange with non-dyadic float bounds and a symbolic size", kind="call",
                           context=fname, hints=("compute start + step * np.arange(n)",))
