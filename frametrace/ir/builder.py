@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy
 
+from ..errors import Unsupported
 from .fake import FakeArray, FakeScalar
 from .graph import Graph, IndexSlice, Node
 from .registry import get_op
@@ -66,6 +67,15 @@ def _meta_arg(a):
     return a
 
 
+def _check_write_target(node: Node, op: str):
+    """Refuse a write through an opaque result that is a view in NumPy (see OpDef.aliases)."""
+    while node.op != "input" and get_op(node.op).kind == "view":
+        node = node.args[0]
+    if node.op != "input" and get_op(node.op).aliases:
+        raise Unsupported(f"writing into the result of {node.op} (a view of another array)",
+                          kind="mutation", context=op, hints=("write into the base array instead",))
+
+
 class GraphBuilder:
     def __init__(self, graph: Graph | None = None):
         self.graph = graph if graph is not None else Graph()
@@ -84,6 +94,8 @@ class GraphBuilder:
     def emit(self, op: str, *args, **attrs):
         """Run `op`'s meta rule and append its node; returns a Proxy (None for mutations)."""
         opdef = get_op(op)
+        if opdef.kind == "mutation" and args and isinstance(args[0], Proxy):
+            _check_write_target(args[0].node, op)
         result = opdef.meta(*_meta_arg(args), **{k: _meta_arg(v) for k, v in attrs.items()})
         node_attrs = tuple(sorted((k, to_expr(v)) for k, v in attrs.items()))
         node_args = tuple(to_expr(a) for a in args)

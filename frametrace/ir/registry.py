@@ -59,13 +59,16 @@ class OpDef:
     ufunc: np.ufunc | None = None
     doc: str = ""
     may_raise: Callable | None = None   # (node) -> bool: may raise at run time (see module doc)
+    aliases: bool = False    # the result may share memory with an operand (NumPy returns a view,
+                             # as np.real and np.diagonal do): the builder refuses writes through
+                             # it (they are graph breaks) and the scheduler treats it as an input
 
 
 OPS: dict[str, OpDef] = {}
 
 
 def register(name: str, *, kind: str, ufunc: np.ufunc | None = None, ref: Callable | None = None,
-             may_raise: Callable | None = None):
+             may_raise: Callable | None = None, aliases: bool = False):
     """Decorator registering `meta` for op `name`; the reference defaults to the ufunc.
     `may_raise(node) -> bool`: whether that node may raise at run time (None: never)."""
     assert kind in KINDS, kind
@@ -76,7 +79,7 @@ def register(name: str, *, kind: str, ufunc: np.ufunc | None = None, ref: Callab
         impl = ref if ref is not None else ufunc
         if impl is None:
             raise ValueError(f"op {name!r} needs a NumPy reference")
-        OPS[name] = OpDef(name, kind, meta, impl, ufunc, (meta.__doc__ or "").strip(), may_raise)
+        OPS[name] = OpDef(name, kind, meta, impl, ufunc, (meta.__doc__ or "").strip(), may_raise, aliases)
         return meta
     return deco
 

@@ -134,8 +134,8 @@ class Plan:
         """Values that may share memory have the same class ("in": inputs and their views)."""
         while self.cat.get(n) == "view":
             n = n.args[0]
-        if self.cat[n] == "input" or (self.cat[n] == "fallback"
-                                      and get_op(n.op).kind in ("view", "other", "mutation")):
+        if self.cat[n] == "input" or (self.cat[n] == "fallback" and (
+                get_op(n.op).kind in ("view", "other", "mutation") or get_op(n.op).aliases)):
             return "in"
         return n
 

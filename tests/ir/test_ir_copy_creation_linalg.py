@@ -98,8 +98,9 @@ def test_arange():
     for args in [(5,), (0,), (2, 7), (7, 2), (1, 10, 3), (10, 1, -3), (-4, 4, 2), (3, 3), (0, 5, 0)]:
         for dtype in [None, np.float32, np.int8]:
             check(lambda b: f(np.arange)(b, *args, dtype=dtype), lambda: np.arange(*args, dtype=dtype))
-    with pytest.raises(Unsupported):
-        run(lambda b: f(np.arange)(b, 0.5, 3))
+    for args in [(0.5, 3), (0.1, 1.0, 0.1), (3.0,), (1, 0.0, -0.25), (2.5, 2.5)]:
+        for dtype in [None, np.float32, np.int64]:
+            check(lambda b: f(np.arange)(b, *args, dtype=dtype), lambda: np.arange(*args, dtype=dtype))
     with pytest.raises(Unsupported):
         run(lambda b, n: f(np.arange)(b, n), Rt(3))
 

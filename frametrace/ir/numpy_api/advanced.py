@@ -88,6 +88,10 @@ def canonical(x, index):
             dim += 1
         elif isinstance(e, (list, range, np.ndarray, tuple)):
             entry, used = _const_index(e)
+            if np.asarray(e).dtype == np.bool_ and not same_size(len(e), x.shape[dim]):
+                raise NumpyError(IndexError(
+                    f"boolean index did not match indexed array along axis {dim}; size of axis is "
+                    f"{x.shape[dim]} but size of corresponding boolean axis is {len(e)}"))
             out.append(entry)
             dim += used
         elif isinstance(e, (bool, np.bool_)):

@@ -60,8 +60,8 @@ def _same(x, **kw):
 
 
 register_opaque("fix", np.fix, _same)
-register_opaque("real", lambda x: np.real(x).copy(), _same, doc="np.real(x) of a complex x (a copy)")
-register_opaque("imag", lambda x: np.imag(x).copy(), _same, doc="np.imag(x) of a complex x (a copy)")
+register_opaque("real", np.real, _same, doc="np.real(x) of a complex x (NumPy's view)", aliases=True)
+register_opaque("imag", np.imag, _same, doc="np.imag(x) of a complex x (NumPy's view)", aliases=True)
 
 
 def fix_impl(b, x, out=None):
@@ -71,18 +71,15 @@ def fix_impl(b, x, out=None):
 
 
 def real_part(b, x):
-    """x.real: x itself for real dtypes (NumPy gives a view of the same memory), else a copy
-    of the real parts (writing through it is a graph break: see the report in issue 14)."""
+    """x.real: x itself for real dtypes (NumPy gives a view of the same memory), else NumPy's
+    view of the real parts (writing through it is a graph break: registry.OpDef.aliases)."""
     x = as_array(b, x, "np.real")
     return x if x.dtype.kind != "c" else b.emit("real", x)
 
 
 def imag_part(b, x):
-    x = as_array(b, x, "np.imag")
-    if x.dtype.kind != "c":
-        return b.emit("zeros", shape=tuple(x.shape), dtype=x.dtype) if not x.scalar else b.emit(
-            "astype", x.dtype.type(0), dtype=x.dtype)
-    return b.emit("imag", x)
+    """x.imag: NumPy's view (a read-only zero array for real dtypes)."""
+    return b.emit("imag", as_array(b, x, "np.imag"))
 
 
 # ---- np.arange with float bounds ------------------------------------------------------------
@@ -109,9 +106,12 @@ def _exact(v):
 
 def arange_float(b, start, stop, step, dtype):
     fname = "np.arange"
-    vals = [_exact(v) for v in (start, stop, step)]
     if step == 0:
         raise NumpyError(ZeroDivisionError("division by zero"))
+    if all(isinstance(v, (int, float)) for v in (start, stop, step)):     # constants: NumPy's own length
+        num = len(np.arange(start, stop, step))
+        return b.emit("arange_float", start=start, stop=stop, step=step, num=num, dtype=as_dtype(dtype, fname))
+    vals = [_exact(v) for v in (start, stop, step)]
     if any(v is None for v in vals):
         raise Unsupported("np.arange with non-dyadic float bounds and a symbolic size", kind="call",
                           context=fname, hints=("compute start + step * np.arange(n)",))

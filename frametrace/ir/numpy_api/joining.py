@@ -133,12 +133,19 @@ def _concat(b, xs, axis, fname):
     return b.emit("concatenate", *xs, axis=normalize_axis(axis, xs[0].ndim, fname))
 
 
+def _no_dtype(fname, dtype, casting):
+    if dtype is not None or casting != "same_kind":
+        raise Unsupported(f"{fname} with dtype= or casting=", kind="call", context=fname)
+
+
 def hstack_impl(b, tup, *, dtype=None, casting="same_kind"):
+    _no_dtype("np.hstack", dtype, casting)
     xs = [_atleast(b, x, 1, "np.hstack") for x in _seq(tup, "np.hstack")]
     return _concat(b, xs, 0 if xs and xs[0].ndim == 1 else 1, "np.hstack")
 
 
 def vstack_impl(b, tup, *, dtype=None, casting="same_kind"):
+    _no_dtype("np.vstack", dtype, casting)
     return _concat(b, [_atleast(b, x, 2, "np.vstack") for x in _seq(tup, "np.vstack")], 0, "np.vstack")
 
 

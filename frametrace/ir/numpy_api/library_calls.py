@@ -157,7 +157,7 @@ register_opaque("diag", np.diag, _diag_rule)
 register_opaque("trace", np.trace, _trace_rule)
 register_opaque("diagonal", np.diagonal, lambda a, offset=0, axis1=0, axis2=1: _trace_rule(
     a, offset, axis1, axis2) + _diag_rule(FakeArray((a.shape[axis1], a.shape[axis2]), a.dtype), offset),
-                doc="np.diagonal: NumPy's read-only view of the diagonal")
+                doc="np.diagonal: NumPy's read-only view of the diagonal", aliases=True)
 register_opaque("bincount", np.bincount, _bincount_rule, kind="gather")
 register_opaque("unique_counts", np.unique, _unique_counts_rule, item=1, kind="gather")
 
@@ -166,7 +166,7 @@ def _count_nonzero_meta(a, axis=None, keepdims=False):
     return _count_nonzero_rule(a, axis, keepdims)
 
 
-register_opaque("count_nonzero", np.count_nonzero, lambda a: (), pytype=int)
+register_opaque("count_nonzero", np.count_nonzero, lambda a: ())
 register_opaque("count_nonzero_axis", np.count_nonzero, _count_nonzero_meta)
 
 

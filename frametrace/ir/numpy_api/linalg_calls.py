@@ -15,7 +15,7 @@ from ..fake import FakeArray
 from ..ops.broadcast import broadcast_shapes
 from ..ops.opaque import register_opaque
 from ..ops.promotion import shape_of
-from ..ops.symbolic import sym_min
+from ..ops.symbolic import same_size, sym_min
 from .common import as_array
 from .data_dependent import unbacked_size
 from .opaque_api import opaque_function
@@ -177,8 +177,8 @@ def _einsum_shape(*operands, subscripts):
 
 
 def _cross_shape(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
-    da, db = a.shape[-1], b.shape[-1]
-    if not (isinstance(da, int) and isinstance(db, int)) or da not in (2, 3) or db not in (2, 3):
+    da, db = (next((c for c in (2, 3) if same_size(d, c)), None) for d in (a.shape[-1], b.shape[-1]))
+    if da is None or db is None:
         raise Unsupported("np.cross with a symbolic or non-2/3 last axis", kind="call", context="np.cross")
     batch = broadcast_shapes(a.shape[:-1], b.shape[:-1])
     shape = batch if da == db == 2 else batch + (3,)

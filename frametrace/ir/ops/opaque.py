@@ -30,11 +30,12 @@ def _always(node) -> bool:
 
 
 def register_opaque(name: str, fn: Callable, shape_rule: Callable, *, item: int | None = None,
-                    pytype: type | None = None, kind: str = "opaque", doc: str = ""):
+                    pytype: type | None = None, kind: str = "opaque", doc: str = "",
+                    aliases: bool = False):
     """Register op `name` calling `fn` (its result's `[item]` for tuple results).
 
     `pytype`: fn returns a Python scalar of this type (np.allclose -> bool). `kind="gather"`
-    for a result with an unbacked size: its `size` attribute names the symbol, bound from the
+    for a result with an unbacked size (`aliases`: see registry.OpDef): its `size` attribute names the symbol, bound from the
     result's shape at run time (backends do not pass it). Trailing array arguments named in
     the `kw_arrays` attribute are passed to fn by keyword (np.average(a, weights=w))."""
 
@@ -58,6 +59,6 @@ def register_opaque(name: str, fn: Callable, shape_rule: Callable, *, item: int 
     ref.__name__ = meta.__name__ = name.replace(".", "_")
     ref.__qualname__ = f"opaque_{ref.__name__}"
     meta.__doc__ = doc or f"np.{getattr(fn, '__name__', name)} (an opaque NumPy call)"
-    register(name, kind=kind, ref=ref, may_raise=_always)(meta)
+    register(name, kind=kind, ref=ref, may_raise=_always, aliases=aliases)(meta)
     OPAQUE[name] = fn
     return ref
