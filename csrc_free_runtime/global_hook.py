@@ -22,6 +22,7 @@ import types
 
 from bytecode import Bytecode, Instr
 
+from . import calls
 from .cache import dispatch, new_frame_cache
 from .hook import frame_value_names
 
@@ -38,14 +39,13 @@ def make_trampoline_code(code, cache):
     body = []
     if code.co_freevars:
         body.append(Instr("COPY_FREE_VARS", len(code.co_freevars), lineno=lineno))
-    body += [Instr("RESUME", 0, lineno=lineno), Instr("PUSH_NULL", lineno=lineno),
-             Instr("LOAD_CONST", hooked_dispatch, lineno=lineno), Instr("LOAD_CONST", cache, lineno=lineno)]
+    body.append(Instr("RESUME", 0, lineno=lineno))
+    body += calls.load_callable(hooked_dispatch, lineno) + [Instr("LOAD_CONST", cache, lineno=lineno)]
     body += [Instr("LOAD_FAST", name, lineno=lineno) for name in argnames]
     from bytecode import FreeVar
     body += [Instr("LOAD_DEREF", FreeVar(name), lineno=lineno) for name in code.co_freevars]
-    body += [Instr("BUILD_TUPLE", len(argnames) + len(code.co_freevars), lineno=lineno),
-             Instr("PRECALL", 2, lineno=lineno), Instr("CALL", 2, lineno=lineno),
-             Instr("RETURN_VALUE", lineno=lineno)]
+    body.append(Instr("BUILD_TUPLE", len(argnames) + len(code.co_freevars), lineno=lineno))
+    body += calls.call(2, lineno) + [Instr("RETURN_VALUE", lineno=lineno)]
     bc = Bytecode(body)
     bc.argnames = argnames
     bc.argcount = code.co_argcount
