@@ -34,6 +34,7 @@ import weakref
 
 from bytecode import Bytecode, FreeVar, Instr, Label
 
+from . import calls
 from .cache import dispatch, new_frame_cache
 from .types import frame_value_names
 
@@ -338,19 +339,15 @@ def make_trampoline_code(code, cache):
     body.append(Instr("RESUME", 0, lineno=lineno))
     if nargs == code.co_argcount:
         dispatch_label = Label()
-        body += [Instr("LOAD_CONST", _active, lineno=lineno),
-                 Instr("POP_JUMP_FORWARD_IF_TRUE", dispatch_label, lineno=lineno),
-                 Instr("PUSH_NULL", lineno=lineno), Instr("LOAD_CONST", cache.fn, lineno=lineno)]
+        body += [Instr("LOAD_CONST", _active, lineno=lineno)] + calls.jump_if_true(dispatch_label, lineno)
+        body += calls.load_callable(cache.fn, lineno)
         body += [Instr("LOAD_FAST", name, lineno=lineno) for name in argnames]
-        body += [Instr("PRECALL", nargs, lineno=lineno), Instr("CALL", nargs, lineno=lineno),
-                 Instr("RETURN_VALUE", lineno=lineno), dispatch_label]
-    body += [Instr("PUSH_NULL", lineno=lineno),
-             Instr("LOAD_CONST", hooked_dispatch, lineno=lineno), Instr("LOAD_CONST", cache, lineno=lineno)]
+        body += calls.call(nargs, lineno) + [Instr("RETURN_VALUE", lineno=lineno), dispatch_label]
+    body += calls.load_callable(hooked_dispatch, lineno) + [Instr("LOAD_CONST", cache, lineno=lineno)]
     body += [Instr("LOAD_FAST", name, lineno=lineno) for name in argnames]
     body += [Instr("LOAD_DEREF", FreeVar(name), lineno=lineno) for name in code.co_freevars]
-    body += [Instr("BUILD_TUPLE", len(argnames) + len(code.co_freevars), lineno=lineno),
-             Instr("PRECALL", 2, lineno=lineno), Instr("CALL", 2, lineno=lineno),
-             Instr("RETURN_VALUE", lineno=lineno)]
+    body.append(Instr("BUILD_TUPLE", len(argnames) + len(code.co_freevars), lineno=lineno))
+    body += calls.call(2, lineno) + [Instr("RETURN_VALUE", lineno=lineno)]
     bc = Bytecode(body)
     bc.argnames = argnames
     bc.argcount = code.co_argcount
