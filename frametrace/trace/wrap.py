@@ -155,7 +155,7 @@ class VariableBuilder:
         out = self.output
         if out.policy.int_is_dynamic(source.name, value, out.frame_state):
             out.guards.type_match(source, value)
-            sym = out.shape_env.create_symbol(value, source.name, dynamic="dynamic")
+            sym = out.shape_env.create_symbol(value, source.name, dynamic="dynamic", machine_int=True)
             if isinstance(sym, int):
                 out.guards.equals_match(source, value)
                 return ConstantVariable(value, source)
