@@ -51,6 +51,12 @@ _DEFAULTS = {
     "remote_cache_backoff_s": 30.0,
     # cache entries of LLVM graphs also get a native entry (guards + launch in LLVM IR, ~20x less call overhead)
     "native_dispatch": True,
+    # an internal error of a backend raises (tests) instead of falling back to the NumPy backend
+    # with a logged warning (users: never a failure because of a backend bug)
+    "strict_backend": False,
+    # check every graph with the IR verifier (ir/verify.py) after tracing, after each pass and at
+    # backend entry; a broken graph raises IRVerifyError
+    "verify_ir": False,
 }
 
 

@@ -1,12 +1,14 @@
 """GraphBuilder: append nodes to a Graph by running each op's meta rule on abstract values."""
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
 import sympy
 
 from ..errors import Unsupported
+from ..shapes.functions import ToFloat
 from .fake import FakeArray, FakeScalar
 from .graph import Graph, IndexSlice, Node
 from .registry import get_op
@@ -17,7 +19,7 @@ def to_expr(x):
     expr = getattr(x, "expr", None)
     if expr is not None and not isinstance(x, (Proxy, np.generic, np.ndarray)):
         if any(c.__name__ == "SymFloat" for c in type(x).__mro__):
-            return sympy.Float(1.0) * expr     # stays a float when the symbols are bound
+            return ToFloat(expr)               # a float once the symbols are bound (not an int)
         return expr
     if isinstance(x, tuple):
         return tuple(to_expr(v) for v in x)
@@ -53,6 +55,16 @@ class Proxy:
     @property
     def size(self):
         return self.fake.size
+
+
+# node -> the abstract value its meta rule gave (FakeArray or FakeScalar): a node alone cannot
+# tell a Python scalar result from a 0-d NumPy scalar; the IR verifier needs to (ir/verify.py)
+_FAKES: "weakref.WeakKeyDictionary[Node, object]" = weakref.WeakKeyDictionary()
+
+
+def recorded_fake(node: Node):
+    """The abstract value `node` was built with, or None (an input, or a node built by hand)."""
+    return _FAKES.get(node)
 
 
 _PY_DTYPE = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.dtype(np.float64),
@@ -105,7 +117,9 @@ class GraphBuilder:
         if isinstance(result, FakeScalar):     # Python scalar arithmetic on run-time scalars
             dtype = _PY_DTYPE[result.pytype]
             node = self.graph.add(Node(op, node_args, node_attrs, (), dtype, True))
+            _FAKES[node] = result
             return Proxy(node, result)
         node = Node(op, node_args, node_attrs, to_expr(result.shape), result.dtype, result.scalar)
         self.graph.add(node)
+        _FAKES[node] = result
         return Proxy(node, result)

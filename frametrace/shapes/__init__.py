@@ -7,7 +7,7 @@ helpers (sym_max, guard_or_false, ...), shape_env (ShapeEnv, evaluate_expr), ref
 guard teaches), produce (guards as Python source), printer (pycode), constraints
 (mark_dynamic violations), records (Location, ShapeGuard, ShapeGuardCode, Specialization).
 """
-from .functions import FloorDiv, PythonMod
+from .functions import FloorDiv, PythonMod, ToFloat, is_float_expr
 from .helpers import (expect_true, guard_bool, guard_float, guard_int, guard_or_false,
                       guard_or_true, guard_size_oblivious, is_symbolic, statically_known_true,
                       sym_and, sym_eq, sym_max, sym_min, sym_not, sym_or)
@@ -22,5 +22,5 @@ __all__ = [
     "sym_max", "sym_min", "sym_eq", "sym_not", "sym_and", "sym_or", "is_symbolic",
     "guard_int", "guard_bool", "guard_float", "statically_known_true", "guard_or_false",
     "guard_or_true", "guard_size_oblivious", "expect_true", "pycode", "ValueRanges",
-    "FloorDiv", "PythonMod", "Location", "Specialization", "RuntimeAssert",
+    "FloorDiv", "PythonMod", "ToFloat", "is_float_expr", "Location", "Specialization", "RuntimeAssert",
 ]

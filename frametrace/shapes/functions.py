@@ -134,3 +134,32 @@ def python_floordiv(a, b):
 
 def python_mod(a, b):
     return PythonMod(sympy.sympify(a), sympy.sympify(b))
+
+
+class ToFloat(sympy.Function):
+    """float(a): a Python float computed from sizes (`1.0 / x.shape[0]`, `len(x) ** 0.5`).
+
+    A graph argument holding a float of sizes is wrapped in it, so that every consumer knows
+    from the expression alone that the value is a float (sympy cannot tell that `1.0/s0` is not
+    an integer): kernels take it as a double, the wrapper passes a Python float."""
+    nargs = (1,)
+    is_integer = False
+    is_real = True
+
+    def _sympystr(self, printer):
+        return f"float({printer._print(self.args[0])})"
+
+    @classmethod
+    def eval(cls, a):
+        if isinstance(a, ToFloat):
+            return a
+        if a.is_number:
+            if a.is_real is False:
+                raise TypeError(f"float() of a complex size expression {a}")
+            return sympy.Float(float(a))
+        return None
+
+
+def is_float_expr(expr) -> bool:
+    """Whether a size expression is float-valued (a SymFloat's), not an integer one."""
+    return expr.is_integer is False or isinstance(expr, ToFloat) or bool(expr.atoms(sympy.Float))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sympy
 from sympy.core.relational import Relational
 
-from .functions import FloorDiv, PythonMod
+from .functions import FloorDiv, PythonMod, ToFloat
 
 _REL_OPS = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Lt: "<", sympy.Le: "<=",
             sympy.Gt: ">", sympy.Ge: ">="}
@@ -77,6 +77,8 @@ class _Printer:
             return f"{fn}(" + ", ".join(self.top(a) for a in _sorted(e.args)) + ")", False
         if isinstance(e, (sympy.floor, sympy.ceiling)):
             return self.rounding(e), True
+        if isinstance(e, ToFloat):
+            return f"float({self.top(e.args[0])})", False
         if isinstance(e, sympy.Abs):
             return f"abs({self.top(e.args[0])})", False
         raise NotImplementedError(f"pycode: cannot print {type(e).__name__}: {e}")

@@ -13,6 +13,7 @@ from .value_ranges import UNKNOWN, ValueRanges, int_oo
 
 log = get_logger("dynamic")
 _INF = float("inf")
+INT64 = ValueRanges(-2 ** 63, 2 ** 63 - 1)     # what a compiled kernel's int argument can hold
 
 
 class SymbolFactory:
@@ -20,7 +21,8 @@ class SymbolFactory:
 
     # ---- symbols ---------------------------------------------------------------------------
     def create_symbol(self, hint: int, source: str, *, dynamic: str = "dynamic", min=None,
-                      max=None, strict: bool = False, positive: bool = True, duck=None):
+                      max=None, strict: bool = False, positive: bool = True, duck=None,
+                      machine_int: bool = False):
         """A SymInt for the size (or int argument) `source` whose value now is `hint`.
 
         dynamic: "static" -> the int hint; "unbacked" -> an unbacked symbol bound to source;
@@ -28,9 +30,15 @@ class SymbolFactory:
         (lower 0 without 0/1 specialisation) narrowed by min/max. strict=True (mark_dynamic)
         makes any later specialisation a constraint violation. positive=False (or a negative
         hint) gives an unbounded integer, e.g. for int arguments that may be negative.
+        machine_int=True (a Python int argument): compiled code holds the value in an int64,
+        so the symbol's range is also bounded by int64 (guarded: a bigger int misses), and a
+        hint outside int64 is specialised (NumPy's answer for `x * 2**64` depends on it).
         """
         hint = int(hint)
         if dynamic == "static":
+            return hint
+        if machine_int and hint not in INT64:
+            log.debug("create_symbol %s = %s specialized (outside int64)", source, hint)
             return hint
         if dynamic == "unbacked":
             return self.create_unbacked_symint(lower=0 if positive else -_INF, source=source)
@@ -58,6 +66,8 @@ class SymbolFactory:
         lower = (2 if self.specialize_zero_one and not self.backed_size_oblivious else 0) \
             if size else -_INF
         vr = ValueRanges(lower, _INF)
+        if machine_int:
+            vr = vr & INT64
         if min is not None or max is not None:
             user = ValueRanges(-_INF if min is None else min, _INF if max is None else max)
             if hint in user:

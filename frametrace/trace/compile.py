@@ -11,7 +11,7 @@ from ..config import config
 from ..dynamic_policy import DynamicPolicy
 from ..guards.failures import failing_guards
 from ..logs import get_logger
-from ..passes.dce import eliminate_dead_code
+from ..passes.pipeline import maybe_verify, run_passes
 from ..resume.codegen import ARRAY_SCALARS_ATTR
 from ..sources import LocalSource
 from .entry import build_entry
@@ -102,7 +102,7 @@ def compile_frame(cache, values, options, frame_state, compile_id):
     graph.outputs = tuple(rebuild.outputs)
     graph.runtime_asserts = [(a.expr, a.msg) for a in output.shape_env.runtime_asserts]
     graph.hints = {s: h for s in graph.symbols if (h := output.shape_env.hints.get(s)) is not None}
-    eliminate_dead_code(graph)
+    run_passes(graph)
 
     for sg in output.shape_env.produce_guards():
         output.guards.shape_env(sg, output.symbol_sources)
@@ -116,6 +116,7 @@ def compile_frame(cache, values, options, frame_state, compile_id):
     if graph.nodes or graph.outputs:
         import time
         t0 = time.perf_counter()
+        maybe_verify(graph, "at backend entry")
         run = get_backend(options.backend or config.backend)(graph)
         backend_time = time.perf_counter() - t0
         namespace["___graph"] = run

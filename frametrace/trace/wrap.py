@@ -222,7 +222,7 @@ class VariableBuilder:
         out = self.output
         if out.policy.int_is_dynamic(source.name, value, out.frame_state):
             out.guards.type(source, value)
-            sym = out.shape_env.create_symbol(value, source.name, dynamic="dynamic")
+            sym = out.shape_env.create_symbol(value, source.name, dynamic="dynamic", machine_int=True)
             if isinstance(sym, int):
                 out.guards.equals(source, value)
                 return ConstantVariable(value, source)

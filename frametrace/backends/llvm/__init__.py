@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 
 from ...codegen.llvm_kernels import module_ir
+from ...config import config
 from ...ir.graph import Graph
 from ...logs import get_logger
 from ...lower.fusion import KernelStep, group
@@ -42,16 +43,21 @@ PIPELINE = (
 _log = get_logger("output_code")
 
 
-# False: an internal error while compiling a graph falls back to the NumPy backend for that
-# graph (with a warning in the log), so users never see a backend bug as a failure.
-# Tests set True so the bug surfaces.
+# An internal error while compiling a graph falls back to the NumPy backend for that graph
+# (with a warning in the log), so users never see a backend bug as a failure, unless
+# `config.strict_backend` (FRAMETRACE_STRICT_BACKEND=1, on in every test run) or STRICT is set:
+# then the bug surfaces.
 STRICT = False
 _warn = logging.getLogger("frametrace.backends.llvm")
 
 
+def strict() -> bool:
+    return STRICT or config.strict_backend
+
+
 def compile_graph(graph: Graph):
     """Compile `graph` into `run(inputs, symbol_values) -> outputs` (see module doc)."""
-    if STRICT:
+    if strict():
         return _compile(graph)
     try:
         return _compile(graph)

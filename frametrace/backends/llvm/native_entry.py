@@ -41,7 +41,7 @@ from ...logs import get_logger
 from ...lower.fusion import KernelStep
 from ...lower.weak_ints import range_checks
 from ...shapes import pycode
-from . import runtime
+from . import runtime, strict
 from .layouts import Layouts
 from .native_guards import IR, OVERFLOW_DECLS, NotNative, Translator, V
 
@@ -66,8 +66,7 @@ def build_native_entry(argnames, guards, bindings, graph_call, input_codes, retu
         _why.debug("no native entry for %s: %s", name, exc)
         return None
     except Exception as exc:                  # a bug here must not cost the user the entry
-        from . import STRICT
-        if STRICT:
+        if strict():
             raise
         _why.warning("native entry for %s failed (%s: %s); the Python path serves it", name,
                      type(exc).__name__, exc, exc_info=True)

@@ -15,6 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ..numpy_backend import compile_graph as numpy_compile
+
 KERNEL_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_char_p)
 
 # work units (elements x op weight) below which a kernel runs on the calling thread only
@@ -108,3 +110,16 @@ def empty_reduction(name: str):
 
 def read_only():
     raise ValueError("assignment destination is read-only")
+
+
+class LazyReference:
+    """The NumPy-backend version of a graph, compiled on its first call: what a wrapper runs
+    for a call its kernels cannot take (wrapper.int64_escape)."""
+
+    def __init__(self, graph):
+        self.graph, self.run = graph, None
+
+    def __call__(self, inputs, symbol_values):
+        if self.run is None:
+            self.run = numpy_compile(self.graph)
+        return self.run(inputs, symbol_values)

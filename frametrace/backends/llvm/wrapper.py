@@ -28,6 +28,8 @@ from ...lower.weak_ints import check_positions
 from . import runtime
 from .layouts import Layouts, alloc, relayout
 
+INT64_MIN, INT64_MAX = -2 ** 63, 2 ** 63 - 1
+
 
 class _Gen:
     def __init__(self, plan: Plan, module):
@@ -151,6 +153,30 @@ class _Gen:
             v = self.arg(a)
             self.lines.append(f"    if not ({lo} <= {v} <= {hi}): {self.const(fn, 'ovf')}({v})")
 
+    def int64_escape(self, steps):
+        """An int a kernel takes by value is an int64; NumPy takes the Python int (NEP 50: any
+        size; `x * (k * k)` is a float for a float array, OverflowError for an int64 one).
+        When a computed int of the backed sizes leaves int64, the whole call runs with the
+        NumPy reference instead (checked before any effect, so nothing ran twice)."""
+        backed = set(self.plan.graph.symbols)
+        seen = []
+        for step in steps:
+            if not isinstance(step, KernelStep):
+                continue
+            for slot in step.kernel.slots:
+                src = slot.source
+                if slot.dtype not in ("int64", "uint64") or src in seen or src not in self.plan.size_exprs:
+                    continue
+                expr = self.plan.size_exprs[src]
+                if isinstance(expr, sympy.Symbol) or not expr.free_symbols <= backed or not expr.is_integer:
+                    continue                      # a bound symbol fits (its guards say so)
+                seen.append(src)
+        if not seen:
+            return
+        self.ns["_reference"] = runtime.LazyReference(self.plan.graph)
+        cond = " and ".join(f"{INT64_MIN} <= {v} <= {INT64_MAX}" for v in seen)
+        self.lines.append(f"    if not ({cond}): return _reference(inputs, symbol_values)")
+
     def relayout(self, step):
         """A result written over a dead temporary gets NumPy's layout (a copy if it differs)."""
         for n, _ in step.reuse:
@@ -164,6 +190,7 @@ class _Gen:
         if self.layouts:
             self.ns.update(_layouts=self.layouts, _alloc_k=alloc, _relayout=relayout)
         self.bind_sizes(set(g.inputs))
+        self.int64_escape(steps)
         for i, step in enumerate(steps):
             self.int_checks(int_checks.get(i, ()))
             if isinstance(step, KernelStep):
