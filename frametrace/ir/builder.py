@@ -5,7 +5,6 @@ import weakref
 from dataclasses import dataclass
 
 import numpy as np
-import sympy
 
 from ..errors import Unsupported
 from ..shapes.functions import ToFloat

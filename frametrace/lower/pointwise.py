@@ -160,6 +160,22 @@ def _unary_rewrite(name, x, dt):
     return None
 
 
+_MIRROR = {"less": "greater", "less_equal": "greater_equal", "greater": "less",
+           "greater_equal": "less_equal", "equal": "equal", "not_equal": "not_equal"}
+
+
+def _mixed_sign_compare(name, a, b):
+    """NumPy 2's exact int64-vs-uint64 comparison (`-1 < 2**64 - 1` is True): a signed `a`
+    below zero is smaller than every unsigned `b`; otherwise compare as unsigned."""
+    if kind(a.dtype) == "u":                      # b < a  <=>  a > b: put the signed one first
+        return _mixed_sign_compare(_MIRROR[name], b, a)
+    negative = Op("less", "bool", (a, Const(0, a.dtype)))
+    same = Op(name, "bool", (cast(a, b.dtype), b))
+    if name in ("less", "less_equal", "not_equal"):
+        return Op("logical_or", "bool", (negative, same))
+    return Op("logical_and", "bool", (Op("logical_not", "bool", (negative,)), same))
+
+
 # ----------------------------------------------------------------------------- lowering
 
 def lower_elementwise(node: Node, exprs: list):
@@ -190,6 +206,8 @@ def lower_elementwise(node: Node, exprs: list):
     if name == "power":
         return _power(operand(node.args[0], exprs[0], ins[0]), node.args[1], exprs[1], ins[1])
     args = tuple(operand(a, e, d) for a, e, d in zip(node.args, exprs, ins))
+    if name in _MIRROR and {kind(d) for d in ins} == {"i", "u"}:
+        return _mixed_sign_compare(name, *args)
     if len(args) == 1:
         rewritten = _unary_rewrite(name, args[0], ins[0])
         if rewritten is not None:

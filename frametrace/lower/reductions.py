@@ -12,8 +12,13 @@ element and the result after the loop, with NumPy's dtypes:
   argmax/min  (best, index) with NumPy's rules: first maximum, first NaN wins
 
 Float sums and products are reassociated (`fadd reassoc`) so they vectorise: results differ
-from NumPy's pairwise summation by rounding only (relative ~1e-7 for float32 over 1e7
-elements, ~1e-15 for float64 in typical cases).
+from NumPy's pairwise summation by rounding only. float32 sums, means and var/std accumulate
+in float64 (`_ACC_DTYPE`) and round once at the end: a register accumulator does not always
+vectorise (fused with argmin/argmax the loop stays scalar), and a scalar float32 running sum
+over 2e6 elements is ~500x less accurate than NumPy's pairwise sum; in float64 the result is
+within one float32 rounding of the exact sum, so it differs from NumPy's by at most NumPy's
+own error (relative ~1e-7 x log2(n) for float32; ~1e-15 for float64 in typical cases).
+Tolerance the tests use: rtol 1e-5 for float32, 1e-10 for float64.
 """
 from __future__ import annotations
 
@@ -99,6 +104,10 @@ SIMPLE = {
 _BOOL_COMBINE = {"red_add": "red_or", "red_mul": "red_and", "red_max": "red_or", "red_min": "red_and"}
 
 
+# accumulator dtype of a sum-like reduction whose result dtype is the key (see module doc)
+_ACC_DTYPE = {"float32": "float64"}
+
+
 def _const(v, dt):
     if kind(dt) == "f":
         return Const(float(v), dt)
@@ -154,22 +163,25 @@ def reduction_phases(b, node: Node, outer_vars: tuple) -> tuple[list, Var]:
         return divisor(b, node, dt, minus)
 
     p = b.new_phase(extents)
+    wide = _ACC_DTYPE.get(dt, dt)                # float32 sums accumulate in float64
     if op in SIMPLE or op == "mean":
         combine, identity = SIMPLE["sum" if op == "mean" else op]
         v = element(p)
         if op in ("any", "all"):
             v = cast(v, "bool")
-        acc = _accumulate(b, op, dt, combine, v, p, identity(dt))
-        res = Op("true_divide", dt, (acc, count())) if op == "mean" else acc
-        return [p], _let(b, p, res)
+        adt = wide if op in ("sum", "mean") else dt
+        acc = _accumulate(b, op, adt, combine, cast(v, dt), p, identity(adt))
+        if op == "mean":                         # NumPy: float32 sum / count in float32
+            return [p], _let(b, p, Op("true_divide", dt, (cast(acc, dt), count())))
+        return [p], _let(b, p, cast(acc, dt))
     if op in ("var", "std"):
-        s = _accumulate(b, "sum", dt, "red_add", element(p), p, 0)
-        mean = _let(b, p, Op("true_divide", dt, (s, count())), "mean")
+        s = _accumulate(b, "sum", wide, "red_add", cast(element(p), dt), p, 0)
+        mean = _let(b, p, Op("true_divide", wide, (s, divisor(b, node, wide))), "mean")
         q = b.new_phase(extents)
-        d = Op("subtract", dt, (cast(element(q), dt), mean))
-        ss = _accumulate(b, "ssq", dt, "red_add", Op("multiply", dt, (d, d)), q, 0)
-        var = Op("true_divide", dt, (ss, count(node.attr("ddof") or 0)))
-        return [p, q], _let(b, q, Op("sqrt", dt, (var,)) if op == "std" else var)
+        d = Op("subtract", wide, (cast(cast(element(q), dt), wide), mean))
+        ss = _accumulate(b, "ssq", wide, "red_add", Op("multiply", wide, (d, d)), q, 0)
+        var = Op("true_divide", wide, (ss, divisor(b, node, wide, node.attr("ddof") or 0)))
+        return [p, q], _let(b, q, cast(Op("sqrt", wide, (var,)) if op == "std" else var, dt))
     if op in ("argmax", "argmin"):
         xdt = x.dtype.name
         v = element(p)

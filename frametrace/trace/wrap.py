@@ -16,7 +16,7 @@ from csrc_free_runtime import original_function
 
 from ..errors import Unsupported
 from ..sources import (INT_LIST_CONVERT, AttrSource, GetItemSource, GlobalsOfSource, IntListArraySource,
-                       LocalSource, ShapeSource)
+                       ShapeSource)
 from .variables.array import ArrayVariable
 from .variables.builtins import MATH_FUNCTIONS, BuiltinVariable, MathFunctionVariable
 from .variables.constant import ConstantVariable, SymNumberVariable

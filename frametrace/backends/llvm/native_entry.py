@@ -28,6 +28,7 @@ handed to the result, so every array the kernels touch outlives the kernel call.
 from __future__ import annotations
 
 import ast
+import ctypes
 import logging
 
 import numpy as np
@@ -41,7 +42,8 @@ from ...logs import get_logger
 from ...lower.fusion import KernelStep
 from ...lower.weak_ints import range_checks
 from ...shapes import pycode
-from . import runtime, strict
+from ...codegen.llvm_kernels import fpflags
+from . import fp_errors, runtime, strict
 from .layouts import Layouts
 from .native_guards import IR, OVERFLOW_DECLS, NotNative, Translator, V
 
@@ -51,6 +53,9 @@ _why = logging.getLogger("frametrace.backends.llvm.native")
 # kernels with at least this much work run with the GIL released (a release costs ~25 ns)
 GIL_WORK = 1 << 15
 NPY_ARRAY_C_CONTIGUOUS = 0x0001
+NPY_ARRAY_F_CONTIGUOUS = 0x0002
+# PyObject_CallFunctionObjArgs(callable, arg, ..., NULL): calls into fp_errors.py
+_CALL_OBJ_ARGS = ctypes.cast(ctypes.pythonapi.PyObject_CallFunctionObjArgs, ctypes.c_void_p).value
 OPT_LEVEL = 0          # straight-line code calling optimised kernels: O0 builds in ~5 ms (O2: ~25 ms), runs as fast
 
 
@@ -100,10 +105,15 @@ class _Builder:
             self._bind_graph(plan, graph, bindings, input_codes)
             self._prechecks(plan, steps, graph)
             self._layout_and_range_checks(plan, steps, graph)
+            self._numpy_handoff_checks(plan, steps, graph)
         result = self._plan_return(ast.parse(return_code, mode="eval").body, plan, graph)
         ir.fail = None                 # from here on, nothing may miss
+        fp = any(fpflags.may_raise(s.kernel) for s in steps if isinstance(s, KernelStep))
+        saved = self._snapshot(plan, graph) if fp else []
         for step in steps:
             self._launch(plan, step, run)
+        if fp:
+            self._miss_on_fp_flags(saved)
         out = self._make(result)
         for p in self.owned:
             ir.call("void", "Py_DecRef", f"ptr {p}")
@@ -243,6 +253,55 @@ class _Builder:
                     raise NotNative(f"range check of {a}")
                 ir.require(ir.op(f"icmp sge i64 {v}, {lo}"))
                 ir.require(ir.op(f"icmp sle i64 {v}, {hi}"))
+
+    def _numpy_handoff_checks(self, plan, steps, graph):
+        """What the wrapper hands to NumPy (fp_errors.py): miss unless every input the graph
+        writes is contiguous (a self-overlapping one needs NumPy's buffering)."""
+        ir = self.ir
+        for i in fp_errors.mutated_inputs(graph):
+            var = plan.var[graph.inputs[i]]
+            if var not in self.objs:
+                raise NotNative(f"overlap check of {var}")
+            flags = ir.field(self.objs[var], rt_native.ARRAY_FIELDS["flags"], "i32")
+            dense = NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_F_CONTIGUOUS
+            ir.require(ir.op(f"icmp ne i32 {ir.op(f'and i32 {flags}, {dense}')}, 0"))
+
+    def _py_call(self, fn, *args: str) -> str:
+        """fn(*args) (a new reference, or NULL with an exception set: then we return NULL)."""
+        ir = self.ir
+        call = ir.op(f"inttoptr i64 {_CALL_OBJ_ARGS} to ptr")
+        argv = ", ".join([f"ptr {ir.const_ptr(fn)}"] + [f"ptr {a}" for a in args] + ["ptr null"])
+        r = ir.op(f"call ptr (ptr, ...) {call}({argv})")
+        self._null_fails(r, self.owned)
+        return r
+
+    def _snapshot(self, plan, graph) -> list:
+        """Copies of the inputs the graph writes (None when every error mode is "ignore"), so
+        a flagged call can be redone by NumPy from the original contents (fp_errors.py)."""
+        saved = []
+        for i in fp_errors.mutated_inputs(graph):
+            x = self.objs[plan.var[graph.inputs[i]]]
+            saved.append((x, self._py_call(fp_errors.snapshot_one, x)))
+            self.owned.append(saved[-1][1])
+        return saved
+
+    def _miss_on_fp_flags(self, saved):
+        """Kernels set an FP exception flag and NumPy must report it (fp_errors.native_flagged
+        puts back what the graph wrote): drop what we own and miss; the Python path runs the
+        call again and lets NumPy report."""
+        ir = self.ir
+        word = ir.op(f"load volatile i32, ptr {ir.op(f'inttoptr i64 {fpflags.ADDRESS} to ptr')}")
+        flagged, redo, clean = ir.label("fpset"), ir.label("fpredo"), ir.label("fpclean")
+        ir.do(f"br i1 {ir.op(f'icmp ne i32 {word}, 0')}, label %{flagged}, label %{clean}")
+        ir.block(flagged)
+        r = self._py_call(fp_errors.native_flagged, *[p for pair in saved for p in pair])
+        ir.call("void", "Py_DecRef", f"ptr {r}")
+        ir.do(f"br i1 {ir.op(f'icmp eq ptr {r}, {ir.const_ptr(True)}')}, label %{redo}, label %{clean}")
+        ir.block(redo)
+        for p in self.owned:
+            ir.call("void", "Py_DecRef", f"ptr {p}")
+        ir.do("br label %miss")
+        ir.block(clean)
 
     def _require_disjoint(self, plan, a, b):
         """Miss unless the memory bounds of arrays a and b are disjoint (np.may_share_memory's

@@ -19,13 +19,13 @@ import struct
 import numpy as np
 import sympy
 
-from ...codegen.llvm_kernels import pack_format
+from ...codegen.llvm_kernels import fpflags, pack_format
 from ...ir.graph import IndexSlice, Node
 from ...ir.registry import get_op
 from ...lower.fusion import KernelStep, WrapperStep
 from ...lower.schedule import Plan
 from ...lower.weak_ints import check_positions
-from . import runtime
+from . import fp_errors, runtime
 from .layouts import Layouts, alloc, relayout
 
 INT64_MIN, INT64_MAX = -2 ** 63, 2 ** 63 - 1
@@ -204,8 +204,9 @@ class _Gen:
         for expr, msg in getattr(g, "runtime_asserts", ()):   # facts the trace relied on
             self.lines.append(f"    if not ({self.arg(expr)}): raise AssertionError({msg!r})")
         outs = ", ".join(self.arg(o) for o in g.outputs)
-        self.lines.append(f"    return [{outs}]")
-        head = ["def run(inputs, symbol_values):"]
+        head, tail = self.numpy_handoff(steps)
+        self.lines += [f"    _o = [{outs}]"] + tail + ["    return _o"]
+        head = ["def run(inputs, symbol_values):"] + head
         if g.inputs:
             head.append(f"    {', '.join(plan.var[n] for n in g.inputs)}, = inputs")
         if g.symbols:
@@ -213,6 +214,23 @@ class _Gen:
         if self.layouts:
             head.append("    _L = _layouts(inputs, symbol_values)")
         return "\n".join(head + self._with_sizes(self.lines)) + "\n"
+
+    def numpy_handoff(self, steps):
+        """(head, tail) lines handing the call to NumPy (fp_errors.py): a destination input
+        that overlaps itself, FP exception flags the kernels set."""
+        g, head, tail = self.plan.graph, [], []
+        mutated = fp_errors.mutated_inputs(g)
+        fp = any(fpflags.may_raise(s.kernel) for s in steps if isinstance(s, KernelStep))
+        if not (mutated and steps) and not fp:
+            return head, tail
+        self.ns.update(_fb=fp_errors.Fallback(g, mutated), _fpw=fp_errors.WORD,
+                       _self_overlapping=fp_errors.self_overlapping)
+        for i in mutated:
+            head.append(f"    if _self_overlapping(inputs[{i}]): return _fb.run(inputs, symbol_values)")
+        if fp:
+            head.append(f"    _saved = {'_fb.snapshot(inputs)' if mutated else 'None'}")
+            tail.append("    if _fpw.value: return _fb.after(_o, inputs, symbol_values, _saved)")
+        return head, tail
 
     def _with_sizes(self, lines) -> list:
         """Each size variable computed just before its first use (after the sizes it needs)."""

@@ -36,6 +36,7 @@ from __future__ import annotations
 from ...lower.loop_ir import (Acc, Affine, Append, Arg, Const, Kernel, Let, Load, Loop, Op, Store, Update, Var,
                               walk_exprs)
 from ...lower.peephole import EXPENSIVE      # the ops the vectorised math library implements
+from . import fpflags
 from . import types as T
 from .math import math_function
 from .ops import RULES
@@ -104,6 +105,7 @@ class FunctionEmitter:
         self._has_acc: dict = {}
         self.scalar = False          # emitting the byte-strided (never vectorised) loop copy
         self.tiny = kernel.work.isdigit() and 0 < int(kernel.work) <= TINY_WORK   # "0": unknown
+        self.fp = fpflags.may_raise(kernel)    # entry reports FP exception flags (fpflags.py)
 
     # -- basic emission ----------------------------------------------------------------
     def emit(self, rhs: str, ty: str) -> str:
@@ -372,7 +374,10 @@ class FunctionEmitter:
         params += [f"i64 %st{i}_{d}" for i, b in enumerate(k.buffers) for d in range(b.ndim)]
         params += [f"{T.reg(s.dtype)} %a{j}" for j, s in enumerate(k.slots)]
         body = [self.lines[0]] + self.allocas + self.lines[1:]
-        attrs = "noinline optnone nounwind" if self.tiny else "alwaysinline nounwind"
+        # a body between the entry's flag reads stays a call: no FP op moves across them
+        attrs = "noinline optnone nounwind" if self.tiny else "noinline nounwind" if self.fp else "alwaysinline nounwind"
+        if self.fp:
+            self.mod.decls.update(fpflags.DECLS)
         text = [f"define internal void @{k.name}.body({', '.join(params)}) {attrs} {{"]
         text += body + ["}", "", self._entry()]
         return "\n".join(text)
@@ -426,7 +431,8 @@ class FunctionEmitter:
                     out.append(f"  %c{j} = trunc i64 {v} to {ty}")
                     v = f"%c{j}"
             args.append(f"{ty} {v}")
-        out.append(f"  call void @{k.name}.body({', '.join(args)})")
+        call = f"  call void @{k.name}.body({', '.join(args)})"
+        out += fpflags.entry_ir(call) if self.fp else [call]
         out += ["  ret void", "}"]
         return "\n".join(out)
 

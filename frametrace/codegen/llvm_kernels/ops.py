@@ -192,28 +192,52 @@ for _n in ("exp exp2 expm1 log log2 log10 log1p sin cos tan arcsin arccos arctan
 # ----------------------------------------------------------------------------- integer rules
 
 
+def raise_flag_if(e, t, cond, value, flag="divide"):
+    """`value`, after setting the FP status flag NumPy's integer loops report ("divide" by
+    zero: 1/0, "over"flow: 1e308*1e308) where `cond` holds (fpflags.py reads it). The
+    unordered test on the product keeps it alive; it is never true."""
+    big = "0.0" if flag == "divide" else "1.0e+308"
+    x = e.emit(f"select i1 {cond}, double {big}, double 1.0", "double")
+    y = e.emit(f"fdiv double 1.0, {x}" if flag == "divide" else f"fmul double {x}, 1.0e+308", "double")
+    never = e.emit(f"fcmp uno double {y}, {y}", "i1")
+    return _sel(e, t, never, "0", value)
+
+
 def _i_divmod(signed):
-    """NumPy's integer floor_divide / remainder: Python-style, x // 0 == x % 0 == 0."""
+    """NumPy's integer floor_divide / remainder: Python-style, x // 0 == x % 0 == 0,
+    reporting divide by zero (and MIN // -1 overflow) as NumPy does."""
     def rule(e, t, a, b):
-        T = reg(t)
-        zero = e.emit(f"icmp eq {T} {b}, 0", "i1")
-        if not signed:
-            safe = _sel(e, t, zero, "1", b)
-            q = e.emit(f"udiv {T} {a}, {safe}", T)
-            r = e.emit(f"urem {T} {a}, {safe}", T)
-            return _sel(e, t, zero, "0", q), _sel(e, t, zero, "0", r)
-        m1 = e.emit(f"icmp eq {T} {b}, -1", "i1")
-        safe = _sel(e, t, _or(e, zero, m1), "1", b)
-        q = e.emit(f"sdiv {T} {a}, {safe}", T)
-        r = e.emit(f"srem {T} {a}, {safe}", T)
-        adj = _and(e, e.emit(f"icmp ne {T} {r}, 0", "i1"),
-                   e.emit(f"icmp ne i1 {e.emit(f'icmp slt {T} {r}, 0', 'i1')}, "
-                          f"{e.emit(f'icmp slt {T} {b}, 0', 'i1')}", "i1"))
-        q = _sel(e, t, adj, e.emit(f"sub {T} {q}, 1", T), q)
-        r = _sel(e, t, adj, e.emit(f"add {T} {r}, {b}", T), r)
-        q = _sel(e, t, m1, e.emit(f"sub {T} 0, {a}", T), q)   # x // -1 wraps like NumPy
-        return _sel(e, t, zero, "0", q), _sel(e, t, _or(e, zero, m1), "0", r)
+        q, r = _i_divmod_values(signed, e, t, a, b)
+        zero = e.emit(f"icmp eq {reg(t)} {b}, 0", "i1")
+        q = raise_flag_if(e, t, zero, q)
+        if signed:
+            lo = str(-(1 << (bits(t) - 1)))
+            wraps = _and(e, e.emit(f"icmp eq {reg(t)} {b}, -1", "i1"), e.emit(f"icmp eq {reg(t)} {a}, {lo}", "i1"))
+            q = raise_flag_if(e, t, wraps, q, "over")
+        return q, raise_flag_if(e, t, zero, r)
     return rule
+
+
+def _i_divmod_values(signed, e, t, a, b):
+    """(floor quotient, remainder) with x // 0 == x % 0 == 0 and MIN // -1 wrapping."""
+    T = reg(t)
+    zero = e.emit(f"icmp eq {T} {b}, 0", "i1")
+    if not signed:
+        safe = _sel(e, t, zero, "1", b)
+        q = e.emit(f"udiv {T} {a}, {safe}", T)
+        r = e.emit(f"urem {T} {a}, {safe}", T)
+        return _sel(e, t, zero, "0", q), _sel(e, t, zero, "0", r)
+    m1 = e.emit(f"icmp eq {T} {b}, -1", "i1")
+    safe = _sel(e, t, _or(e, zero, m1), "1", b)
+    q = e.emit(f"sdiv {T} {a}, {safe}", T)
+    r = e.emit(f"srem {T} {a}, {safe}", T)
+    adj = _and(e, e.emit(f"icmp ne {T} {r}, 0", "i1"),
+               e.emit(f"icmp ne i1 {e.emit(f'icmp slt {T} {r}, 0', 'i1')}, "
+                      f"{e.emit(f'icmp slt {T} {b}, 0', 'i1')}", "i1"))
+    q = _sel(e, t, adj, e.emit(f"sub {T} {q}, 1", T), q)
+    r = _sel(e, t, adj, e.emit(f"add {T} {r}, {b}", T), r)
+    q = _sel(e, t, m1, e.emit(f"sub {T} 0, {a}", T), q)   # x // -1 wraps like NumPy
+    return _sel(e, t, zero, "0", q), _sel(e, t, _or(e, zero, m1), "0", r)
 
 
 def _i_fmod(signed):
@@ -223,7 +247,7 @@ def _i_fmod(signed):
         if signed:
             bad = _or(e, bad, e.emit(f"icmp eq {T} {b}, -1", "i1"))
         r = e.emit(f"{'srem' if signed else 'urem'} {T} {a}, {_sel(e, t, bad, '1', b)}", T)
-        return _sel(e, t, bad, "0", r)
+        return raise_flag_if(e, t, e.emit(f"icmp eq {T} {b}, 0", "i1"), _sel(e, t, bad, "0", r))
     return rule
 
 

@@ -8,8 +8,8 @@ from ..ops.creation import full_default_dtype
 from ..ops.promotion import PY_DTYPE
 from ..ops.symbolic import pytype_of
 from .extra_elementwise import arange_float
-from .common import (as_dtype, check_operand, is_array, is_proxy, is_weak_value, meta_of, reject,
-                     shape_arg, size_arg, unsupported, weak_type)
+from .common import (Proxy, as_dtype, check_operand, is_array, is_proxy, is_symbolic, is_weak_value, meta_of,
+                     reject, shape_arg, size_arg, unsupported, weak_type)
 
 _F64 = np.dtype(np.float64)
 
@@ -49,13 +49,30 @@ def _like_defaults(a, dtype, shape, fname):
     return dt, base_shape if shape is None else shape_arg(shape, fname)
 
 
+def _keeps_order(a, order, shape) -> bool:
+    """NumPy gives a *_like result the prototype's memory order ("K"): only an array of 2+
+    dims with the same shape can have another order than C."""
+    return order == "K" and shape is None and is_array(a) and len(a.shape) >= 2
+
+
+def _like_in_order(b, a, dt, fill):
+    """A new array shaped like `a` in a's memory order, every element `fill` (a `dt` scalar):
+    `where(False, a, fill)` allocates in "K" order on both backends and reads nothing of `a`
+    once lowered (the select of a constant False folds away)."""
+    proto = a if a.dtype == dt else b.emit("astype", a, dtype=dt)
+    return b.emit("where", False, proto, fill)
+
+
 def _like_impl(op: str):
     fname = f"np.{op}_like"
+    fill = {"zeros": 0, "empty": 0, "ones": 1}[op]
 
     def impl(b, a, dtype=None, order="K", subok=True, shape=None, *, device=None):
         reject(fname, {"order": order, "subok": subok, "device": device},
                order=("K", "C", "A"), subok=True, device=None)
         dt, sh = _like_defaults(a, dtype, shape, fname)
+        if _keeps_order(a, order, shape):
+            return _like_in_order(b, a, dt, dt.type(fill))
         return b.emit(op, shape=sh, dtype=dt)
     impl.__name__ = f"{op}_like_impl"
     return impl
@@ -71,7 +88,15 @@ def full_like_impl(b, a, fill_value, dtype=None, order="K", subok=True, shape=No
     reject(fname, {"order": order, "subok": subok, "device": device},
            order=("K", "C", "A"), subok=True, device=None)
     dt, sh = _like_defaults(a, dtype, shape, fname)
-    return b.emit("full", check_operand(fill_value, fname), shape=sh, dtype=dt)
+    fill = check_operand(fill_value, fname)
+    if _keeps_order(a, order, shape) and not isinstance(fill, Proxy) and not is_symbolic(fill):
+        try:                                    # NumPy's own conversion of the fill value
+            value = np.full_like(np.empty((), dt), fill)[()]
+        except (OverflowError, ValueError, TypeError):
+            value = None                        # "full" below raises as NumPy does
+        if value is not None:
+            return _like_in_order(b, a, dt, value)
+    return b.emit("full", fill, shape=sh, dtype=dt)
 
 
 def _int_bound(x, what):

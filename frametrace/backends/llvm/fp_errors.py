@@ -1,0 +1,117 @@
+"""Where compiled code must hand a call to NumPy: floating-point errors, self-overlapping writes.
+
+Floating-point errors. Kernels OR the exception flags they saw into one word
+(codegen/llvm_kernels/fpflags.py). After its kernels the wrapper looks at the word (one
+ctypes read). Set, and NumPy's error mode for a flagged kind is not "ignore": the graph is
+evaluated again by NumPy eagerly (the NumPy backend), which raises FloatingPointError, warns
+("divide by zero encountered in log") or calls the handler exactly as plain NumPy code would,
+with NumPy's own messages and warning filters; its results are returned. The flag is only a
+"maybe" (vector tails, signalling compares on NaN), so NumPy also gets the last word on
+whether anything is reported at all.
+
+Re-evaluating is only faithful when the first evaluation had no visible effect. A graph that
+writes into an input (`x /= y`) therefore, when some error mode is not "ignore", copies the
+inputs it writes before its kernels and puts them back before NumPy runs the graph. With
+every mode "ignore" (`np.errstate(all="ignore")`) nothing is copied.
+
+Self-overlapping destinations. NumPy buffers an in-place update whose destination overlaps
+itself (`as_strided(x, (4, 3), (8, 8)) += 1` adds 1 once to each memory location); a fused
+kernel would read what it already wrote. A destination input that may overlap itself
+(`self_overlapping`: not contiguous and its strides cannot be ordered into disjoint blocks)
+makes the wrapper run the call with NumPy instead.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...codegen.llvm_kernels import fpflags
+from ...ir.graph import Node
+from ...ir.registry import get_op
+from ..numpy_backend import compile_graph as numpy_compile
+
+WORD = fpflags.WORD
+
+
+def mutated_inputs(graph) -> list:
+    """Indices of graph inputs that a mutation writes into (directly or through views)."""
+    index = {n: i for i, n in enumerate(graph.inputs)}
+    out = []
+    for n in graph.nodes:
+        if get_op(n.op).kind != "mutation" or not n.args or not isinstance(n.args[0], Node):
+            continue
+        d = n.args[0]
+        while d not in index and get_op(d.op).kind == "view" and d.args and isinstance(d.args[0], Node):
+            d = d.args[0]
+        if d in index and index[d] not in out:
+            out.append(index[d])
+    return out
+
+
+def quiet(flags: int = fpflags.REPORTED) -> bool:
+    """Is NumPy's error mode "ignore" for every kind flagged in `flags`?"""
+    err = np.geterr()
+    return all(err[name] == "ignore" for bit, name in fpflags.KINDS.items() if flags & bit)
+
+
+def self_overlapping(a) -> bool:
+    """May two indices of `a` address the same memory? False is exact; True may be
+    conservative (NumPy's own check solves it exactly; a False here never is wrong)."""
+    if a.flags.c_contiguous or a.flags.f_contiguous or a.size <= 1:
+        return False
+    dims = sorted((abs(s), n) for s, n in zip(a.strides, a.shape) if n > 1)
+    reach = a.itemsize                         # bytes spanned by the smaller dims, plus one item
+    for stride, n in dims:
+        if stride < reach:
+            return True
+        reach += stride * (n - 1)
+    return False
+
+
+def snapshot_one(x):
+    """A copy of input `x` that a graph writes, or None when every error mode is "ignore"
+    (the native entry calls this before its kernels)."""
+    return None if quiet() else x.copy()
+
+
+def native_flagged(*saved) -> bool:
+    """The native entry's kernels set a flag (`saved`: input, snapshot_one(input), ...):
+    True when NumPy must redo the call (the inputs are put back; the entry then misses)."""
+    flags = fpflags.take()
+    if not flags or quiet(flags) or any(old is None for old in saved[1::2]):
+        return False
+    for dst, old in zip(saved[::2], saved[1::2]):
+        np.copyto(dst, old)
+    return True
+
+
+class Fallback:
+    """NumPy evaluation of the graph, built on first use (most graphs never need it)."""
+
+    def __init__(self, graph, mutated):
+        self.graph, self.mutated, self._run = graph, tuple(mutated), None
+
+    def run(self, inputs, symbol_values):
+        if self._run is None:
+            self._run = numpy_compile(self.graph)
+        return self._run(inputs, symbol_values)
+
+    def snapshot(self, inputs):
+        """Copies of the inputs the graph writes, when NumPy may have to redo the call."""
+        if quiet():
+            return None
+        return [(inputs[i], inputs[i].copy()) for i in self.mutated]
+
+    def after(self, outs, inputs, symbol_values, saved):
+        """The kernels set an FP flag: keep `outs`, or let NumPy redo the call and report."""
+        flags = fpflags.take()
+        if not flags or quiet(flags):
+            return outs
+        if self.mutated:
+            if saved is None:                 # (a handler changed the mode meanwhile)
+                return outs
+            for dst, old in saved:
+                np.copyto(dst, old)
+        return self.run(inputs, symbol_values)
+
+
+__all__ = ["Fallback", "mutated_inputs", "quiet", "native_flagged", "self_overlapping", "snapshot_one", "WORD"]
