@@ -54,5 +54,7 @@ def qualname(t) -> str:
 
 
 def describe(value) -> str:
+    if value is None:
+        return "None"
     name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
     return f"<{type(value).__name__} {name}>" if name else f"<{type(value).__name__} object>"

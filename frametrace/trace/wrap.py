@@ -186,20 +186,19 @@ class VariableBuilder:
         through ClosureSource when inlined. So a fresh lambda per call reuses the entry."""
         g.type(source, fn)
         g.code(source, fn)
+        # a function's __defaults__ is a tuple or None, its __kwdefaults__ a dict or None
         defaults = AttrSource(source, "__defaults__")
         if fn.__defaults__ is None:
-            g.equals(defaults, None)
+            g.identity(defaults, None)
         else:
-            g.type(defaults, fn.__defaults__)
             g.length(defaults, len(fn.__defaults__))
         kwdefaults = AttrSource(source, "__kwdefaults__")
         if fn.__kwdefaults__ is None:
-            g.equals(kwdefaults, None)
+            g.identity(kwdefaults, None)
         else:
-            g.type(kwdefaults, fn.__kwdefaults__)
             g.dict_keys(kwdefaults, fn.__kwdefaults__)
-        if fn.__globals__ is self.output.root_globals:
-            g.identity(GlobalsOfSource(source), fn.__globals__)
+        if fn.__globals__ is self.output.root_globals and fn.__code__.co_names:
+            g.identity(GlobalsOfSource(source), fn.__globals__)   # code that names no global reads none
 
     def _sequence_items(self, value, source):
         """The items of a list or tuple input, its length and each element guarded."""

@@ -125,8 +125,7 @@ def test_function_guards_read_code_and_defaults_not_identity():
     b = GuardBuilder()
     b.type(X, f0)
     b.code(X, f0)
-    b.type(AttrSource(X, "__defaults__"), f0.__defaults__)
-    b.length(AttrSource(X, "__defaults__"), 2)
+    b.length(AttrSource(X, "__defaults__"), 2)          # a function's defaults: a tuple or None
     b.equals(DefaultsSource(X, 0), 2.0)
     b.equals(DefaultsSource(X, 1), 3)
     check, native = checks(b)
@@ -140,6 +139,8 @@ def test_function_guards_read_code_and_defaults_not_identity():
             assert native(v) is want
     g = _fn()
     g.__defaults__ = (2.0,)          # fewer defaults than traced: rejected, never read past the end
+    assert check(g) is False and (native is None or native(g) is False)
+    g.__defaults__ = None
     assert check(g) is False and (native is None or native(g) is False)
 
 
@@ -174,3 +175,29 @@ def test_kinds_are_one_enum_and_records_are_deduplicated():
     assert [g.kind for g in b.guards] == [GuardKind.TYPE_MATCH, GuardKind.EQUALS_MATCH]
     assert isinstance(b.guards[0].kind, GuardKind) and b.guards[0].kind == "TYPE_MATCH"
     assert types.FunctionType is type(_fn())
+
+
+def test_texts_are_the_ones_users_know():
+    b = GuardBuilder()
+    a = np.ones((2, 3), np.float32)
+    b.type(X, a)
+    b.dtype(X, a.dtype)
+    b.ndim(X, 2)
+    b.size(ShapeSource(X, 1), 3)
+    b.layout(X, "F")
+    b.strides(X, (4, 8))
+    b.length(LocalSource("t"), 2)
+    b.dict_keys(LocalSource("d"), ["a", 1])
+    b.identity(LocalSource("m"), np)
+    b.equals(LocalSource("r"), range(3))
+    b.equals(LocalSource("z"), -0.0)
+    b.equals(LocalSource("c"), complex(math.inf, math.nan))
+    b.builtin_not_shadowed(None, "len")
+    assert [g.name for g in b.guards] == [
+        "type(L['x']) is numpy.ndarray", "L['x'].dtype == float32", "L['x'].ndim == 2", "L['x'].shape[1] == 3",
+        "L['x'] is F-contiguous", "L['x'].strides == (4, 8)", "len(L['t']) == 2", "list(L['d']) == ['a', 1]",
+        "L['m'] is <module numpy>", "type(L['r']) is range", "L['r'] == range(0, 3)", "type(L['z']) is float",
+        "L['z'] == -0.0", "type(L['c']) is complex", "L['c'] == (inf+nanj)", "'len' not in G"]
+    assert [g.code for g in b.guards][:7] == [
+        "type(x) is ___type_0", "x.dtype == ___dtype_1", "x.ndim == 2", "x.shape[1] == 3", "x.flags.f_contiguous",
+        "x.strides == (4, 8)", "len(t) == 2"]

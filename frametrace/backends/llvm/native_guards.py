@@ -199,9 +199,14 @@ class Translator:
             bit = NPY_C_CONTIGUOUS if g.payload == "C" else NPY_F_CONTIGUOUS
             ir.require(ir.op(f"icmp ne i32 {ir.op(f'and i32 {flags}, {bit}')}, 0"))
         elif k is K.LEN:
+            obj = self.source_obj(src)
+            if _function_member(src, self.types) == "__defaults__":
+                self.keep.append(None)                              # a tuple or None
+                ir.require(ir.op(f"icmp ne ptr {obj}, {ir.const_ptr(None)}"))
+                self.types[src.code] = tuple
             if self.types.get(src.code) not in (tuple, list):
                 raise NotNative(f"len() of {src.name}")
-            size = ir.field(self.source_obj(src), 16, "i64")        # PyVarObject.ob_size
+            size = ir.field(obj, 16, "i64")                         # PyVarObject.ob_size
             ir.require(ir.op(f"icmp eq i64 {size}, {g.payload}"))
             self.lengths[src.code] = g.payload
         elif k is K.EQUALS_MATCH:
@@ -253,8 +258,7 @@ class Translator:
             return self._dict_item_of(self.source_obj(src.globals_source), src.global_name)
         if isinstance(src, GlobalsOfSource):
             return self.source_obj(AttrSource(src.base, "__globals__"))
-        if isinstance(src, AttrSource) and src.member in _FUNCTION_MEMBERS and \
-                self.types.get(src.base.code) is types.FunctionType:
+        if _function_member(src, self.types):
             # a read-only slot of an exactly-typed function: the function owns the result
             got = self._getattr(self.source_obj(src.base), src.member)
             ir.call("void", "Py_DecRef", f"ptr {got}")
@@ -282,8 +286,7 @@ class Translator:
         """The i64 address of the object at `src`, only for identity tests: an attribute is
         looked up and released at once (if it equals a constant the entry keeps, it is alive)."""
         ir = self.ir
-        if isinstance(src, AttrSource) and not (src.member in _FUNCTION_MEMBERS and
-                                                self.types.get(src.base.code) is types.FunctionType):
+        if isinstance(src, AttrSource) and not _function_member(src, self.types):
             base = self.source_obj(src.base)
             ir.call("void", "Py_IncRef", f"ptr {base}")       # attribute code may run Python
             got = self._getattr(base, src.member, release=base)
@@ -597,6 +600,14 @@ class Translator:
         if type(op) in _CMP:
             return ir.op(f"icmp {_CMP[type(op)]} i64 {self.as_int(a, t)}, {self.as_int(b, t)}")
         raise NotNative(f"comparison {ast.unparse(t)}")
+
+
+def _function_member(src, guarded_types) -> str | None:
+    """The member name when `src` is a member slot of a function whose exact type is guarded."""
+    if isinstance(src, AttrSource) and src.member in _FUNCTION_MEMBERS and \
+            guarded_types.get(src.base.code) is types.FunctionType:
+        return src.member
+    return None
 
 
 def _shallow(src) -> bool:
