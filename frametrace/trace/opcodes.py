@@ -242,7 +242,9 @@ class OpcodeHandlers(metaclass=_DispatchMeta):
         from ..ir import numpy_api
         x = self.pop()
         if isinstance(x, ArrayVariable):
-            self.push(self.wrap_result(numpy_api.unary_op(self.output.builder, op, x.proxy)))
+            out = self.wrap_result(numpy_api.unary_op(self.output.builder, op, x.proxy))
+            out.derived_python_scalar = x.derived_python_scalar and out.is_python_scalar
+            self.push(out)
         elif isinstance(x, (SymNumberVariable, ConstantVariable)) and op != "not":
             import operator
             fn = {"-": operator.neg, "+": operator.pos, "~": operator.invert}[op]

@@ -217,8 +217,6 @@ class BuiltinVariable(VariableTracker):
         if isinstance(x, ArrayVariable):
             if x.is_python_scalar and x.python_type() is int and not rest:
                 return x
-            if not rest and _is_0d(x) and x.proxy.dtype.kind in "biu":
-                return _as_python_scalar(tx, x, int)
             raise _data_dependent("int")
         return None
 
@@ -267,13 +265,17 @@ def _is_0d(x) -> bool:
 
 
 def _as_python_scalar(tx, x, pytype):
-    """float(a) / int(a) of a 0-d graph value: a run-time Python scalar of the graph (the cast
-    happens in the graph; the entry turns the output into a Python float or int)."""
+    """float(a) of a 0-d graph value: a run-time Python float of the graph (the cast to float64
+    happens in the graph; the entry turns the output into a Python float). In the graph it is a
+    float64 value, which NumPy promotes like a Python float except against float16, float32 and
+    complex64 operands: there `ArrayVariable.check_mixing` refuses it (a graph break)."""
     import numpy as np
     from ...ir.builder import Proxy
     from ...ir.fake import FakeScalar
-    cast = tx.output.builder.emit("astype", x.proxy, dtype=np.dtype(np.float64 if pytype is float else np.int64))
-    return ArrayVariable(Proxy(cast.node, FakeScalar(pytype)))
+    cast = tx.output.builder.emit("astype", x.proxy, dtype=np.dtype(np.float64))
+    out = ArrayVariable(Proxy(cast.node, FakeScalar(pytype)))
+    out.derived_python_scalar = True
+    return out
 
 
 def _int(tx, v):

@@ -131,6 +131,8 @@ class NumpyFunctionVariable(VariableTracker):
                 and _foldable(self.fn):
             return tx.constant_fold(self.fn, args, kwargs)
         from ...ir.numpy_api import lookup_function
+        from .array import check_mixing
+        check_mixing(list(args) + list(kwargs.values()))
         impl = lookup_function(self.fn)
         if impl is None:
             raise Unsupported(f"numpy.{getattr(self.fn, '__name__', self.fn)} is not supported", kind="call",
