@@ -17,7 +17,8 @@ from ..errors import Unsupported
 
 
 class SideEffects:
-    def __init__(self):
+    def __init__(self, on_first_mutation=None):
+        self._on_first_mutation = on_first_mutation or (lambda vt: None)
         self._attrs: dict = {}         # (id(obj VT), name) -> (obj VT, name, value VT)
         self._containers: dict = {}    # id(container VT) -> container VT
         self._order: list = []         # ("attr", key) / ("container", key), first mutation first
@@ -33,6 +34,7 @@ class SideEffects:
         key = (id(obj), name)
         if key not in self._attrs:
             self._order.append(("attr", key))
+            self._on_first_mutation(obj)
         self._attrs[key] = (obj, name, value)
 
     def load_attr(self, obj, name: str):
@@ -48,6 +50,7 @@ class SideEffects:
         if key not in self._containers:
             self._containers[key] = container
             self._order.append(("container", key))
+            self._on_first_mutation(container)
 
     def replay_code(self, rebuild, namespace: dict, call: str | None, value_code: str) -> str:
         """One Python expression that evaluates `value_code` (a return value, or the argument

@@ -40,6 +40,8 @@ _CONSTANT_TYPES = (type(None), bool, str, bytes, complex, np.dtype, range, slice
 class VariableBuilder:
     def __init__(self, output):
         self.output = output
+        self.mutable_inputs: dict = {}     # id(list / dict / user object) -> (value, VT)
+        self.mutated: list = []            # those of them the trace writes to
 
     def __call__(self, value, source):
         out = self.output
@@ -47,10 +49,38 @@ class VariableBuilder:
             cached = out.input_vars.get(source.name)
             if cached is not None:
                 return cached
+            if _is_mutable(value):
+                seen = self.mutable_inputs.get(id(value))
+                if seen is not None:
+                    # one object reached by two paths is one traced value (a write through one is
+                    # seen through the other), guarded to stay the same object
+                    other = seen[1]
+                    out.guards.add(f"{source.code} is {other.source.code}", f"{source.name} is {other.source.name}",
+                                   "ALIAS", source.name)
+                    out.input_vars[source.name] = other
+                    return other
         var = self._wrap(value, source)
         if source is not None:
             out.input_vars[source.name] = var
+            if _is_mutable(value):
+                self.mutable_inputs[id(value)] = (value, var)
+                for mutated in self.mutated:
+                    if mutated.python_type() is type(value):
+                        self._not_same(mutated, var)
         return var
+
+    def _not_same(self, a, b):
+        self.output.guards.add(f"{a.source.code} is not {b.source.code}",
+                               f"{a.source.name} is not {b.source.name}", "ALIAS", a.source.name)
+
+    def guard_not_aliased(self, var):
+        """`var` (an input container or object) is mutated: every other mutable input of its type
+        was a different object when traced, and must stay one (else a write through one path
+        would be missed by reads through the other)."""
+        self.mutated.append(var)
+        for value, other in self.mutable_inputs.values():
+            if other is not var and type(value) is var.python_type() and other.source is not None:
+                self._not_same(var, other)
 
     def _wrap(self, value, source):
         g = self.output.guards if source is not None else None
@@ -262,6 +292,12 @@ def _is_builtin(value) -> bool:
 
 _BUILTIN_TYPES = (range, enumerate, zip, int, float, bool, tuple, list, dict, reversed, type, iter, map, filter,
                   super)
+
+
+def _is_mutable(value) -> bool:
+    t = type(value)
+    return t is list or t is dict or (t.__module__ not in ("builtins", "numpy") and hasattr(value, "__dict__")
+                                      and not isinstance(value, (type, types.ModuleType, types.FunctionType)))
 
 
 def _is_int64_list(value) -> bool:

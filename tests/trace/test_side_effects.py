@@ -216,3 +216,21 @@ def test_a_dict_keyed_by_a_size():
         got = f(np.ones(n))
         assert got == sized_keys(np.ones(n))
         assert all(type(k) is int for k in got[0])
+
+
+def write_one_read_other(a, b, x):
+    a["k"] = x * 2.0
+    return b["k"] + 1.0
+
+
+def test_one_dict_passed_twice_is_one_traced_value():
+    x = rng.standard_normal(3)
+    f = ft.compile(write_one_read_other)
+    d = {"k": np.zeros(3)}
+    assert_same(f(d, d, x), x * 2.0 + 1.0)
+    d1, d2 = {"k": np.zeros(3)}, {"k": np.ones(3)}
+    assert_same(f(d1, d2, x), np.ones(3) + 1.0)      # different objects now: a new entry
+    assert_same(d1["k"], x * 2.0)
+    d3 = {"k": np.zeros(3)}
+    assert_same(f(d3, d3, x), x * 2.0 + 1.0)         # and aliased again: the first entry
+    assert ft.stats().unique_graphs == 2
