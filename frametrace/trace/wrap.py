@@ -121,13 +121,10 @@ class VariableBuilder:
             return IntListVariable(value, source, lambda: self._sequence_items(value, source),
                                    lambda: self._int_list_array(value, source))
         if t in (tuple, list):
-            if g is not None:
-                g.type_match(source, value)
-                g.add(f"len({source.code}) == {len(value)}", f"len({source.name}) == {len(value)}", "LEN",
-                      source.name)
-            items = [self(v, GetItemSource(source, i) if source is not None else None)
-                     for i, v in enumerate(value)]
-            return (TupleVariable if t is tuple else ListVariable)(items, source)
+            if g is None:
+                return (TupleVariable if t is tuple else ListVariable)([self(v, None) for v in value])
+            g.type_match(source, value)
+            return (TupleVariable if t is tuple else ListVariable)(self._sequence_items(value, source), source)
         if t is dict:
             keys = list(value.keys())
             if not all(type(k) in (str, int, bool) for k in keys):
@@ -208,7 +205,10 @@ class VariableBuilder:
     def _sequence_items(self, value, source):
         """The items of a list or tuple input, its length and each element guarded."""
         g = self.output.guards
-        g.add(f"len({source.code}) == {len(value)}", f"len({source.name}) == {len(value)}", "LEN", source.name)
+        name = f"len({source.name}) == {len(value)}"
+        if type(value) is list:
+            name += " (a list whose items are read has a static length: pass an array to vary it)"
+        g.add(f"len({source.code}) == {len(value)}", name, "LEN", source.name)
         return [self(v, GetItemSource(source, i)) for i, v in enumerate(value)]
 
     def _int_list_array(self, value, source):
