@@ -265,6 +265,10 @@ class ListIteratorVariable(VariableTracker):
         self.index += 1
         return item
 
+    def reconstruct(self, rebuild):
+        """At a graph break inside a loop: an iterator over the items not taken yet."""
+        return "iter([" + ", ".join(rebuild(i) for i in self.items[self.index:]) + "])"
+
 
 class IntListVariable(ListVariable):
     """A list of ints the caller passed, kept lazy. Used as array data (an index, `np.array(lst)`,
