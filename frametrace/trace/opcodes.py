@@ -79,7 +79,16 @@ class OpcodeHandlers(metaclass=_DispatchMeta):
             self.push(NullVariable())
         self.push(self.load_global(ins.argval))
 
+    def _globals_code(self):
+        return "___G" if self.globals_source is None else self.globals_source.code
+
+    def op_STORE_GLOBAL(self, ins):
+        self.output.side_effects.store_global(self.fn_globals, self._globals_code(), ins.argval, self.pop())
+
     def load_global(self, name):
+        stored = self.output.side_effects.load_global(self.fn_globals, name)
+        if stored is not None:
+            return stored
         g = self.fn_globals
         if name in g:
             return self.wrap_value(g[name], GlobalIn(self.globals_source, name))

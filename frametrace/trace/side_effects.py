@@ -21,6 +21,7 @@ class SideEffects:
         self._on_first_mutation = on_first_mutation or (lambda vt: None)
         self._attrs: dict = {}         # (id(obj VT), name) -> (obj VT, name, value VT)
         self._containers: dict = {}    # id(container VT) -> container VT
+        self._globals: dict = {}       # (globals dict code, name) -> value VT
         self._order: list = []         # ("attr", key) / ("container", key), first mutation first
 
     def __bool__(self):
@@ -36,6 +37,18 @@ class SideEffects:
             self._order.append(("attr", key))
             self._on_first_mutation(obj)
         self._attrs[key] = (obj, name, value)
+
+    def store_global(self, globals_dict: dict, globals_code: str, name: str, value):
+        """`global name; name = value`: a store into a module's globals dict, which the entry
+        reaches as `globals_code`."""
+        key = (id(globals_dict), name)
+        if key not in self._globals:
+            self._order.append(("global", key))
+        self._globals[key] = (globals_code, value)
+
+    def load_global(self, globals_dict: dict, name: str):
+        entry = self._globals.get((id(globals_dict), name))
+        return None if entry is None else entry[1]
 
     def load_attr(self, obj, name: str):
         """The value a store in this trace gave `obj.name`, or None."""
@@ -64,6 +77,10 @@ class SideEffects:
                 obj, name, value = self._attrs[key]
                 ops.append(("attr", name))
                 codes += [rebuild.source_code(obj), rebuild(value)]
+            elif kind == "global":
+                globals_code, value = self._globals[key]
+                ops.append(("item", key[1]))
+                codes += [globals_code, rebuild(value)]
             else:
                 vt = self._containers[key]
                 ops.append(("dict" if vt.python_type() is dict else "list", None))
@@ -80,6 +97,8 @@ def make_replay(ops: tuple):
             target, new = pairs[2 * i], pairs[2 * i + 1]
             if kind == "attr":
                 setattr(target, name, new)
+            elif kind == "item":
+                target[name] = new
             elif kind == "list":
                 target[:] = new
             else:

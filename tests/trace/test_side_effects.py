@@ -234,3 +234,29 @@ def test_one_dict_passed_twice_is_one_traced_value():
     d3 = {"k": np.zeros(3)}
     assert_same(f(d3, d3, x), x * 2.0 + 1.0)         # and aliased again: the first entry
     assert ft.stats().unique_graphs == 2
+
+
+TOTAL = 0.0
+STEPS = 0
+
+
+def accumulate(x):
+    global TOTAL, STEPS
+    STEPS += 1
+    TOTAL = TOTAL + float(x.sum()) * STEPS
+    return x * STEPS, TOTAL
+
+
+def test_global_statements_are_replayed():
+    global TOTAL, STEPS
+    TOTAL, STEPS = 0.0, 0
+    f = ft.compile(accumulate)
+    want_total = 0.0
+    for i in range(1, 4):
+        x = rng.standard_normal(3)
+        want_total = want_total + float(x.sum()) * i
+        out, total = f(x)
+        assert_same(out, x * i)
+        assert total == pytest.approx(want_total, rel=1e-12) and type(total) is float
+    assert STEPS == 3 and TOTAL == pytest.approx(want_total, rel=1e-12)
+    assert ft.stats().graph_breaks == 0
