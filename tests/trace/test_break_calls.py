@@ -80,3 +80,25 @@ def test_a_break_inside_a_loop_keeps_the_graph_before_the_loop(capsys):
     assert_same(ft.compile(loop_with_a_break)(x, ws), loop_with_a_break(x, ws))
     assert capsys.readouterr().out.count("layer (2, 3)") == 6
     assert ft.stats().unique_graphs >= 1
+
+
+def make_counter():
+    count = 0
+
+    def step(x):
+        nonlocal count
+        y = x * 2.0
+        count = count + x.shape[0]          # a write to the enclosing function's variable: a split
+        return y + count
+    return step, lambda: count
+
+
+def test_nonlocal_writes_in_the_compiled_frame_land_in_the_cell():
+    step, read = make_counter()
+    eager_step, eager_read = make_counter()
+    f = ft.compile(step)
+    for n in (3, 3, 5):
+        x = rng.standard_normal(n)
+        assert_same(f(x), eager_step(x))
+        assert read() == eager_read()
+    assert ft.stats().unique_graphs >= 1
