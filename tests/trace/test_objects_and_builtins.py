@@ -182,3 +182,9 @@ def test_float_of_a_reduction_is_a_python_float_with_python_promotion(backend, y
     assert_same(got[1], want[1])
     assert type(got[2]) is float and got[2] == pytest.approx(want[2], rel=1e-12)
     assert got[3] == want[3]
+
+
+def test_returned_iterators_keep_their_type():
+    d = {"a": np.ones(2)}
+    got = ft.compile(lambda d, x: (map(abs, [x]), d.items(), zip([x], [x])))(d, np.ones(2))
+    assert [type(g) for g in got] == [map, type(d.items()), zip]

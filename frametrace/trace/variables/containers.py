@@ -266,7 +266,11 @@ class ListIteratorVariable(VariableTracker):
         return item
 
     def reconstruct(self, rebuild):
-        """At a graph break inside a loop: an iterator over the items not taken yet."""
+        """At a graph break inside a loop: an iterator over the items not taken yet (only there:
+        returned to the caller, a list iterator would not be the map/zip/dict view it stands for)."""
+        if not getattr(rebuild, "allow_iterators", False):
+            raise Unsupported("returning an iterator (map, zip, enumerate, a dict view, ...)", kind="output",
+                              hints=("return a list or tuple of it instead",))
         return "iter([" + ", ".join(rebuild(i) for i in self.items[self.index:]) + "])"
 
 
