@@ -19,8 +19,8 @@ from .variables.array import ArrayVariable
 from .variables.builtins import MATH_FUNCTIONS, BuiltinVariable, MathFunctionVariable
 from .variables.constant import ConstantVariable, SymNumberVariable
 from .variables.containers import DictVariable, IntListVariable, ListVariable, TupleVariable
-from .variables.functions import (ModuleVariable, NumpyFunctionVariable, PartialVariable, UserFunctionVariable,
-                                  UserMethodVariable, UserObjectVariable)
+from .variables.functions import (ModuleVariable, NumpyFunctionVariable, PartialVariable, UserClassVariable,
+                                  UserFunctionVariable, UserMethodVariable, UserObjectVariable, is_user_class)
 from .variables.special import special_function_variable
 
 
@@ -196,7 +196,7 @@ class VariableBuilder:
         if isinstance(value, type):
             if g is not None:
                 g.id_match(source, value)
-            return ConstantVariable(value, source)
+            return UserClassVariable(value, source) if is_user_class(value) else ConstantVariable(value, source)
         if source is None:
             raise Unsupported(f"a {type(value).__name__} object created outside the traced code", kind="input")
         g.type_match(source, value)

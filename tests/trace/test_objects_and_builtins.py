@@ -188,3 +188,33 @@ def test_returned_iterators_keep_their_type():
     d = {"a": np.ones(2)}
     got = ft.compile(lambda d, x: (map(abs, [x]), d.items(), zip([x], [x])))(d, np.ones(2))
     assert [type(g) for g in got] == [map, type(d.items()), zip]
+
+
+class Table:
+    weights = np.arange(6.0)
+    offset = 2
+
+    @staticmethod
+    def scale(x):
+        return x * 3.0
+
+    @classmethod
+    def shifted(cls, x):
+        return x + cls.offset
+
+    def plain(self, x):
+        return x - 1.0
+
+
+def class_level_reads(obj, x):
+    cls = type(obj)
+    return (Table.scale(x) + cls.shifted(x) + Table.plain(obj, x) + Table.weights[: x.shape[0]],
+            isinstance(obj, Table), cls is Table)
+
+
+def test_attributes_read_off_a_user_class():
+    x = rng.standard_normal(4)
+    got, want = ft.compile(class_level_reads)(Table(), x), class_level_reads(Table(), x)
+    assert_same(got[0], want[0])
+    assert got[1:] == want[1:]
+    whole_graph()
