@@ -260,3 +260,22 @@ def test_global_statements_are_replayed():
         assert total == pytest.approx(want_total, rel=1e-12) and type(total) is float
     assert STEPS == 3 and TOTAL == pytest.approx(want_total, rel=1e-12)
     assert ft.stats().graph_breaks == 0
+
+
+def shape_keyed(x, d):
+    cache = {x.shape: x * 2.0}
+    d[len(x)] = x.sum()
+    d["y"] = x
+    return cache[x.shape] + d["y"], (x.shape[0], "a") in {(len(x), "a"): 1}
+
+
+def test_arrays_stored_in_dicts_and_keys_made_of_sizes():
+    f = ft.compile(shape_keyed, dynamic=True)
+    for n in (3, 4):
+        x = rng.standard_normal(n)
+        d1, d2 = {}, {}
+        got, want = f(x, d1), shape_keyed(x, d2)
+        assert_same(got[0], want[0])
+        assert got[1] == want[1] and list(d1) == list(d2) and type(list(d1)[0]) is int
+        assert_same(d1["y"], d2["y"])
+        assert d1[n] == pytest.approx(d2[n], rel=1e-12)

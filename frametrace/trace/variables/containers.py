@@ -47,6 +47,8 @@ def constant_key(tx, vt):
     from .constant import SymNumberVariable
     if isinstance(vt, SymNumberVariable):
         return int(vt.value) if vt.python_type() is int else vt.python_type()(vt.value)
+    if type(vt) is TupleVariable:
+        return tuple(constant_key(tx, item) for item in vt.items)      # `d[x.shape]`
     try:
         key = vt.as_python_constant()
     except NotConstant:
