@@ -64,8 +64,11 @@ def _changed_input(g):
 def recompile_advice(failed) -> str:
     """Which annotation would have avoided a size-related recompile (empty if none applies):
     `failed` are the failing records of the newest entry."""
-    dims, ints = [], []
+    dims, ints, lists = [], [], []
     for g in failed:
+        if g.kind is K.LEN and g.source is not None and g.source.name not in lists:
+            lists.append(g.source.name)         # a list or tuple read item by item
+            continue
         what = _changed_input(g)
         if what is None:
             continue
@@ -73,6 +76,9 @@ def recompile_advice(failed) -> str:
             dims.append(what[1:])
         elif what[0] == "int" and what[1] not in ints:
             ints.append(what[1])
+    if lists:
+        return ("    " + ", ".join(lists) + " changed length; a sequence whose items the code reads one by one "
+                "has a static length: pass an array (np.asarray) to let its length vary")
     if not dims and not ints:
         return ""
     sources = [f"L[{n!r}]" for n, _ in dims] + [f"L[{n!r}]" for n in ints]

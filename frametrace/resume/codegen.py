@@ -53,6 +53,8 @@ def stack_effect(ins):
         return 3 + (ins.arg & 1), 1
     if pyversion.format_has_spec(ins):
         return None
+    if ins.opname == "STORE_DEREF":               # `nonlocal x; x = v` in a frame with free variables
+        return 1, 0
     return pyversion.SIMPLE_STACK_EFFECT.get(ins.opname)
 
 
@@ -145,6 +147,8 @@ def make_break_code(code, index: int, layout: tuple, local_names: list, resume_f
     ins = instrs[index]
     lineno = ins.positions.lineno or code.co_firstlineno
     out = [Instr("RESUME", 0, lineno=lineno)]
+    if code.co_freevars:            # the break function shares the frame's closure (a STORE_DEREF writes it)
+        out.insert(0, Instr("COPY_FREE_VARS", len(code.co_freevars), lineno=lineno))
     if ins.opname in pyversion.CALLS:
         consumed = ins.arg + pyversion.CALLS[ins.opname]
         below, top = layout[:-consumed], layout[-consumed:]
@@ -187,6 +191,7 @@ def make_break_code(code, index: int, layout: tuple, local_names: list, resume_f
     else:
         raise ValueError(f"cannot break at {ins.opname}")
     bc = Bytecode(out)
+    bc.freevars = list(code.co_freevars)
     bc.argnames = stack_args(layout) + list(local_names)
     bc.argcount = len(bc.argnames)
     bc.name = f"__break_at_{ins.offset}_{code.co_name}"
@@ -233,4 +238,4 @@ def _call_resume(resume_fn, layout, local_names, lineno, result_slot=None):
 
 def make_break_function(fn, index, layout, local_names, resume_fns):
     code = make_break_code(fn.__code__, index, layout, local_names, resume_fns)
-    return types.FunctionType(code, fn.__globals__, code.co_name)
+    return types.FunctionType(code, fn.__globals__, code.co_name, None, fn.__closure__)

@@ -85,6 +85,7 @@ def break_return_code(cache, brk, rebuild, namespace, options) -> str:
     ins = pyversion.instructions(cache.code)[tx.stop_index]
     if ins.opname in pyversion.CALLS and len(layout) < ins.arg + pyversion.CALLS[ins.opname]:
         raise Unsupported("stack too short at the break", kind="internal")
+    rebuild.allow_iterators = True        # a loop's iterator continues in the resume function
     args = [rebuild(v) for v in tx.stack if not isinstance(v, NullVariable)]
     scalars = {f"{STACK_PREFIX}{i}" for i, v in enumerate(tx.stack) if _is_array_scalar(v)}
     local_names = []

@@ -85,7 +85,16 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
             self.push(NullVariable())
         self.push(self.load_global(ins.argval))
 
+    def _globals_code(self):
+        return "___G" if self.globals_source is None else self.globals_source.code
+
+    def op_STORE_GLOBAL(self, ins):
+        self.output.side_effects.store_global(self.fn_globals, self._globals_code(), ins.argval, self.pop())
+
     def load_global(self, name):
+        stored = self.output.side_effects.load_global(self.fn_globals, name)
+        if stored is not None:
+            return stored
         g = self.fn_globals
         if name in g:
             return self.wrap_value(g[name], GlobalIn(self.globals_source, name))
@@ -245,7 +254,9 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
         from ..ir import numpy_api
         x = self.pop()
         if isinstance(x, ArrayVariable):
-            self.push(self.wrap_result(numpy_api.unary_op(self.output.builder, op, x.proxy)))
+            out = self.wrap_result(numpy_api.unary_op(self.output.builder, op, x.proxy))
+            out.derived_python_scalar = x.derived_python_scalar and out.is_python_scalar
+            self.push(out)
         elif isinstance(x, (SymNumberVariable, ConstantVariable)) and op != "not":
             import operator
             fn = {"-": operator.neg, "+": operator.pos, "~": operator.invert}[op]

@@ -35,7 +35,7 @@ class OutputGraph:
         self._layouts: dict = {}
         self.builder.input_layout = self.input_layout
         self._wrap = VariableBuilder(self)
-        self.side_effects = SideEffects()
+        self.side_effects = SideEffects(self._wrap.guard_not_aliased)
 
     def wrap(self, value, source):
         return self._wrap(value, source)

@@ -17,9 +17,11 @@ from ..errors import Unsupported
 
 
 class SideEffects:
-    def __init__(self):
+    def __init__(self, on_first_mutation=None):
+        self._on_first_mutation = on_first_mutation or (lambda vt: None)
         self._attrs: dict = {}         # (id(obj VT), name) -> (obj VT, name, value VT)
         self._containers: dict = {}    # id(container VT) -> container VT
+        self._globals: dict = {}       # (globals dict code, name) -> value VT
         self._order: list = []         # ("attr", key) / ("container", key), first mutation first
 
     def __bool__(self):
@@ -33,7 +35,20 @@ class SideEffects:
         key = (id(obj), name)
         if key not in self._attrs:
             self._order.append(("attr", key))
+            self._on_first_mutation(obj)
         self._attrs[key] = (obj, name, value)
+
+    def store_global(self, globals_dict: dict, globals_code: str, name: str, value):
+        """`global name; name = value`: a store into a module's globals dict, which the entry
+        reaches as `globals_code`."""
+        key = (id(globals_dict), name)
+        if key not in self._globals:
+            self._order.append(("global", key))
+        self._globals[key] = (globals_code, value)
+
+    def load_global(self, globals_dict: dict, name: str):
+        entry = self._globals.get((id(globals_dict), name))
+        return None if entry is None else entry[1]
 
     def load_attr(self, obj, name: str):
         """The value a store in this trace gave `obj.name`, or None."""
@@ -48,6 +63,7 @@ class SideEffects:
         if key not in self._containers:
             self._containers[key] = container
             self._order.append(("container", key))
+            self._on_first_mutation(container)
 
     def replay_code(self, rebuild, namespace: dict, call: str | None, value_code: str) -> str:
         """One Python expression that evaluates `value_code` (a return value, or the argument
@@ -61,6 +77,10 @@ class SideEffects:
                 obj, name, value = self._attrs[key]
                 ops.append(("attr", name))
                 codes += [rebuild.source_code(obj), rebuild(value)]
+            elif kind == "global":
+                globals_code, value = self._globals[key]
+                ops.append(("item", key[1]))
+                codes += [globals_code, rebuild(value)]
             else:
                 vt = self._containers[key]
                 ops.append(("dict" if vt.python_type() is dict else "list", None))
@@ -77,6 +97,8 @@ def make_replay(ops: tuple):
             target, new = pairs[2 * i], pairs[2 * i + 1]
             if kind == "attr":
                 setattr(target, name, new)
+            elif kind == "item":
+                target[name] = new
             elif kind == "list":
                 target[:] = new
             else:

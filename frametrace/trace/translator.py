@@ -18,7 +18,7 @@ from ..errors import NumpyError, Unsupported
 from ..ir.builder import Proxy
 from ..ir.fake import FakeScalar
 from .opcodes import OpcodeHandlers
-from .variables.array import ArrayVariable
+from .variables.array import ArrayVariable, check_mixing
 from .variables.base import CellBox, VariableTracker
 from .variables.constant import ConstantVariable, SymNumberVariable, wrap_number
 from .variables.containers import (DictVariable, IntListVariable, ListIteratorVariable, ListVariable,
@@ -186,11 +186,16 @@ class InstructionTranslator(OpcodeHandlers):
         base = op[:-1] if inplace else op
         from ..ir import numpy_api
         if isinstance(a, ArrayVariable) or isinstance(b, ArrayVariable):
+            check_mixing([a, b])
             builder = self.output.builder
             if inplace and isinstance(a, ArrayVariable) and not a.is_python_scalar and not a.proxy.scalar:
                 numpy_api.inplace_op(builder, base, a.proxy, self.unwrap(b))
                 return a
-            return self.wrap_result(numpy_api.binary_op(builder, base, self.unwrap(a), self.unwrap(b)))
+            out = self.wrap_result(numpy_api.binary_op(builder, base, self.unwrap(a), self.unwrap(b)))
+            if isinstance(out, ArrayVariable) and out.is_python_scalar and \
+                    (getattr(a, "derived_python_scalar", False) or getattr(b, "derived_python_scalar", False)):
+                out.derived_python_scalar = True       # still float64 at run time, not a Python float
+            return out
         if isinstance(a, (TupleVariable, ListVariable)) and isinstance(b, (TupleVariable, ListVariable)) \
                 and base == "+":
             if inplace and isinstance(a, ListVariable):
@@ -213,6 +218,7 @@ class InstructionTranslator(OpcodeHandlers):
     def compare(self, a, b, op: str):
         from ..ir import numpy_api
         if isinstance(a, ArrayVariable) or isinstance(b, ArrayVariable):
+            check_mixing([a, b])
             return self.wrap_result(numpy_api.compare_op(self.output.builder, op, self.unwrap(a), self.unwrap(b)))
         if _is_number_like(a) and _is_number_like(b):
             return self.wrap_result(_COMPARE[op](self.unwrap(a), self.unwrap(b)))

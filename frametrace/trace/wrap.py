@@ -21,8 +21,8 @@ from .variables.array import ArrayVariable
 from .variables.builtins import MATH_FUNCTIONS, BuiltinVariable, MathFunctionVariable
 from .variables.constant import ConstantVariable, SymNumberVariable
 from .variables.containers import DictVariable, IntListVariable, ListVariable, TupleVariable
-from .variables.functions import (ModuleVariable, NumpyFunctionVariable, PartialVariable, UserFunctionVariable,
-                                  UserMethodVariable, UserObjectVariable)
+from .variables.functions import (ModuleVariable, NumpyFunctionVariable, PartialVariable, UserClassVariable,
+                                  UserFunctionVariable, UserMethodVariable, UserObjectVariable, is_user_class)
 from .variables.special import special_function_variable
 
 
@@ -60,6 +60,8 @@ class CodeGuardedFunctionVariable(UserFunctionVariable):
 class VariableBuilder:
     def __init__(self, output):
         self.output = output
+        self.mutable_inputs: dict = {}     # id(list / dict / user object) -> (value, VT)
+        self.mutated: list = []            # those of them the trace writes to
 
     def __call__(self, value, source):
         out = self.output
@@ -67,10 +69,36 @@ class VariableBuilder:
             cached = out.input_vars.get(source.name)
             if cached is not None:
                 return cached
+            if _is_mutable(value):
+                seen = self.mutable_inputs.get(id(value))
+                if seen is not None:
+                    # one object reached by two paths is one traced value (a write through one is
+                    # seen through the other), guarded to stay the same object
+                    other = seen[1]
+                    out.guards.alias(source, other.source, True)
+                    out.input_vars[source.name] = other
+                    return other
         var = self._wrap(value, source)
         if source is not None:
             out.input_vars[source.name] = var
+            if _is_mutable(value):
+                self.mutable_inputs[id(value)] = (value, var)
+                for mutated in self.mutated:
+                    if mutated.python_type() is type(value):
+                        self._not_same(mutated, var)
         return var
+
+    def _not_same(self, a, b):
+        self.output.guards.alias(a.source, b.source, False)
+
+    def guard_not_aliased(self, var):
+        """`var` (an input container or object) is mutated: every other mutable input of its type
+        was a different object when traced, and must stay one (else a write through one path
+        would be missed by reads through the other)."""
+        self.mutated.append(var)
+        for value, other in self.mutable_inputs.values():
+            if other is not var and type(value) is var.python_type() and other.source is not None:
+                self._not_same(var, other)
 
     def _wrap(self, value, source):
         g = self.output.guards if source is not None else None
@@ -101,12 +129,10 @@ class VariableBuilder:
             return IntListVariable(value, source, lambda: self._sequence_items(value, source),
                                    lambda: self._int_list_array(value, source))
         if t in (tuple, list):
-            if g is not None:
-                g.type(source, value)
-                g.length(source, len(value))
-            items = [self(v, GetItemSource(source, i) if source is not None else None)
-                     for i, v in enumerate(value)]
-            return (TupleVariable if t is tuple else ListVariable)(items, source)
+            if g is None:
+                return (TupleVariable if t is tuple else ListVariable)([self(v, None) for v in value])
+            g.type(source, value)
+            return (TupleVariable if t is tuple else ListVariable)(self._sequence_items(value, source), source)
         if t is dict:
             keys = list(value.keys())
             if not all(type(k) in (str, int, bool) for k in keys):
@@ -173,7 +199,7 @@ class VariableBuilder:
         if isinstance(value, type):
             if g is not None:
                 g.identity(source, value)
-            return ConstantVariable(value, source)
+            return UserClassVariable(value, source) if is_user_class(value) else ConstantVariable(value, source)
         if source is None:
             raise Unsupported(f"a {type(value).__name__} object created outside the traced code", kind="input")
         g.type(source, value)
@@ -285,6 +311,12 @@ def _is_builtin(value) -> bool:
 
 _BUILTIN_TYPES = (range, enumerate, zip, int, float, bool, tuple, list, dict, reversed, type, iter, map, filter,
                   super)
+
+
+def _is_mutable(value) -> bool:
+    t = type(value)
+    return t is list or t is dict or (t.__module__ not in ("builtins", "numpy") and hasattr(value, "__dict__")
+                                      and not isinstance(value, (type, types.ModuleType, types.FunctionType)))
 
 
 def _is_int64_list(value) -> bool:

@@ -64,3 +64,41 @@ def test_resume_functions_take_locals_that_are_not_identifiers(capsys):
     x = rng.standard_normal(5)
     assert_same(ft.compile(fn)(x), odd_locals(x))
     assert ft.stats().graph_breaks == 1
+
+
+def loop_with_a_break(x, ws):
+    x = x * 2.0
+    for w in ws:
+        x = np.tanh(x @ w)
+        print("layer", x.shape)
+    return x.sum(0)
+
+
+def test_a_break_inside_a_loop_keeps_the_graph_before_the_loop(capsys):
+    ws = [rng.standard_normal((3, 3)) for _ in range(3)]
+    x = rng.standard_normal((2, 3))
+    assert_same(ft.compile(loop_with_a_break)(x, ws), loop_with_a_break(x, ws))
+    assert capsys.readouterr().out.count("layer (2, 3)") == 6
+    assert ft.stats().unique_graphs >= 1
+
+
+def make_counter():
+    count = 0
+
+    def step(x):
+        nonlocal count
+        y = x * 2.0
+        count = count + x.shape[0]          # a write to the enclosing function's variable: a split
+        return y + count
+    return step, lambda: count
+
+
+def test_nonlocal_writes_in_the_compiled_frame_land_in_the_cell():
+    step, read = make_counter()
+    eager_step, eager_read = make_counter()
+    f = ft.compile(step)
+    for n in (3, 3, 5):
+        x = rng.standard_normal(n)
+        assert_same(f(x), eager_step(x))
+        assert read() == eager_read()
+    assert ft.stats().unique_graphs >= 1

@@ -165,3 +165,56 @@ def test_sizes_and_shapes_leave_as_plain_ints():
         assert all(type(s) is int for s in shape) and shape == (n, 2)
         assert table == {n: 2 * n} and all(type(k) is int for k in table)
     assert ft.stats().unique_graphs <= 4
+
+
+def float_of_data(x, y):
+    s = float(np.sum(x)) * 2.0 + 1.0
+    return x * s, y * -s, s, s > 0.5
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("ydtype", [np.float64, np.float32, np.int32])
+def test_float_of_a_reduction_is_a_python_float_with_python_promotion(backend, ydtype):
+    x = rng.standard_normal(5)
+    y = (rng.standard_normal(3) * 10).astype(ydtype)
+    got, want = ft.compile(float_of_data, backend=backend)(x, y), float_of_data(x, y)
+    assert_same(got[0], want[0])
+    assert_same(got[1], want[1])
+    assert type(got[2]) is float and got[2] == pytest.approx(want[2], rel=1e-12)
+    assert got[3] == want[3]
+
+
+def test_returned_iterators_keep_their_type():
+    d = {"a": np.ones(2)}
+    got = ft.compile(lambda d, x: (map(abs, [x]), d.items(), zip([x], [x])))(d, np.ones(2))
+    assert [type(g) for g in got] == [map, type(d.items()), zip]
+
+
+class Table:
+    weights = np.arange(6.0)
+    offset = 2
+
+    @staticmethod
+    def scale(x):
+        return x * 3.0
+
+    @classmethod
+    def shifted(cls, x):
+        return x + cls.offset
+
+    def plain(self, x):
+        return x - 1.0
+
+
+def class_level_reads(obj, x):
+    cls = type(obj)
+    return (Table.scale(x) + cls.shifted(x) + Table.plain(obj, x) + Table.weights[: x.shape[0]],
+            isinstance(obj, Table), cls is Table)
+
+
+def test_attributes_read_off_a_user_class():
+    x = rng.standard_normal(4)
+    got, want = ft.compile(class_level_reads)(Table(), x), class_level_reads(Table(), x)
+    assert_same(got[0], want[0])
+    assert got[1:] == want[1:]
+    whole_graph()

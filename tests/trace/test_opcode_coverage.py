@@ -112,6 +112,9 @@ def test_programs_cover_every_handler(monkeypatch):
     from test_side_effects import test_read_after_write_sees_the_stored_value_and_arrays_leave_the_graph
     ft.reset()
     test_read_after_write_sees_the_stored_value_and_arrays_leave_the_graph("numpy")      # STORE_ATTR
+    from test_side_effects import test_global_statements_are_replayed
+    ft.reset()
+    test_global_statements_are_replayed()                                                  # STORE_GLOBAL
     # handlers that only raise Unsupported (the frame then runs eagerly or breaks), no-ops, and jump
     # forms the compiler emits only in rare shapes (their semantics are shared with the forms exercised above)
     only_unsupported = set(pyversion.GRAPH_BREAKS) | {

@@ -216,3 +216,66 @@ def test_a_dict_keyed_by_a_size():
         got = f(np.ones(n))
         assert got == sized_keys(np.ones(n))
         assert all(type(k) is int for k in got[0])
+
+
+def write_one_read_other(a, b, x):
+    a["k"] = x * 2.0
+    return b["k"] + 1.0
+
+
+def test_one_dict_passed_twice_is_one_traced_value():
+    x = rng.standard_normal(3)
+    f = ft.compile(write_one_read_other)
+    d = {"k": np.zeros(3)}
+    assert_same(f(d, d, x), x * 2.0 + 1.0)
+    d1, d2 = {"k": np.zeros(3)}, {"k": np.ones(3)}
+    assert_same(f(d1, d2, x), np.ones(3) + 1.0)      # different objects now: a new entry
+    assert_same(d1["k"], x * 2.0)
+    d3 = {"k": np.zeros(3)}
+    assert_same(f(d3, d3, x), x * 2.0 + 1.0)         # and aliased again: the first entry
+    assert ft.stats().unique_graphs == 2
+
+
+TOTAL = 0.0
+STEPS = 0
+
+
+def accumulate(x):
+    global TOTAL, STEPS
+    STEPS += 1
+    TOTAL = TOTAL + float(x.sum()) * STEPS
+    return x * STEPS, TOTAL
+
+
+def test_global_statements_are_replayed():
+    global TOTAL, STEPS
+    TOTAL, STEPS = 0.0, 0
+    f = ft.compile(accumulate)
+    want_total = 0.0
+    for i in range(1, 4):
+        x = rng.standard_normal(3)
+        want_total = want_total + float(x.sum()) * i
+        out, total = f(x)
+        assert_same(out, x * i)
+        assert total == pytest.approx(want_total, rel=1e-12) and type(total) is float
+    assert STEPS == 3 and TOTAL == pytest.approx(want_total, rel=1e-12)
+    assert ft.stats().graph_breaks == 0
+
+
+def shape_keyed(x, d):
+    cache = {x.shape: x * 2.0}
+    d[len(x)] = x.sum()
+    d["y"] = x
+    return cache[x.shape] + d["y"], (x.shape[0], "a") in {(len(x), "a"): 1}
+
+
+def test_arrays_stored_in_dicts_and_keys_made_of_sizes():
+    f = ft.compile(shape_keyed, dynamic=True)
+    for n in (3, 4):
+        x = rng.standard_normal(n)
+        d1, d2 = {}, {}
+        got, want = f(x, d1), shape_keyed(x, d2)
+        assert_same(got[0], want[0])
+        assert got[1] == want[1] and list(d1) == list(d2) and type(list(d1)[0]) is int
+        assert_same(d1["y"], d2["y"])
+        assert d1[n] == pytest.approx(d2[n], rel=1e-12)

@@ -97,3 +97,12 @@ def test_big_ints_and_non_int_lists_are_not_arrays():
     x = np.arange(3.0)
     for ids in ([1, 2], [2 ** 70, 1], [True, 2], [1, 2, 3]):
         assert_same(f(ids, x), x * len(ids) + ids[-1])
+
+
+def test_the_recompile_reason_of_a_list_read_item_by_item_says_pass_an_array(caplog):
+    import logging
+    f = ft.compile(items_of_a_list)
+    with caplog.at_level(logging.INFO, logger="frametrace.recompiles"):
+        f([1, 2], np.ones(2))
+        f([1, 2, 3], np.ones(2))
+    assert "len(L['ids']) == 2" in caplog.text and "pass an array" in caplog.text

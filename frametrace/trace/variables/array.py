@@ -8,8 +8,27 @@ from ...ir.fake import FakeScalar
 from .base import VariableTracker
 
 
+_WEAK_SENSITIVE = {np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.complex64)}
+
+
+def check_mixing(args):
+    """A Python float the graph computed (`float(a.sum())`) is a float64 graph value: against an
+    operand of dtype float16, float32 or complex64 NumPy would promote it differently from a
+    Python float, so that combination is not traced."""
+    derived = [a for a in args if getattr(a, "derived_python_scalar", False)]
+    if not derived:
+        return
+    for a in args:
+        if isinstance(a, ArrayVariable) and not a.is_python_scalar and a.proxy.dtype in _WEAK_SENSITIVE:
+            raise DataDependentError("a Python float computed from array data combined with a "
+                                     f"{a.proxy.dtype} value", context="float()",
+                                     hints=("keep the value as a NumPy scalar (drop float())",))
+
+
 class ArrayVariable(VariableTracker):
     """A graph value: an ndarray, a NumPy scalar (`x.sum()`) or a run-time Python scalar input."""
+
+    derived_python_scalar = False     # float(a) of graph data: a Python float only at the output
 
     def __init__(self, proxy, source=None):
         self.proxy, self.source = proxy, source
@@ -76,6 +95,7 @@ class ArrayMethodVariable(VariableTracker):
         impl = lookup_method(self.name)
         if impl is None:
             raise Unsupported(f"ndarray.{self.name} is not supported", kind="call")
+        check_mixing([self.array] + list(args) + list(kwargs.values()))
         return tx.wrap_result(impl(tx.output.builder, self.array.proxy,
                                    *[tx.unwrap(a) for a in args],
                                    **{k: tx.unwrap(v) for k, v in kwargs.items()}))

@@ -4,12 +4,17 @@ from __future__ import annotations
 import builtins
 import math
 
-from ...errors import Unsupported
+import numpy as np
+
+from ...errors import NumpyError, Unsupported
+from ...ir.builder import Proxy
+from ...ir.fake import FakeScalar
 from .array import ArrayVariable
 from .base import VariableTracker
 from .constant import ConstantVariable, SymNumberVariable, wrap_number
 from .containers import (DictVariable, IntListVariable, ListIteratorVariable, ListVariable, RangeVariable,
                          TupleVariable, constant_key)
+from .functions import PartialVariable, SuperVariable, UserClassVariable, is_user_class
 
 
 class BuiltinVariable(VariableTracker):
@@ -62,7 +67,8 @@ class BuiltinVariable(VariableTracker):
         return ConstantVariable(issubclass(obj.python_type(), cls))
 
     def call_type(self, tx, obj):
-        return ConstantVariable(obj.python_type())
+        t = obj.python_type()
+        return UserClassVariable(t) if is_user_class(t) else ConstantVariable(t)
 
     def call_range(self, tx, *args):
         if not 1 <= len(args) <= 3:
@@ -75,7 +81,6 @@ class BuiltinVariable(VariableTracker):
         if len(parts) == 2:
             parts.append(ConstantVariable(1))
         if parts[2].is_python_constant() and parts[2].as_python_constant() == 0:
-            from ...errors import NumpyError
             raise NumpyError(ValueError("range() arg 3 must not be zero"), context="range")
         return RangeVariable(*parts)
 
@@ -150,12 +155,10 @@ class BuiltinVariable(VariableTracker):
                 return item
             if default is not None:
                 return default
-            from ...errors import NumpyError
             raise NumpyError(StopIteration(), context="next")
         return None
 
     def call_super(self, tx, *args):
-        from .functions import SuperVariable
         if len(args) == 2:
             return SuperVariable(args[0].as_python_constant(), args[1])
         if args:
@@ -172,7 +175,6 @@ class BuiltinVariable(VariableTracker):
         return SuperVariable(box.value.as_python_constant(), obj)
 
     def call_partial(self, tx, fn, *args, **kwargs):
-        from .functions import PartialVariable
         return PartialVariable(fn, args, kwargs)
 
     def _minmax(self, tx, args, pick):
@@ -217,8 +219,6 @@ class BuiltinVariable(VariableTracker):
         if isinstance(x, ArrayVariable):
             if x.is_python_scalar and x.python_type() is int and not rest:
                 return x
-            if not rest and _is_0d(x) and x.proxy.dtype.kind in "biu":
-                return _as_python_scalar(tx, x, int)
             raise _data_dependent("int")
         return None
 
@@ -267,13 +267,14 @@ def _is_0d(x) -> bool:
 
 
 def _as_python_scalar(tx, x, pytype):
-    """float(a) / int(a) of a 0-d graph value: a run-time Python scalar of the graph (the cast
-    happens in the graph; the entry turns the output into a Python float or int)."""
-    import numpy as np
-    from ...ir.builder import Proxy
-    from ...ir.fake import FakeScalar
-    cast = tx.output.builder.emit("astype", x.proxy, dtype=np.dtype(np.float64 if pytype is float else np.int64))
-    return ArrayVariable(Proxy(cast.node, FakeScalar(pytype)))
+    """float(a) of a 0-d graph value: a run-time Python float of the graph (the cast to float64
+    happens in the graph; the entry turns the output into a Python float). In the graph it is a
+    float64 value, which NumPy promotes like a Python float except against float16, float32 and
+    complex64 operands: there `ArrayVariable.check_mixing` refuses it (a graph break)."""
+    cast = tx.output.builder.emit("astype", x.proxy, dtype=np.dtype(np.float64))
+    out = ArrayVariable(Proxy(cast.node, FakeScalar(pytype)))
+    out.derived_python_scalar = True
+    return out
 
 
 def _int(tx, v):

@@ -47,6 +47,8 @@ def constant_key(tx, vt):
     from .constant import SymNumberVariable
     if isinstance(vt, SymNumberVariable):
         return int(vt.value) if vt.python_type() is int else vt.python_type()(vt.value)
+    if type(vt) is TupleVariable:
+        return tuple(constant_key(tx, item) for item in vt.items)      # `d[x.shape]`
     try:
         key = vt.as_python_constant()
     except NotConstant:
@@ -264,6 +266,14 @@ class ListIteratorVariable(VariableTracker):
         item = self.items[self.index]
         self.index += 1
         return item
+
+    def reconstruct(self, rebuild):
+        """At a graph break inside a loop: an iterator over the items not taken yet (only there:
+        returned to the caller, a list iterator would not be the map/zip/dict view it stands for)."""
+        if not getattr(rebuild, "allow_iterators", False):
+            raise Unsupported("returning an iterator (map, zip, enumerate, a dict view, ...)", kind="output",
+                              hints=("return a list or tuple of it instead",))
+        return "iter([" + ", ".join(rebuild(i) for i in self.items[self.index:]) + "])"
 
 
 class IntListVariable(ListVariable):

@@ -10,6 +10,7 @@ import numpy as np
 from ...errors import Unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable
+from .containers import TupleVariable
 
 
 class UserFunctionVariable(VariableTracker):
@@ -131,6 +132,8 @@ class NumpyFunctionVariable(VariableTracker):
                 and _foldable(self.fn):
             return tx.constant_fold(self.fn, args, kwargs)
         from ...ir.numpy_api import lookup_function
+        from .array import check_mixing
+        check_mixing(list(args) + list(kwargs.values()))
         impl = lookup_function(self.fn)
         if impl is None:
             raise Unsupported(f"numpy.{getattr(self.fn, '__name__', self.fn)} is not supported", kind="call",
@@ -303,9 +306,50 @@ class PartialVariable(VariableTracker):
         if name == "func":
             return self.fn_var
         if name == "args":
-            from .containers import TupleVariable
             return TupleVariable(self.args)
         return super().var_getattr(tx, name)
 
     def describe(self):
         return f"partial({self.fn_var.describe()})"
+
+
+def is_user_class(value) -> bool:
+    """A class made by a `class` statement (a heap type), not an exception class."""
+    return isinstance(value, type) and bool(value.__flags__ & _HEAP_TYPE) and not issubclass(value, BaseException)
+
+
+_HEAP_TYPE = 1 << 9          # Py_TPFLAGS_HEAPTYPE
+
+
+class UserClassVariable(VariableTracker):
+    """A user class (guarded by identity when it came from an input or a global): its attributes
+    are read like an instance's class attributes; calling it (making an object) is not traced."""
+
+    def __init__(self, cls, source=None):
+        self.cls, self.source = cls, source
+
+    def python_type(self):
+        return type(self.cls)
+
+    def as_python_constant(self):
+        return self.cls
+
+    def var_getattr(self, tx, name):
+        from ...sources import AttrSource
+        try:
+            static = inspect.getattr_static(self.cls, name)
+        except AttributeError:
+            raise Unsupported(f"{self.cls.__name__} has no attribute {name!r}", kind="getattr") from None
+        if isinstance(static, types.FunctionType):
+            return UserFunctionVariable(static)             # a plain function when read off the class
+        if isinstance(static, (classmethod, staticmethod)):
+            return class_attribute(tx, self.cls, name, self, None)
+        if name in ("__name__", "__qualname__", "__module__"):
+            return ConstantVariable(getattr(self.cls, name))
+        if hasattr(type(static), "__get__") and not isinstance(static, type):
+            raise Unsupported(f"attribute {name!r} of class {self.cls.__name__} is a descriptor", kind="getattr")
+        src = AttrSource(self.source, name) if self.source is not None else None
+        return tx.wrap_value(getattr(self.cls, name), src)
+
+    def describe(self):
+        return f"class {self.cls.__qualname__}"
