@@ -162,6 +162,9 @@ def _profile(frame, event, arg):
         prev(frame, event, arg)
     if event != "call":
         return
+    if not local.stack and _global_options[0] is None:
+        disarm()                   # left over in a thread after ft.disable(): nothing to discover for
+        return
     code = frame.f_code
     if code in _seen:
         local.quiet += 1
