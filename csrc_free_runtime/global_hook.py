@@ -96,7 +96,10 @@ def scoped_dispatch(cache, values, tried=None):
     candidates while it runs (its callee options are pushed for this thread)."""
     if not cache.reached:
         cache.reached = True
-        hook_reachable(cache.fn)
+        try:
+            hook_reachable(cache.fn)
+        except Exception:    # the hook must never break the user's program
+            pass
     stack = _local.stack
     if stack or _global_options[0] is not None:        # nested, or ft.enable() on: no arming here
         stack.append(cache.scope)
