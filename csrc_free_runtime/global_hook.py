@@ -95,34 +95,34 @@ def hooked_dispatch(cache, values):
 def scoped_dispatch(cache, values, tried=None):
     """dispatch() for an ft.compile'd function: the functions it calls, however deep, are
     candidates while it runs (its callee options are pushed for this thread)."""
-    local = _local
-    stack = local.stack
-    stack.append(cache.scope)
-    first = len(stack) == 1
-    if first:
-        _active.append(None)
-    outermost = first and _global_options[0] is None
-    armed = False
     if not cache.reached:
         cache.reached = True
-        hook_reachable(cache.fn)
-    if outermost:
-        cache.discover_in -= 1
-        if cache.discover_in <= 0:
-            before = _installs[0]
-            armed = arm()
+        try:
+            hook_reachable(cache.fn)
+        except Exception:    # the hook must never break the user's program
+            pass
+    stack = _local.stack
+    if stack or _global_options[0] is not None:        # nested, or ft.enable() on: no arming here
+        stack.append(cache.scope)
+        try:
+            return dispatch(cache, values, tried)
+        finally:
+            stack.pop()
+    stack.append(cache.scope)
+    _active.append(None)
+    cache.discover_in -= 1
+    armed = cache.discover_in <= 0 and arm()
+    before = _installs[0]
     try:
         return dispatch(cache, values, tried)
     finally:
         stack.pop()
-        if first:
-            _active.pop()
-        if outermost:
+        _active.pop()
+        if sys.getprofile() is _profile:                # armed here or re-armed by a hooked dispatch
             disarm()
-            if armed:
-                found = _installs[0] != before
-                cache.discover_every = 1 if found else min(2 * cache.discover_every, MAX_ARM_INTERVAL)
-                cache.discover_in = cache.discover_every
+        if armed:
+            every = 1 if _installs[0] != before else min(2 * cache.discover_every, MAX_ARM_INTERVAL)
+            cache.discover_every = cache.discover_in = every
 
 
 @contextlib.contextmanager
@@ -165,6 +165,9 @@ def _profile(frame, event, arg):
     if prev is not None:
         prev(frame, event, arg)
     if event != "call":
+        return
+    if not local.stack and _global_options[0] is None:
+        disarm()                   # left over in a thread after ft.disable(): nothing to discover for
         return
     code = frame.f_code
     if code in _seen:
