@@ -17,6 +17,7 @@ from ..config import config
 from ..errors import NumpyError, Unsupported
 from ..ir.builder import Proxy
 from ..ir.fake import FakeScalar
+from ..ir.numpy_api.advanced import IndexRange
 from .opcodes import OpcodeHandlers
 from .variables.array import ArrayVariable
 from .variables.base import CellBox, VariableTracker
@@ -156,6 +157,8 @@ class InstructionTranslator(OpcodeHandlers):
             return v.value
         if isinstance(v, TupleVariable):
             return tuple(self.unwrap(i) for i in v.items)
+        if getattr(v, "range_args", None) is not None and v.index == 0:
+            return IndexRange(*(self.unwrap(a) for a in v.range_args))    # range(n) over a size
         if isinstance(v, ListVariable) or getattr(v, "from_range", False):
             return [self.unwrap(i) for i in v.items]
         if isinstance(v, SliceVariable):

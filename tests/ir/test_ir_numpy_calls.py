@@ -236,3 +236,16 @@ def test_writes_through_an_aliasing_opaque_result_break_the_graph(backend):
 def test_float_arange_with_symbolic_stop(backend, rng):
     f = lambda v: np.arange(0.0, v.shape[0] / 2, 0.5) + v
     _run(f, [(rng.standard_normal(n),) for n in (1, 4, 7)], backend)
+
+
+def test_range_over_a_size_as_an_index_stays_symbolic(backend, rng):
+    def f(wpe, x):
+        return x + wpe[range(x.shape[0])] + wpe[range(1, x.shape[0] + 1)]
+    c = ft.compile(f, fullgraph=True, backend=FT_BACKEND[backend])
+    wpe = rng.standard_normal((16, 4))
+    for n in (2, 3, 5, 7, 9, 11):
+        x = rng.standard_normal((n, 4))
+        assert_same(c(wpe, x), f(wpe, x))
+    assert ft.stats().unique_graphs <= 2
+    with pytest.raises(IndexError):
+        c(wpe, rng.standard_normal((16, 4)))

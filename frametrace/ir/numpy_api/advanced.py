@@ -8,6 +8,8 @@ node (ops/advanced_index.py); `x[idx] = v` an "index_put" (NumPy's buffered sema
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ...errors import NumpyError, Unsupported
@@ -16,6 +18,33 @@ from ..ops.indexing import normalize_int_index, normalize_slice
 from ..ops.symbolic import is_static, is_symbolic, same_size
 from ..graph import IndexSlice
 from .common import check_operand, is_array, is_proxy
+
+
+@dataclass(frozen=True)
+class IndexRange:
+    """`range(start, stop, step)` whose bounds may be sizes, as an index (`wpe[range(n)]`): an
+    arange of int64 indices, so the graph stays valid for every n (NumPy copies, as for a list)."""
+    start: object
+    stop: object = None
+    step: object = 1
+
+    def as_array(self, b):
+        start, stop = (0, self.start) if self.stop is None else (self.start, self.stop)
+        step = self.step
+        if not is_static(step):
+            raise Unsupported("range() with a symbolic step as an index", kind="indexing", context="getitem")
+        for v in (start, stop):
+            if not (is_static(v) or is_symbolic(v)) or isinstance(v, bool):
+                raise NumpyError(TypeError(f"'{type(v).__name__}' object cannot be interpreted as an integer"))
+        return b.emit("arange", start, stop, int(step), dtype=np.dtype(np.int64))
+
+
+def _ranges_as_arrays(b, index):
+    if isinstance(index, IndexRange):
+        return index.as_array(b)
+    if isinstance(index, tuple):
+        return tuple(e.as_array(b) if isinstance(e, IndexRange) else e for e in index)
+    return index
 
 
 def _const_index(e):
@@ -50,7 +79,7 @@ def _walk(e):
 def is_advanced(index) -> bool:
     """Does this index (an entry or a tuple of entries) use lists, ranges or arrays?"""
     entries = index if isinstance(index, tuple) else (index,)
-    return any(isinstance(e, (list, range, np.ndarray)) or (is_array(e) and not e.scalar)
+    return any(isinstance(e, (list, range, np.ndarray, IndexRange)) or (is_array(e) and not e.scalar)
                or (is_array(e) and e.dtype.kind in "iu") for e in entries)
 
 
@@ -112,7 +141,7 @@ def canonical(x, index):
 
 
 def advanced_getitem(b, x, index):
-    entries, arrays = canonical(x, index)
+    entries, arrays = canonical(x, _ranges_as_arrays(b, index))
     return b.emit("index", x, *arrays, entries=entries)
 
 
@@ -124,6 +153,7 @@ def _full_mask(x, index) -> bool:
 def advanced_setitem(b, x, index, value):
     """x[index] = value for lists/arrays/masks in the index."""
     value = check_operand(value, "setitem")
+    index = _ranges_as_arrays(b, index)
     if _full_mask(x, index) and (not is_array(value) or value.ndim == 0):
         b.emit("assign", x, b.emit("where", index, value, x))   # fused: x = where(mask, v, x)
         return

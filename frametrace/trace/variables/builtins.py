@@ -60,6 +60,8 @@ class BuiltinVariable(VariableTracker):
         return ConstantVariable(obj.python_type())
 
     def call_range(self, tx, *args):
+        if any(isinstance(a, SymNumberVariable) for a in args):
+            return RangeVariable(tx, args)
         it = ListIteratorVariable([ConstantVariable(i) for i in range(*[_int(tx, a) for a in args])])
         it.from_range = True          # NumPy sees a range as a sequence (x[range(n)] indexes)
         return it
@@ -186,6 +188,21 @@ class BuiltinVariable(VariableTracker):
             return ConstantVariable(True)
         except Unsupported:
             return None
+
+
+class RangeVariable(ListIteratorVariable):
+    """range() over sizes: iterating it specialises the sizes (guards), but as a NumPy index
+    (`wpe[range(n)]`) it stays symbolic (`range_args`: the unspecialised bounds)."""
+
+    def __init__(self, tx, args):
+        self.tx, self.range_args, self.index, self._items = tx, list(args), 0, None
+        self.from_range = True
+
+    @property
+    def items(self):
+        if self._items is None:
+            self._items = [ConstantVariable(i) for i in range(*[_int(self.tx, a) for a in self.range_args])]
+        return self._items
 
 
 def _int(tx, v):
