@@ -99,7 +99,23 @@ COMPOSED_1D = {
     "index_list": lambda v: v[[0, -1, 0]] if v.shape[0] else v,
     "gcd": lambda v: np.gcd(np.floor(v).astype(np.int64), 6),
     "modf": lambda v: np.modf(v * 3)[0],
+    "digitize": lambda v: np.digitize(v, [-1.0, 0.0, 2.0]),
+    "trapezoid": lambda v: np.trapezoid(v),
+    "cumulative_sum": lambda v: np.cumulative_sum(v, include_initial=True),
+    "polyval": lambda v: np.polyval([1.0, -2.0, 0.5], v),
+    "vander": lambda v: np.vander(v, 3),
+    "diagflat": lambda v: np.diagflat(v, 1),
+    "isposinf": lambda v: np.isposinf(v) | np.isneginf(v),
+    "vector_norm": lambda v: np.linalg.vector_norm(v),
+    "linalg_outer": lambda v: np.linalg.outer(v, v),
+    "copyto_where": lambda v: _copyto(v),
 }
+
+
+def _copyto(v):
+    out = np.zeros_like(v)
+    np.copyto(out, v * 2, where=v > 0)
+    return out
 
 
 @pytest.mark.parametrize("name", sorted(COMPOSED_1D))
@@ -150,6 +166,12 @@ COMPOSED_2D = {
     "add_reduce": lambda a: np.add.reduce(a, axis=0),
     "cumprod_accumulate": lambda a: np.multiply.accumulate(a, axis=1),
     "eye_mul": lambda a: np.eye(a.shape[0], a.shape[1], k=1) * a,
+    "argpartition_values": lambda a: np.take_along_axis(a, np.argpartition(a, 0, axis=1), axis=1)[:, :1],
+    "matrix_norm": lambda a: np.linalg.matrix_norm(a),
+    "svdvals": lambda a: np.linalg.svdvals(a),
+    "linalg_diagonal": lambda a: np.linalg.diagonal(a, offset=1) + 0,
+    "matrix_transpose": lambda a: np.linalg.matrix_transpose(a) * 2,
+    "vecdot": lambda a: np.vecdot(a, a),
 }
 
 
