@@ -271,3 +271,13 @@ def test_range_over_a_size_as_an_index_stays_symbolic(backend, rng):
     assert ft.stats().unique_graphs <= 2
     with pytest.raises(IndexError):
         c(wpe, rng.standard_normal((16, 4)))
+
+
+def test_run_time_python_scalars_stay_weak_in_opaque_calls(backend):
+    def f(a, t):        # a float32 array and a Python float: NEP 50 keeps float32
+        return np.isclose(a, t), np.interp(t, [0.0, 1.0], [2.0, 3.0]), np.linspace(0.0, t, 4)
+    c = ft.compile(f, fullgraph=True, backend=FT_BACKEND[backend], dynamic=True)
+    a = np.float32([0.1, 0.2])
+    for t in (0.1, 0.2, 0.30000001):
+        assert_same(c(a, t), f(a, t))
+    assert ft.stats().unique_graphs == 1
