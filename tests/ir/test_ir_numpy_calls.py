@@ -281,3 +281,18 @@ def test_run_time_python_scalars_stay_weak_in_opaque_calls(backend):
     for t in (0.1, 0.2, 0.30000001):
         assert_same(c(a, t), f(a, t))
     assert ft.stats().unique_graphs == 1
+
+
+def test_boolean_arrays_among_other_indices(backend, rng):
+    def f(x, m, m2):
+        y = x.copy()
+        y[:, m] = -1.0
+        return x[:, m], x[..., m] * 2, x[m2, 1:], y
+    c = ft.compile(f, fullgraph=True, backend=FT_BACKEND[backend])
+    for n in (3, 5, 5, 6):
+        x = rng.standard_normal((4, n))
+        m, m2 = rng.random(n) > 0.5, rng.random(4) > 0.5
+        assert_same(c(x, m, m2), f(x, m, m2))
+    assert ft.stats().unique_graphs <= 2
+    with pytest.raises(IndexError):
+        c(np.ones((4, 3)), np.ones(2, bool), np.ones(4, bool))
