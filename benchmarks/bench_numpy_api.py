@@ -6,6 +6,7 @@ scatter, the triangle mask), >= 0.95x where an opaque NumPy call runs inside the
 (np.linalg.norm, np.einsum, np.sort). Each workload is compiled once with the LLVM backend
 and fullgraph=True (no graph break), checked against NumPy, then timed round-robin.
 """
+# ruff: noqa: B023  (the lambdas are timed within the iteration that defines them)
 from __future__ import annotations
 
 import argparse

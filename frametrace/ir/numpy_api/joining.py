@@ -433,7 +433,7 @@ def select_impl(b, condlist, choicelist, default=0):
     for c, v in zip(reversed(conds), reversed(choices), strict=True):
         c = as_array(b, c, "np.select")
         if c.dtype != np.bool_:
-            raise NumpyError(TypeError(f"invalid entry 0 in condlist: should be boolean ndarray"))
+            raise NumpyError(TypeError("invalid entry 0 in condlist: should be boolean ndarray"))
         result = b.emit("where", c, check_operand(v, "np.select"), result)
     return result if is_array(result) else as_array(b, result, "np.select")
 

@@ -166,9 +166,9 @@ def _einsum_shape(*operands, subscripts):
     sizes = {}
     for term, x in zip(terms, operands, strict=True):
         if len(term) != len(shape_of(x)):
-            raise NumpyError(ValueError(f"operand has more dimensions than subscripts given in "
-                                        f"einstein sum, but no '...' ellipsis provided to broadcast "
-                                        f"the extra dimensions."))
+            raise NumpyError(ValueError("operand has more dimensions than subscripts given in "
+                                        "einstein sum, but no '...' ellipsis provided to broadcast "
+                                        "the extra dimensions."))
         for ch, d in zip(term, shape_of(x), strict=True):
             sizes[ch] = d if ch not in sizes or sizes[ch] == 1 else sizes[ch]
     if not _:
