@@ -296,3 +296,23 @@ def test_boolean_arrays_among_other_indices(backend, rng):
     assert ft.stats().unique_graphs <= 2
     with pytest.raises(IndexError):
         c(np.ones((4, 3)), np.ones(2, bool), np.ones(4, bool))
+
+
+def test_scatter_mutations_keep_program_order_with_fused_values(backend, rng):
+    def f(x, i):
+        y = x * 2                  # computed before the scatters: must see the old x
+        x[i] = 0.0
+        z = y + x
+        np.add.at(x, i, 1.0)
+        w = z + x
+        x[x > 1] = 5.0
+        s = x.sum()
+        x[[0, 1]] += 1
+        return y, z, w, s, x * 1
+    c = ft.compile(f, fullgraph=True, backend=FT_BACKEND[backend])
+    for n in (4, 6, 6, 9):
+        x, i = rng.standard_normal(n) * 3, rng.integers(0, n, 3)
+        x1, x2 = x.copy(), x.copy()
+        assert_same(c(x1, i), f(x2, i))
+        assert_same(x1, x2)
+    assert ft.stats().unique_graphs <= 2
