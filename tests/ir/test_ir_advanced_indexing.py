@@ -25,7 +25,8 @@ def test_list_range_and_array_indices(dtype, rng):
     for x in views(_base((4, 5), dtype, rng)):
         for idx in ([0, 2, 1], [-1], [], range(2), (slice(None), [-1]), ([0, 1, 2], [4, 3, 2]),
                     (Ellipsis, [1, 1]), (None, [3, 0], slice(1, 3)), ([1], None, 2), (2, [0, 4]),
-                    ([[0, 1], [2, 3]],), ([True, False, True, False],), ([True, False],), (slice(None, None, -1), [0, -5])):
+                    ([[0, 1], [2, 3]],), ([True, False, True, False],), ([True, False],),
+                    (slice(None, None, -1), [0, -5])):
             check(lambda b, x: getitem(b, x, idx), lambda x: x[idx], x)
 
 

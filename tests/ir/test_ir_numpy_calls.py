@@ -99,7 +99,23 @@ COMPOSED_1D = {
     "index_list": lambda v: v[[0, -1, 0]] if v.shape[0] else v,
     "gcd": lambda v: np.gcd(np.floor(v).astype(np.int64), 6),
     "modf": lambda v: np.modf(v * 3)[0],
+    "digitize": lambda v: np.digitize(v, [-1.0, 0.0, 2.0]),
+    "trapezoid": lambda v: np.trapezoid(v),
+    "cumulative_sum": lambda v: np.cumulative_sum(v, include_initial=True),
+    "polyval": lambda v: np.polyval([1.0, -2.0, 0.5], v),
+    "vander": lambda v: np.vander(v, 3),
+    "diagflat": lambda v: np.diagflat(v, 1),
+    "isposinf": lambda v: np.isposinf(v) | np.isneginf(v),
+    "vector_norm": lambda v: np.linalg.vector_norm(v),
+    "linalg_outer": lambda v: np.linalg.outer(v, v),
+    "copyto_where": lambda v: _copyto(v),
 }
+
+
+def _copyto(v):
+    out = np.zeros_like(v)
+    np.copyto(out, v * 2, where=v > 0)
+    return out
 
 
 @pytest.mark.parametrize("name", sorted(COMPOSED_1D))
@@ -150,6 +166,12 @@ COMPOSED_2D = {
     "add_reduce": lambda a: np.add.reduce(a, axis=0),
     "cumprod_accumulate": lambda a: np.multiply.accumulate(a, axis=1),
     "eye_mul": lambda a: np.eye(a.shape[0], a.shape[1], k=1) * a,
+    "argpartition_values": lambda a: np.take_along_axis(a, np.argpartition(a, 0, axis=1), axis=1)[:, :1],
+    "matrix_norm": lambda a: np.linalg.matrix_norm(a),
+    "svdvals": lambda a: np.linalg.svdvals(a),
+    "linalg_diagonal": lambda a: np.linalg.diagonal(a, offset=1) + 0,
+    "matrix_transpose": lambda a: np.linalg.matrix_transpose(a) * 2,
+    "vecdot": lambda a: np.vecdot(a, a),
 }
 
 
@@ -236,3 +258,61 @@ def test_writes_through_an_aliasing_opaque_result_break_the_graph(backend):
 def test_float_arange_with_symbolic_stop(backend, rng):
     f = lambda v: np.arange(0.0, v.shape[0] / 2, 0.5) + v
     _run(f, [(rng.standard_normal(n),) for n in (1, 4, 7)], backend)
+
+
+def test_range_over_a_size_as_an_index_stays_symbolic(backend, rng):
+    def f(wpe, x):
+        return x + wpe[range(x.shape[0])] + wpe[range(1, x.shape[0] + 1)]
+    c = ft.compile(f, fullgraph=True, backend=FT_BACKEND[backend])
+    wpe = rng.standard_normal((16, 4))
+    for n in (2, 3, 5, 7, 9, 11):
+        x = rng.standard_normal((n, 4))
+        assert_same(c(wpe, x), f(wpe, x))
+    assert ft.stats().unique_graphs <= 2
+    with pytest.raises(IndexError):
+        c(wpe, rng.standard_normal((16, 4)))
+
+
+def test_run_time_python_scalars_stay_weak_in_opaque_calls(backend):
+    def f(a, t):        # a float32 array and a Python float: NEP 50 keeps float32
+        return np.isclose(a, t), np.interp(t, [0.0, 1.0], [2.0, 3.0]), np.linspace(0.0, t, 4)
+    c = ft.compile(f, fullgraph=True, backend=FT_BACKEND[backend], dynamic=True)
+    a = np.float32([0.1, 0.2])
+    for t in (0.1, 0.2, 0.30000001):
+        assert_same(c(a, t), f(a, t))
+    assert ft.stats().unique_graphs == 1
+
+
+def test_boolean_arrays_among_other_indices(backend, rng):
+    def f(x, m, m2):
+        y = x.copy()
+        y[:, m] = -1.0
+        return x[:, m], x[..., m] * 2, x[m2, 1:], y
+    c = ft.compile(f, fullgraph=True, backend=FT_BACKEND[backend])
+    for n in (3, 5, 5, 6):
+        x = rng.standard_normal((4, n))
+        m, m2 = rng.random(n) > 0.5, rng.random(4) > 0.5
+        assert_same(c(x, m, m2), f(x, m, m2))
+    assert ft.stats().unique_graphs <= 2
+    with pytest.raises(IndexError):
+        c(np.ones((4, 3)), np.ones(2, bool), np.ones(4, bool))
+
+
+def test_scatter_mutations_keep_program_order_with_fused_values(backend, rng):
+    def f(x, i):
+        y = x * 2                  # computed before the scatters: must see the old x
+        x[i] = 0.0
+        z = y + x
+        np.add.at(x, i, 1.0)
+        w = z + x
+        x[x > 1] = 5.0
+        s = x.sum()
+        x[[0, 1]] += 1
+        return y, z, w, s, x * 1
+    c = ft.compile(f, fullgraph=True, backend=FT_BACKEND[backend])
+    for n in (4, 6, 6, 9):
+        x, i = rng.standard_normal(n) * 3, rng.integers(0, n, 3)
+        x1, x2 = x.copy(), x.copy()
+        assert_same(c(x1, i), f(x2, i))
+        assert_same(x1, x2)
+    assert ft.stats().unique_graphs <= 2

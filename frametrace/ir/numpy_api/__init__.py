@@ -11,8 +11,15 @@ SymFloat, slices, Ellipsis and tuples/lists of these):
     compare_op(b, op, lhs, rhs)    < <= == != > >=
     unary_op(b, op, x)             - + ~ abs
     inplace_op(b, op, target, rhs) x op= y -> the new value of the name (target for arrays)
-    getitem(b, x, index)           basic indexing -> Proxy
+    getitem(b, x, index)           basic and advanced indexing -> Proxy
     setitem(b, x, index, value)    -> None (emits getitem view + assign)
+
+Modules: functions (the lookup table), operators, reductions, shaping, creation, layout,
+indexing + advanced (lists / ranges / integer and boolean arrays as indices, x[idx] = v,
+ufunc.at), data_dependent (unbacked sizes), joining (split, stacks, triangles, repetition,
+flips: native compositions), ufunc_methods, and the opaque NumPy calls: opaque_api (binding),
+linalg_calls, library_calls, more_calls, extra_elementwise. catalog writes
+docs/numpy_functions.md.
 
 Errors: `frametrace.errors.Unsupported` for what is not traced (message names the function
 and argument); `NumpyError` wrapping the exception NumPy would raise.

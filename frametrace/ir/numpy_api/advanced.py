@@ -8,6 +8,8 @@ node (ops/advanced_index.py); `x[idx] = v` an "index_put" (NumPy's buffered sema
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ...errors import NumpyError, Unsupported
@@ -16,6 +18,68 @@ from ..ops.indexing import normalize_int_index, normalize_slice
 from ..ops.symbolic import is_static, is_symbolic, same_size
 from ..graph import IndexSlice
 from .common import check_operand, is_array, is_proxy
+from .data_dependent import nonzero
+
+
+@dataclass(frozen=True)
+class IndexRange:
+    """`range(start, stop, step)` whose bounds may be sizes, as an index (`wpe[range(n)]`): an
+    arange of int64 indices, so the graph stays valid for every n (NumPy copies, as for a list)."""
+    start: object
+    stop: object = None
+    step: object = 1
+
+    def as_array(self, b):
+        start, stop = (0, self.start) if self.stop is None else (self.start, self.stop)
+        step = self.step
+        if not is_static(step):
+            raise Unsupported("range() with a symbolic step as an index", kind="indexing", context="getitem")
+        for v in (start, stop):
+            if not (is_static(v) or is_symbolic(v)) or isinstance(v, bool):
+                raise NumpyError(TypeError(f"'{type(v).__name__}' object cannot be interpreted as an integer"))
+        return b.emit("arange", start, stop, int(step), dtype=np.dtype(np.int64))
+
+
+def _spans(e) -> int:
+    """How many dimensions of the indexed array an index entry consumes."""
+    if e is None or e is Ellipsis:
+        return 0
+    if is_array(e) and e.dtype == np.bool_:
+        return e.ndim
+    return 1
+
+
+def _ranges_as_arrays(b, x, index):
+    """Ranges become aranges; a boolean array among other entries becomes its nonzero()
+    integer arrays (NumPy's own definition of it), one per dimension it spans, after its
+    shape is checked against those dimensions (IndexError as NumPy)."""
+    if isinstance(index, IndexRange):
+        return index.as_array(b)
+    if not isinstance(index, tuple):
+        return index
+    out = []
+    for i, e in enumerate(index):
+        if isinstance(e, IndexRange):
+            out.append(e.as_array(b))
+        elif is_array(e) and e.dtype == np.bool_:
+            if e.ndim == 0:
+                raise Unsupported("a 0-d boolean index", kind="indexing", context="getitem")
+            if any(f is Ellipsis for f in index[:i]):
+                start = x.ndim - sum(_spans(f) for f in index[i:])
+            else:
+                start = sum(_spans(f) for f in index[:i])
+            dims = x.shape[start:start + e.ndim]
+            if start < 0 or len(dims) != e.ndim:
+                raise NumpyError(IndexError("too many indices for array"))
+            for d, (a, m) in enumerate(zip(dims, e.shape, strict=True)):
+                if not same_size(a, m):
+                    raise NumpyError(IndexError(
+                        f"boolean index did not match indexed array along axis {start + d}; size of axis "
+                        f"is {a} but size of corresponding boolean axis is {m}"))
+            out.extend(nonzero(b, e))
+        else:
+            out.append(e)
+    return tuple(out)
 
 
 def _const_index(e):
@@ -50,7 +114,7 @@ def _walk(e):
 def is_advanced(index) -> bool:
     """Does this index (an entry or a tuple of entries) use lists, ranges or arrays?"""
     entries = index if isinstance(index, tuple) else (index,)
-    return any(isinstance(e, (list, range, np.ndarray)) or (is_array(e) and not e.scalar)
+    return any(isinstance(e, (list, range, np.ndarray, IndexRange)) or (is_array(e) and not e.scalar)
                or (is_array(e) and e.dtype.kind in "iu") for e in entries)
 
 
@@ -78,9 +142,6 @@ def canonical(x, index):
             out.append(normalize_slice(e, x.shape[dim]))
             dim += 1
         elif is_array(e):
-            if e.dtype == np.bool_:
-                raise Unsupported("a boolean array mixed with other indices", kind="data_dependent",
-                                  context="getitem")
             if e.dtype.kind not in "iu":
                 raise NumpyError(IndexError("arrays used as indices must be of integer (or boolean) type"))
             out.append(ArrayRef(len(arrays)))
@@ -112,7 +173,7 @@ def canonical(x, index):
 
 
 def advanced_getitem(b, x, index):
-    entries, arrays = canonical(x, index)
+    entries, arrays = canonical(x, _ranges_as_arrays(b, x, index))
     return b.emit("index", x, *arrays, entries=entries)
 
 
@@ -124,6 +185,7 @@ def _full_mask(x, index) -> bool:
 def advanced_setitem(b, x, index, value):
     """x[index] = value for lists/arrays/masks in the index."""
     value = check_operand(value, "setitem")
+    index = _ranges_as_arrays(b, x, index)
     if _full_mask(x, index) and (not is_array(value) or value.ndim == 0):
         b.emit("assign", x, b.emit("where", index, value, x))   # fused: x = where(mask, v, x)
         return

@@ -14,6 +14,7 @@ from .extra_elementwise import FUNCTIONS as EXTRA
 from .joining import FUNCTIONS as JOINING
 from .library_calls import FUNCTIONS as LIBRARY
 from .linalg_calls import FUNCTIONS as LINALG
+from .more_calls import FUNCTIONS as MORE
 from .reductions import PARAMS, reduction_impl
 from .ufunc_methods import FUNCTIONS as UFUNC_METHODS
 
@@ -48,6 +49,7 @@ FUNCTIONS.update({
     np.zeros_like: C.zeros_like_impl, np.ones_like: C.ones_like_impl,
     np.empty_like: C.empty_like_impl, np.full_like: C.full_like_impl, np.arange: C.arange_impl,
 })
+FUNCTIONS[np.linalg.matmul] = FUNCTIONS[np.matmul]
 for _alias, _target in (("concat", np.concatenate), ("permute_dims", np.transpose)):
     if hasattr(np, _alias):
         FUNCTIONS[getattr(np, _alias)] = FUNCTIONS[_target]
@@ -71,7 +73,7 @@ def is_traceable_function(fn) -> bool:
 def _register_tables():
     from .data_dependent import FUNCTIONS as DD
     FUNCTIONS.update(DD)
-    for table in (UFUNC_METHODS, LINALG, LIBRARY, JOINING, EXTRA):
+    for table in (UFUNC_METHODS, LINALG, LIBRARY, JOINING, EXTRA, MORE):
         FUNCTIONS.update(table)
 
 

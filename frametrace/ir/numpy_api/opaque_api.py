@@ -11,7 +11,7 @@ import numpy as np
 
 from ...errors import Unsupported
 from ..ops.symbolic import is_symbolic
-from .common import as_array, bind, is_array, is_proxy, is_weak_value
+from .common import bind, is_array, is_proxy, is_weak_value
 
 
 def constant(v, fname: str, name: str):
@@ -38,7 +38,7 @@ def emit_opaque(b, op: str, fname: str, bound: dict, params: tuple, array_params
             continue
         v = bound[name]
         if name in array_params and (is_array(v) or is_weak_value(v)):
-            x = as_array(b, v, fname)
+            x = v          # a run-time Python scalar stays one: NEP 50 weak promotion, as in NumPy
             if leading:
                 pos.append(x)
             else:

@@ -35,9 +35,10 @@ def register_opaque(name: str, fn: Callable, shape_rule: Callable, *, item: int 
     """Register op `name` calling `fn` (its result's `[item]` for tuple results).
 
     `pytype`: fn returns a Python scalar of this type (np.allclose -> bool). `kind="gather"`
-    for a result with an unbacked size (`aliases`: see registry.OpDef): its `size` attribute names the symbol, bound from the
-    result's shape at run time (backends do not pass it). Trailing array arguments named in
-    the `kw_arrays` attribute are passed to fn by keyword (np.average(a, weights=w))."""
+    for a result with an unbacked size: its `size` attribute names the symbol, bound from the
+    result's shape at run time (backends do not pass it). `aliases`: see registry.OpDef.
+    Trailing array arguments named in the `kw_arrays` attribute are passed to fn by keyword
+    (np.average(a, weights=w))."""
 
     def ref(*args, kw_arrays=(), size=None, **attrs):
         n = len(args) - len(kw_arrays)

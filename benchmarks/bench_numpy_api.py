@@ -1,0 +1,95 @@
+"""The NumPy-API workloads of issue 14 against NumPy eager, in one process (interleaved medians).
+
+Run: python benchmarks/bench_numpy_api.py [--quick]
+Targets (issue 14): >= 1.5x where a fused kernel applies (np.roll / np.pad stencils, the masked
+scatter, the triangle mask), >= 0.95x where an opaque NumPy call runs inside the graph
+(np.linalg.norm, np.einsum, np.sort). Each workload is compiled once with the LLVM backend
+and fullgraph=True (no graph break), checked against NumPy, then timed round-robin.
+"""
+# ruff: noqa: B023  (the lambdas are timed within the iteration that defines them)
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import frametrace as ft  # noqa: E402
+from common import timed, rounds_for  # noqa: E402
+
+
+def norm_rows(x):
+    return np.linalg.norm(x, axis=1) * 2.0 + 1.0
+
+
+def einsum_bmm(a, b):
+    return np.einsum("bij,bjk->bik", a, b) + 1.0
+
+
+def sort_rows(x):
+    return np.sort(x, axis=1)[:, :4] * 2.0
+
+
+def pad_stencil(u):
+    p = np.pad(u, 1)
+    return 0.25 * (p[:-2, 1:-1] + p[2:, 1:-1] + p[1:-1, :-2] + p[1:-1, 2:]) - u
+
+
+def roll_diff(u):
+    return (np.roll(u, -1, axis=1) - np.roll(u, 1, axis=1)) * 0.5 + (np.roll(u, -1, axis=0) - u)
+
+
+def masked_scatter(x):
+    out = x.copy()
+    out[out < 0] = 0.0
+    return out * 2.0
+
+
+def causal_mask(s):
+    n = s.shape[0]
+    return np.exp(np.triu(np.full((n, n), -np.inf), k=1) + s)
+
+
+def gather_rows(emb, ids):
+    return emb[ids] * 2.0 + 1.0
+
+
+def workloads(quick: bool):
+    rng = np.random.default_rng(0)
+    n = 256 if quick else 1024
+    return [
+        ("linalg.norm(x, axis=1)", norm_rows, (rng.standard_normal((n * 4, 64)),), "opaque"),
+        ("einsum bij,bjk->bik 4x4", einsum_bmm, (rng.standard_normal((n * 4, 4, 4)),
+                                                 rng.standard_normal((n * 4, 4, 4))), "opaque"),
+        ("sort rows of 16", sort_rows, (rng.standard_normal((n * 4, 16)),), "opaque"),
+        ("pad + 4-point stencil", pad_stencil, (rng.standard_normal((n, n)),), "fused"),
+        ("roll finite differences", roll_diff, (rng.standard_normal((n, n)),), "fused"),
+        ("masked scatter x[m] = 0", masked_scatter, (rng.standard_normal((n, n)),), "fused"),
+        ("causal mask triu(k=1)", causal_mask, (rng.standard_normal((n // 2, n // 2)),), "fused"),
+        ("emb[ids] gather", gather_rows, (rng.standard_normal((4096, 64)), rng.integers(0, 4096, n)), "opaque"),
+    ]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args(argv)
+    print(f"{'workload':28s} {'numpy us':>10s} {'ft us':>10s} {'speedup':>8s}  target")
+    for name, fn, inputs, kind in workloads(args.quick):
+        compiled = ft.compile(fn, backend="llvm", fullgraph=True)
+        with np.errstate(all="ignore"):
+            want, got = fn(*[a.copy() for a in inputs]), compiled(*inputs)
+            np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+            t_np = timed([lambda: fn(*inputs)], rounds=3)[0]
+            r = rounds_for(t_np, budget=1.0 if args.quick else 3.0)
+            t_np, t_ft = timed([lambda: fn(*inputs), lambda: compiled(*inputs)], rounds=r)
+        target = 1.5 if kind == "fused" else 0.95
+        mark = "ok" if t_np / t_ft >= target else "MISS"
+        print(f"{name:28s} {t_np * 1e6:10.1f} {t_ft * 1e6:10.1f} {t_np / t_ft:7.2f}x  >= {target} {mark}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
