@@ -203,3 +203,57 @@ def test_float32_sums_fused_with_argmin_keep_numpy_accuracy(backend):
         assert abs(float(g) - float(w)) <= 2e-6 * abs(float(w)), (g, w)
     exact = np.sum(x.astype(np.float64) ** 2)
     assert abs(float(got[0]) - exact) <= 2 * abs(float(want[0]) - exact) + 1e-7 * exact
+
+
+# -- signed zeros, out-of-range casts, read-only destinations -------------------------------------
+
+_SPECIAL = np.array([0.0, -0.0, np.nan, 1.0, -1.0, np.inf, -np.inf])
+
+
+def _same_bits(got, want):
+    assert_same(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", ("float64", "float32"))
+def test_maximum_minimum_clip_signed_zero_and_nan(backend, dtype):
+    a = np.repeat(_SPECIAL, len(_SPECIAL)).astype(dtype)
+    b = np.tile(_SPECIAL, len(_SPECIAL)).astype(dtype)
+
+    def fn(a, b):
+        return (np.maximum(a, b), np.minimum(a, b), np.clip(a, b, None), np.clip(a, None, b),
+                np.clip(a, -0.0, 0.0), np.maximum(a, 0.0), np.minimum(a, -0.0), np.clip(a, b, -b),
+                np.clip(a, b * 0.0 - 0.0, b * 0.0),              # bounds that move: the bound wins ties
+                np.clip(a, np.array([-0.0], a.dtype), np.array([0.0], a.dtype)))   # fixed: x wins
+    with np.errstate(invalid="ignore"):
+        for g, w in zip(ft.compile(fn, backend=backend)(a, b), fn(a, b)):
+            _same_bits(g, w)
+
+
+_OUT_OF_RANGE = np.array([-1.0, -0.5, 1.9, 2.0 ** 31, 2.0 ** 32, 2.0 ** 63, 2.0 ** 64, 1e20, -1e20, np.nan,
+                          np.inf, -np.inf, 2.0 ** 64 - 2048, -2.0 ** 63, -2.0 ** 31 - 1, 3e9])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", ("uint64", "int64", "uint32", "int32", "uint16", "int8"))
+def test_float_to_int_casts_out_of_range_match_numpy(backend, dtype):
+    def fn(x):
+        return x.astype(dtype), x.astype(np.float32).astype(dtype)
+    with np.errstate(invalid="ignore"):
+        assert_same(ft.compile(fn, backend=backend)(_OUT_OF_RANGE), fn(_OUT_OF_RANGE))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_writing_into_a_read_only_array_raises_numpys_message(backend):
+    def put(x):
+        x[1:] = 5.0
+
+    x = np.ones(4)
+    x.flags.writeable = False
+    with pytest.raises(ValueError) as want:
+        put(x)
+    with pytest.raises(ValueError) as got:
+        ft.compile(put, backend=backend)(x)
+    assert str(got.value) == str(want.value) == "assignment destination is read-only"
+    np.testing.assert_array_equal(x, np.ones(4))
