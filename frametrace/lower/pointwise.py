@@ -45,7 +45,8 @@ _B_BINARY = "add multiply maximum minimum fmax fmin bitwise_and bitwise_or bitwi
 # internal ops: affine(Affine) -> int64 index value, cast, where(c, a, b), clip(x, lo, hi) with np.clip's NaN rules,
 # reduction combiners red_add/red_mul (reassoc for floats), red_max/red_min (NaN-propagating),
 # red_and/red_or, argbetter_max/argbetter_min(x, best) -> bool (NumPy's first-NaN rule).
-_INTERNAL = "affine cast where clip red_add red_mul red_max red_min red_and red_or argbetter_max argbetter_min"
+# clip_scalar(x, lo, hi): NumPy's clip loop for bounds that do not move (scalars, size-1 arrays): ties keep x.
+_INTERNAL = "affine cast where clip clip_scalar red_add red_mul red_max red_min red_and red_or argbetter_max argbetter_min"
 
 LOOP_OPS = {
     **{(n, "f"): 1 for n in _F_UNARY.split()}, **{(n, k): 1 for n in _I_UNARY.split() for k in "iu"},
@@ -223,7 +224,9 @@ def operand_dt(a) -> str:
 
 
 def _clip(node, exprs, out):
-    """np.clip: lo None -> minimum(x, hi); hi None -> maximum(x, lo); else the clip ufunc."""
+    """np.clip: lo None -> minimum(x, hi); hi None -> maximum(x, lo); else the clip ufunc,
+    whose float loop differs on ties (0.0 vs -0.0) between fixed bounds (the loop over
+    scalars keeps x) and bounds that move with x (the bound wins)."""
     x, lo, hi = node.args
     ex, elo, ehi = exprs
     vx = operand(x, ex, out)
@@ -233,4 +236,10 @@ def _clip(node, exprs, out):
         return Op("minimum", out, (vx, operand(hi, ehi, out)))
     if hi is None:
         return Op("maximum", out, (vx, operand(lo, elo, out)))
-    return Op("clip", out, (vx, operand(lo, elo, out), operand(hi, ehi, out)))
+    fixed = all(not isinstance(b, Node) or all(_is_one(d) for d in b.shape) for b in (lo, hi))
+    return Op("clip_scalar" if fixed and kind(out) == "f" else "clip", out,
+              (vx, operand(lo, elo, out), operand(hi, ehi, out)))
+
+
+def _is_one(d) -> bool:
+    return isinstance(d, (int, np.integer, sympy.Integer)) and int(d) == 1

@@ -67,12 +67,12 @@ def _fc(t, v):
 # ----------------------------------------------------------------------------- float rules
 
 
-def _f_maximum(e, t, a, b):                  # NumPy: (a >= b || isnan(a)) ? a : b
-    return _sel(e, t, _or(e, e.emit(f"fcmp oge {reg(t)} {a}, {b}", "i1"), _isnan(e, t, a)), a, b)
+def _f_maximum(e, t, a, b):                  # NumPy: (a > b || isnan(a)) ? a : b (0.0 vs -0.0: b)
+    return _sel(e, t, _or(e, e.emit(f"fcmp ogt {reg(t)} {a}, {b}", "i1"), _isnan(e, t, a)), a, b)
 
 
-def _f_minimum(e, t, a, b):
-    return _sel(e, t, _or(e, e.emit(f"fcmp ole {reg(t)} {a}, {b}", "i1"), _isnan(e, t, a)), a, b)
+def _f_minimum(e, t, a, b):                  # NumPy: (a < b || isnan(a)) ? a : b
+    return _sel(e, t, _or(e, e.emit(f"fcmp olt {reg(t)} {a}, {b}", "i1"), _isnan(e, t, a)), a, b)
 
 
 def _f_fmax(e, t, a, b):                     # NumPy: (a >= b || isnan(b)) ? a : b
@@ -147,6 +147,14 @@ def _f_clip(e, t, x, lo, hi):                # NumPy: min(max(x, lo), hi), NaN i
     return _sel(e, t, _or(e, _isnan(e, t, m), e.emit(f"fcmp olt {T} {m}, {hi}", "i1")), m, hi)
 
 
+def _f_clip_scalar(e, t, x, lo, hi):         # NumPy's loop over fixed bounds: ties keep x,
+    T = reg(t)                                   # a NaN bound gives NaN, NaN in x wins
+    m = _sel(e, t, e.emit(f"fcmp olt {T} {x}, {lo}", "i1"), lo, x)
+    r = _sel(e, t, e.emit(f"fcmp ogt {T} {m}, {hi}", "i1"), hi, m)
+    nan = e.emit(f"fadd {T} {lo}, {hi}", T)
+    return _sel(e, t, _or(e, _isnan(e, t, lo), _isnan(e, t, hi)), nan, r)
+
+
 def _f_argbetter(pred):                      # first max/min wins; the first NaN wins over all
     def rule(e, t, x, best):
         T = reg(t)
@@ -180,7 +188,7 @@ FLOAT = {
     "isfinite": lambda e, t, x: e.emit(f"fcmp one {reg(t)} {e.intrinsic('fabs', t, x)}, "
                                        f"{_fc(t, math.inf)}", "i1"),
     "signbit": _f_signbit, "logical_not": lambda e, t, x: e.emit(f"fcmp oeq {reg(t)} {x}, 0.0", "i1"),
-    "clip": _f_clip, "red_add": lambda e, t, a, b: e.emit(f"fadd reassoc {reg(t)} {a}, {b}", reg(t)),
+    "clip": _f_clip, "clip_scalar": _f_clip_scalar, "red_add": lambda e, t, a, b: e.emit(f"fadd reassoc {reg(t)} {a}, {b}", reg(t)),
     "red_mul": lambda e, t, a, b: e.emit(f"fmul reassoc {reg(t)} {a}, {b}", reg(t)),
     "red_max": _intr("maximum"), "red_min": _intr("minimum"),
     "argbetter_max": _f_argbetter("ogt"), "argbetter_min": _f_argbetter("olt"),
@@ -304,7 +312,7 @@ def _integer(signed):
         "sign": _i_sign(signed), "invert": lambda e, t, x: e.emit(f"xor {reg(t)} {x}, -1", reg(t)),
         "logical_not": lambda e, t, x: e.emit(f"icmp eq {reg(t)} {x}, 0", "i1"),
         "isnan": lambda e, t, x: "false", "isinf": lambda e, t, x: "false",
-        "isfinite": lambda e, t, x: "true", "clip": _i_clip(s),
+        "isfinite": lambda e, t, x: "true", "clip": _i_clip(s), "clip_scalar": _i_clip(s),
         "argbetter_max": _cmp(f"{s}gt"), "argbetter_min": _cmp(f"{s}lt"),
     }
 
@@ -330,6 +338,7 @@ BOOL = {
     "isnan": lambda e, t, x: "false", "isinf": lambda e, t, x: "false",
     "isfinite": lambda e, t, x: "true",
     "clip": lambda e, t, x, lo, hi: _and(e, _or(e, x, lo), hi),
+    "clip_scalar": lambda e, t, x, lo, hi: _and(e, _or(e, x, lo), hi),
     "argbetter_max": lambda e, t, x, best: _and(e, x, _not(e, best)),
     "argbetter_min": lambda e, t, x, best: _and(e, _not(e, x), best),
 }

@@ -78,19 +78,33 @@ def cast(e, x: str, src: str, dst: str) -> str:
     return _float_to_int(e, x, ts, dst, kd)
 
 
+def _cvtt(e, x, ts, td):
+    """x86's truncating convert (cvttsd2si) that NumPy's casts compile to: in range, the
+    truncated value; NaN or out of range, the "integer indefinite" INT_MIN of `td`."""
+    n = bits({"i32": "int32", "i64": "int64"}[td])
+    lo, hi = const(-2.0 ** (n - 1), "float64"), const(2.0 ** (n - 1), "float64")
+    xd = x if ts == "double" else e.emit(f"fpext {ts} {x} to double", "double")
+    ok = e.emit(f"and i1 {e.emit(f'fcmp oge double {xd}, {lo}', 'i1')}, {e.emit(f'fcmp olt double {xd}, {hi}', 'i1')}", "i1")
+    v = e.emit(f"freeze {td} {e.emit(f'fptosi {ts} {x} to {td}', td)}", td)
+    return e.emit(f"select i1 {ok}, {td} {v}, {td} {-(1 << (n - 1))}", td)
+
+
 def _float_to_int(e, x, ts, dst, kd):
-    """float -> int as NumPy on x86 does it: through int32 for narrow types, int64 otherwise
-    (out-of-range and NaN give the platform's values; `freeze` keeps them defined)."""
+    """float -> int as NumPy on x86-64 does it (out-of-range and NaN included): through int32
+    for narrow types, int64 otherwise; uint32 from int64 above 2**31 (else int32), uint64
+    from `cvtt(x - 2**63) ^ 2**63` at and above 2**63 (else int64)."""
     td = reg(dst)
     if bits(dst) <= 32 and not (kd == "u" and bits(dst) == 32):
-        v = e.emit(f"fptosi {ts} {x} to i32", "i32")
-        v = e.emit(f"freeze i32 {v}", "i32")
+        v = _cvtt(e, x, ts, "i32")
         return v if td == "i32" else e.emit(f"trunc i32 {v} to {td}", td)
-    v = e.emit(f"fptosi {ts} {x} to i64", "i64")
-    v = e.emit(f"freeze i64 {v}", "i64")
-    if kd == "u" and bits(dst) == 64:           # large positives need the unsigned convert
+    if kd == "u" and bits(dst) == 32:
+        big = e.emit(f"fcmp oge {ts} {x}, {const(2.0 ** 31, 'float64')}", "i1")
+        wide = e.emit(f"trunc i64 {_cvtt(e, x, ts, 'i64')} to i32", "i32")
+        return e.emit(f"select i1 {big}, i32 {wide}, i32 {_cvtt(e, x, ts, 'i32')}", "i32")
+    v = _cvtt(e, x, ts, "i64")
+    if kd == "u" and bits(dst) == 64:
         big = e.emit(f"fcmp oge {ts} {x}, {const(2.0 ** 63, 'float64')}", "i1")
-        u = e.emit(f"fptoui {ts} {x} to i64", "i64")
-        u = e.emit(f"freeze i64 {u}", "i64")
+        shifted = e.emit(f"fsub {ts} {x}, {const(2.0 ** 63, 'float64')}", ts)
+        u = e.emit(f"xor i64 {_cvtt(e, shifted, ts, 'i64')}, {-(1 << 63)}", "i64")
         v = e.emit(f"select i1 {big}, i64 {u}, i64 {v}", "i64")
     return v if td == "i64" else e.emit(f"trunc i64 {v} to {td}", td)
