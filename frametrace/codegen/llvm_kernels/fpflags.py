@@ -14,8 +14,13 @@ means "ask NumPy". The wrapper then decides (backends/llvm/fp_errors.py): nothin
 when the error mode of every flagged kind is "ignore", otherwise NumPy evaluates the graph
 eagerly and itself raises or warns with its own messages.
 
-Integer `//` and `%` by zero set "divide" deliberately (ops.py: `raise_divide_if`), as
-NumPy's integer loops do.
+Integer `//` and `%` by zero set "divide" deliberately (ops.py: `raise_flag_if`), as
+NumPy's integer loops do; int64 MIN // -1 sets "overflow".
+
+Limits: x86-64 only (MXCSR; elsewhere the intrinsics do not exist, a kernel that may raise
+fails to compile and its graph runs with the NumPy backend). One word per process: two
+Python threads running compiled code at the same moment may see each other's flags (a
+spurious NumPy re-evaluation, or one missed report while both take the word).
 """
 from __future__ import annotations
 
