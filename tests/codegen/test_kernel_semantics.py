@@ -108,6 +108,9 @@ def test_kernels_set_the_flag_word_only_when_they_may_raise():
     iadd = Kernel("k", [Store(0, (), Op("add", "int64", (Load(1, (), "int64"), Load(2, (), "int64"))))])
     assert not fpflags.may_raise(add_const) and fpflags.may_raise(div)
     assert fpflags.may_raise(idiv) and not fpflags.may_raise(iadd)
+    idiv3 = Kernel("k", [Store(0, (), Op("floor_divide", "int64", (Load(1, (), "int64"), Const(3, "int64"))))])
+    idivm1 = Kernel("k", [Store(0, (), Op("remainder", "int64", (Load(1, (), "int64"), Const(-1, "int64"))))])
+    assert not fpflags.may_raise(idiv3) and fpflags.may_raise(idivm1)
 
 
 # -- int64 vs uint64 ---------------------------------------------------------------------

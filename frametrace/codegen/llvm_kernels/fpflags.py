@@ -76,6 +76,9 @@ def _raises(e) -> bool:
         return operand.startswith("float") and (not e.dtype.startswith("float") or (operand, e.dtype) == ("float64", "float32"))
     if operand.startswith("float") or e.dtype.startswith("float"):
         return e.op not in _QUIET
+    divisor = e.args[1] if len(e.args) == 2 else None      # x // 3: never zero, never -1
+    if isinstance(divisor, Const) and divisor.value not in (0, -1):
+        return False
     return e.op in _INT_DIVIDE and operand != "bool"
 
 
