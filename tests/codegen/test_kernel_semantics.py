@@ -108,6 +108,9 @@ def test_kernels_set_the_flag_word_only_when_they_may_raise():
     iadd = Kernel("k", [Store(0, (), Op("add", "int64", (Load(1, (), "int64"), Load(2, (), "int64"))))])
     assert not fpflags.may_raise(add_const) and fpflags.may_raise(div)
     assert fpflags.may_raise(idiv) and not fpflags.may_raise(iadd)
+    idiv3 = Kernel("k", [Store(0, (), Op("floor_divide", "int64", (Load(1, (), "int64"), Const(3, "int64"))))])
+    idivm1 = Kernel("k", [Store(0, (), Op("remainder", "int64", (Load(1, (), "int64"), Const(-1, "int64"))))])
+    assert not fpflags.may_raise(idiv3) and fpflags.may_raise(idivm1)
 
 
 # -- int64 vs uint64 ---------------------------------------------------------------------
@@ -257,3 +260,17 @@ def test_writing_into_a_read_only_array_raises_numpys_message(backend):
         ft.compile(put, backend=backend)(x)
     assert str(got.value) == str(want.value) == "assignment destination is read-only"
     np.testing.assert_array_equal(x, np.ones(4))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_error_state_seen_from_every_thread_of_a_split_kernel(backend):
+    x = np.ones(3_000_000)
+    x[-1] = 0.0                                   # in the last chunk: a pool thread computes it
+    f = ft.compile(lambda x: np.sqrt(x) + 1.0 / x, backend=backend)
+    with np.errstate(all="raise"), pytest.raises(FloatingPointError, match="divide by zero encountered in divide"):
+        f(x)
+    with np.errstate(all="ignore"):
+        assert f(x)[-1] == np.inf
+    x[-1] = 1.0
+    with np.errstate(all="raise"):
+        assert_same(f(x), np.full(3_000_000, 2.0))

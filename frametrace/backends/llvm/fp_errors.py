@@ -14,6 +14,11 @@ writes into an input (`x /= y`) therefore, when some error mode is not "ignore",
 inputs it writes before its kernels and puts them back before NumPy runs the graph. With
 every mode "ignore" (`np.errstate(all="ignore")`) nothing is copied.
 
+Known differences: NumPy steps of the wrapper (fallback ops) that warn do so in the compiled
+run and again in the re-evaluation; under "raise" an in-place graph re-evaluated by the NumPy
+backend stops before its first write (the NumPy backend computes `x /= y` into a temporary),
+where NumPy eager writes x and then raises.
+
 Self-overlapping destinations. NumPy buffers an in-place update whose destination overlaps
 itself (`as_strided(x, (4, 3), (8, 8)) += 1` adds 1 once to each memory location); a fused
 kernel would read what it already wrote. A destination input that may overlap itself

@@ -10,7 +10,9 @@ buffer's byte strides, then the by-value slots (sizes, offsets, scalars). With t
 ABI the block starts with one PyArrayObject* per buffer instead, and the entry reads data
 pointer and strides from the array object itself (fields at fixed offsets, verified at
 import), which saves ~0.3 us per array in the wrapper. The entry loads everything and calls
-the body, which LLVM inlines (turning `noalias` into alias scopes). The split
+the body, which LLVM inlines (turning `noalias` into alias scopes), except in a kernel that
+may raise FP exceptions: its entry clears and reads the status flags around the body, which
+stays a call so that no FP operation moves across the reads (fpflags.py). The split
 loop runs over [lo, hi) so the wrapper can hand chunks to threads.
 
 Innermost loops are versioned: when every access that moves with the loop variable moves

@@ -14,8 +14,13 @@ means "ask NumPy". The wrapper then decides (backends/llvm/fp_errors.py): nothin
 when the error mode of every flagged kind is "ignore", otherwise NumPy evaluates the graph
 eagerly and itself raises or warns with its own messages.
 
-Integer `//` and `%` by zero set "divide" deliberately (ops.py: `raise_divide_if`), as
-NumPy's integer loops do.
+Integer `//` and `%` by zero set "divide" deliberately (ops.py: `raise_flag_if`), as
+NumPy's integer loops do; int64 MIN // -1 sets "overflow".
+
+Limits: x86-64 only (MXCSR; elsewhere the intrinsics do not exist, a kernel that may raise
+fails to compile and its graph runs with the NumPy backend). One word per process: two
+Python threads running compiled code at the same moment may see each other's flags (a
+spurious NumPy re-evaluation, or one missed report while both take the word).
 """
 from __future__ import annotations
 
@@ -71,6 +76,9 @@ def _raises(e) -> bool:
         return operand.startswith("float") and (not e.dtype.startswith("float") or (operand, e.dtype) == ("float64", "float32"))
     if operand.startswith("float") or e.dtype.startswith("float"):
         return e.op not in _QUIET
+    divisor = e.args[1] if len(e.args) == 2 else None      # x // 3: never zero, never -1
+    if isinstance(divisor, Const) and divisor.value not in (0, -1):
+        return False
     return e.op in _INT_DIVIDE and operand != "bool"
 
 
