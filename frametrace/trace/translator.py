@@ -21,6 +21,7 @@ from .opcodes import OpcodeHandlers
 from .variables.array import ArrayVariable, check_mixing
 from .variables.base import CellBox, VariableTracker
 from .variables.constant import ConstantVariable, SymNumberVariable, wrap_number
+from .variables.functions import UserFunctionVariable
 from .variables.containers import (DictVariable, IntListVariable, ListIteratorVariable, ListVariable,
                                    RangeVariable, SliceVariable, TupleVariable, constant_key)
 
@@ -238,6 +239,13 @@ class InstructionTranslator(OpcodeHandlers):
     def is_same(self, a, b) -> bool:
         if a is b:
             return True
+        if isinstance(a, UserFunctionVariable) and isinstance(b, UserFunctionVariable) and \
+                a.source is not None and b.source is not None:
+            # functions are guarded by their code, not identity: identity is a guard of its own
+            same = a.fn is b.fn
+            self.output.guards.add(f"({a.source.code} is {b.source.code}) == {same}",
+                                   f"({a.source.name} is {b.source.name}) == {same}", "ALIAS")
+            return same
         if a.is_python_constant() and b.is_python_constant():
             return a.as_python_constant() is b.as_python_constant()
         if isinstance(a, ArrayVariable) and isinstance(b, ArrayVariable):

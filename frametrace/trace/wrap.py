@@ -182,11 +182,13 @@ class VariableBuilder:
                 g.id_match(source, value)
             return NumpyFunctionVariable(value, source)
         if isinstance(value, types.FunctionType):
-            if g is not None:
-                g.id_match(source, value)
             if _is_library_function(value):
+                if g is not None:
+                    g.id_match(source, value)
                 from .variables.special import SkipFunctionVariable
                 return SkipFunctionVariable(value, source)
+            if g is not None:
+                self._guard_function(value, source)
             return UserFunctionVariable(value, source)
         if isinstance(value, types.MethodType) and isinstance(value.__func__, types.FunctionType):
             from ..sources import AttrSource
@@ -201,6 +203,24 @@ class VariableBuilder:
             raise Unsupported(f"a {type(value).__name__} object created outside the traced code", kind="input")
         g.type_match(source, value)
         return UserObjectVariable(value, source)
+
+    def _guard_function(self, fn, source):
+        """A user function is guarded on its code, not its identity (a fresh closure or lambda per
+        call shares the graph): its defaults and closure contents are guarded through their own
+        sources when the call is inlined; here only their shape (count, keys) and its globals."""
+        g = self.output.guards
+        code = g.bind(fn.__code__, "code")
+        g.add(f"{source.code}.__code__ is {code}", f"{source.name}.__code__ is {fn.__code__.co_qualname}",
+              "ID_MATCH", source.name)
+        ndefaults = len(fn.__defaults__ or ())
+        g.add(f"len({source.code}.__defaults__ or ()) == {ndefaults}",
+              f"len({source.name}.__defaults__) == {ndefaults}", "LEN", source.name)
+        kw = g.bind(sorted(fn.__kwdefaults__ or {}), "keys")
+        g.add(f"sorted({source.code}.__kwdefaults__ or {{}}) == {kw}",
+              f"sorted({source.name}.__kwdefaults__) == {sorted(fn.__kwdefaults__ or {})!r}", "KEYS", source.name)
+        gl = g.bind(fn.__globals__, "globals")
+        g.add(f"{source.code}.__globals__ is {gl}", f"{source.name}.__globals__ is {fn.__module__}.__dict__",
+              "ID_MATCH", source.name)
 
     def _sequence_items(self, value, source):
         """The items of a list or tuple input, its length and each element guarded."""
