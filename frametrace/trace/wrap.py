@@ -11,6 +11,7 @@ import functools
 import math
 import types
 
+import csrc_free_runtime as rt
 import numpy as np
 
 from ..errors import Unsupported
@@ -181,6 +182,21 @@ class VariableBuilder:
             if g is not None:
                 g.id_match(source, value)
             return NumpyFunctionVariable(value, source)
+        if isinstance(value, types.FunctionType) and isinstance(getattr(value, "_frametrace_cache", None),
+                                                                rt.FrameCache):
+            # a function wrapped by ft.compile: its original function is inlined
+            from ..sources import AttrSource
+            original = value._frametrace_cache.fn
+            if g is not None:
+                g.type_match(source, value)
+            return self(original, AttrSource(AttrSource(source, "_frametrace_cache"), "fn")
+                        if source is not None else None)
+        if isinstance(value, types.FunctionType) and _hooked_original(value) is not None:
+            # a function the global hook swapped a trampoline into: its original body is inlined
+            # (guarded on the trampoline code: once the hook restores the function, a recompile)
+            if g is not None:
+                self._guard_function(value, source)
+            return UserFunctionVariable(value, source, code=_hooked_original(value))
         if isinstance(value, types.FunctionType):
             if _is_library_function(value):
                 if g is not None:
@@ -312,6 +328,16 @@ def _is_builtin(value) -> bool:
 
 _BUILTIN_TYPES = (range, enumerate, zip, int, float, bool, tuple, list, dict, reversed, type, iter, map, filter,
                   super)
+
+
+def _hooked_original(fn):
+    """The original code of a function whose `__code__` is a global-hook trampoline (a code
+    object holding the function's FrameCache as a constant), else None."""
+    code = fn.__code__
+    for c in code.co_consts:
+        if isinstance(c, rt.FrameCache) and c.code is not code:
+            return c.code
+    return None
 
 
 def _is_mutable(value) -> bool:
