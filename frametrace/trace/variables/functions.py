@@ -214,6 +214,8 @@ class UserObjectVariable(VariableTracker):
         stored = tx.output.side_effects.load_attr(self, name)
         if stored is not None:
             return stored
+        if type(self.value).__getattribute__ is not object.__getattribute__:
+            raise Unsupported(f"{type(self.value).__name__} defines __getattribute__", kind="getattr")
         src = AttrSource(self.source, name) if self.source is not None else None
         return class_attribute(tx, type(self.value), name, self, src, instance=self.value)
 
