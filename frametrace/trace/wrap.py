@@ -11,6 +11,7 @@ import functools
 import math
 import types
 
+import csrc_free_runtime as rt
 import numpy as np
 from csrc_free_runtime import original_function
 
@@ -181,6 +182,14 @@ class VariableBuilder:
             if g is not None:
                 g.identity(source, value)
             return NumpyFunctionVariable(value, source)
+        if isinstance(value, types.FunctionType) and isinstance(getattr(value, "_frametrace_cache", None),
+                                                                rt.FrameCache):
+            # a function wrapped by ft.compile: its original function is inlined
+            original = value._frametrace_cache.fn
+            if g is not None:
+                g.type(source, value)
+            return self(original, AttrSource(AttrSource(source, "_frametrace_cache"), "fn")
+                        if source is not None else None)
         if isinstance(value, types.FunctionType):
             if _is_library_function(value):
                 if g is not None:

@@ -102,3 +102,42 @@ def test_nonlocal_writes_in_the_compiled_frame_land_in_the_cell():
         assert_same(f(x), eager_step(x))
         assert read() == eager_read()
     assert ft.stats().unique_graphs >= 1
+
+
+@ft.compile
+def compiled_helper(x):
+    return np.tanh(x) * 2.0
+
+
+def calls_a_compiled_function(x):
+    return compiled_helper(x + 1.0).sum()
+
+
+def test_a_compiled_function_called_from_a_compiled_function_is_inlined():
+    x = rng.standard_normal(4)
+    got = ft.compile(calls_a_compiled_function)(x)
+    assert_same(got, (np.tanh(x + 1.0) * 2.0).sum())
+    s = ft.stats()
+    assert s.graph_breaks == 0 and s.eager_fallbacks == 0 and s.unique_graphs == 1, s
+
+
+def test_functions_under_the_global_hook_are_inlined_from_their_original_code():
+    def act(x):
+        return x / (1.0 + np.exp(-x))
+
+    def layer(x, w):
+        return act(x @ w)
+
+    def net(x, ws):
+        for w in ws:
+            x = layer(x, w)
+        return x
+
+    ws = [rng.standard_normal((4, 4)) for _ in range(2)]
+    x = rng.standard_normal((3, 4))
+    want = net(x, ws)
+    with ft.enabled():
+        net(x, ws)
+        got = net(x, ws)
+    assert_same(got, want)
+    assert ft.stats().graph_breaks == 0

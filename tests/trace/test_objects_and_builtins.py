@@ -218,3 +218,19 @@ def test_attributes_read_off_a_user_class():
     assert_same(got[0], want[0])
     assert got[1:] == want[1:]
     whole_graph()
+
+
+def apply_twice(x, fn, other):
+    return fn(fn(x)), fn is other
+
+
+def test_fresh_lambdas_share_a_graph_and_identity_is_guarded():
+    f = ft.compile(apply_twice)
+    for i in range(2, 7):
+        x = rng.standard_normal(3)
+        fn = lambda v, i=i: v * 2.0 + i      # noqa: E731 - a fresh closure per call
+        other = fn if i % 2 else (lambda v: v)
+        got, want = f(x, fn, other), apply_twice(x, fn, other)
+        assert_same(got[0], want[0])
+        assert got[1] is want[1]
+    assert ft.stats().unique_graphs <= 4

@@ -16,8 +16,9 @@ from .containers import TupleVariable
 class UserFunctionVariable(VariableTracker):
     """A Python function whose body is traced inline."""
 
-    def __init__(self, fn, source=None):
+    def __init__(self, fn, source=None, code=None):
         self.fn, self.source = fn, source
+        self._code = code          # the original body of a function the global hook swapped out
 
     def python_type(self):
         return types.FunctionType
@@ -27,7 +28,7 @@ class UserFunctionVariable(VariableTracker):
 
     @property
     def code(self):
-        return self.fn.__code__
+        return self._code if self._code is not None else self.fn.__code__
 
     def get_globals(self):
         return self.fn.__globals__
@@ -215,6 +216,8 @@ class UserObjectVariable(VariableTracker):
         stored = tx.output.side_effects.load_attr(self, name)
         if stored is not None:
             return stored
+        if type(self.value).__getattribute__ is not object.__getattribute__:
+            raise Unsupported(f"{type(self.value).__name__} defines __getattribute__", kind="getattr")
         src = AttrSource(self.source, name) if self.source is not None else None
         return class_attribute(tx, type(self.value), name, self, src, instance=self.value)
 
