@@ -105,7 +105,7 @@ def make_trampoline(fn, *, dispatch_fn=scoped_dispatch):
            f"    return {fname}, run_original\n")
     ns: dict = {}
     exec(compile(src, f"<frametrace trampoline {code.co_name}>", "exec"), ns)
-    cache = new_frame_cache(code, own, frame_value_names(code), None)
+    cache = new_frame_cache(code, fn, frame_value_names(code), None)
     tramp, cache.run_original = ns["___make"](dispatch_fn, cache, own, NATIVE_MISS, _DEFAULT, _current_default, fn,
                                               *(fn.__closure__ or ()))
     tramp.__defaults__ = (_DEFAULT,) * ndef if ndef else None
