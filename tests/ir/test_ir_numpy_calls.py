@@ -316,3 +316,17 @@ def test_scatter_mutations_keep_program_order_with_fused_values(backend, rng):
         assert_same(c(x1, i), f(x2, i))
         assert_same(x1, x2)
     assert ft.stats().unique_graphs <= 2
+
+
+def test_index_lists_holding_sizes_and_run_time_ints(backend):
+    def f(x, k):
+        n = x.shape[0]
+        return x[[n - 1, 0, k]], x[:, [k, n - 2]]
+    c = ft.compile(f, fullgraph=True, backend=FT_BACKEND[backend], dynamic=True)
+    for n in (4, 5, 7):
+        x = np.arange(n * n, dtype=float).reshape(n, n)
+        for k in (1, 2, -1):
+            assert_same(c(x, k), f(x, k))
+    assert ft.stats().unique_graphs <= 3        # k specialised at 1, then dynamic sizes and k
+    with pytest.raises(IndexError):
+        c(np.ones((4, 4)), 9)
