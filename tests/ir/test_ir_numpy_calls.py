@@ -316,3 +316,30 @@ def test_scatter_mutations_keep_program_order_with_fused_values(backend, rng):
         assert_same(c(x1, i), f(x2, i))
         assert_same(x1, x2)
     assert ft.stats().unique_graphs <= 2
+
+
+def test_index_lists_holding_sizes_and_run_time_ints(backend):
+    def f(x, k):
+        n = x.shape[0]
+        return x[[n - 1, 0, k]], x[:, [k, n - 2]]
+    c = ft.compile(f, fullgraph=True, backend=FT_BACKEND[backend], dynamic=True)
+    for n in (4, 5, 7):
+        x = np.arange(n * n, dtype=float).reshape(n, n)
+        for k in (1, 2, -1):
+            assert_same(c(x, k), f(x, k))
+    assert ft.stats().unique_graphs <= 3        # k specialised at 1, then dynamic sizes and k
+    with pytest.raises(IndexError):
+        c(np.ones((4, 4)), 9)
+
+
+def test_unique_with_every_flag_and_in_place_sort(backend, rng):
+    def f(a):
+        u, i, inv, cnt = np.unique(a, return_index=True, return_inverse=True, return_counts=True)
+        y = a.astype(float)
+        y[1:].sort()               # in place through a view
+        return u * 2, i, inv + 1, cnt, y
+    c = ft.compile(f, fullgraph=True, backend=FT_BACKEND[backend])
+    for n in (1, 3, 6, 8, 9):
+        a = rng.integers(0, 4, (2, n))
+        assert_same(c(a), f(a))
+    assert ft.stats().unique_graphs <= 2

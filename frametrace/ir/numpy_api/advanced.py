@@ -15,7 +15,7 @@ import numpy as np
 from ...errors import NumpyError, Unsupported
 from ..ops.advanced_index import ArrayRef, ConstIndex
 from ..ops.indexing import normalize_int_index, normalize_slice
-from ..ops.symbolic import is_static, is_symbolic, same_size
+from ..ops.symbolic import is_static, is_symbolic, pytype_of, same_size
 from ..graph import IndexSlice
 from .common import check_operand, is_array, is_proxy
 from .data_dependent import nonzero
@@ -49,18 +49,31 @@ def _spans(e) -> int:
     return 1
 
 
+def _run_time_int_list(e) -> bool:
+    """A flat list of ints some of which are sizes or run-time Python ints."""
+    if not isinstance(e, list) or not e:
+        return False
+    ints = all((isinstance(v, int) and not isinstance(v, bool)) or pytype_of(v) is int
+               or (is_proxy(v) and not is_array(v) and v.fake.pytype is int) for v in e)
+    return ints and any(not isinstance(v, int) for v in e)
+
+
 def _ranges_as_arrays(b, x, index):
     """Ranges become aranges; a boolean array among other entries becomes its nonzero()
     integer arrays (NumPy's own definition of it), one per dimension it spans, after its
     shape is checked against those dimensions (IndexError as NumPy)."""
     if isinstance(index, IndexRange):
         return index.as_array(b)
+    if _run_time_int_list(index):
+        return (b.emit("stack", *index, axis=0),)
     if not isinstance(index, tuple):
         return index
     out = []
     for i, e in enumerate(index):
         if isinstance(e, IndexRange):
             out.append(e.as_array(b))
+        elif _run_time_int_list(e):              # x[[n - 1, i]]: the ints stacked into an array
+            out.append(b.emit("stack", *e, axis=0))
         elif is_array(e) and e.dtype == np.bool_:
             if e.ndim == 0:
                 raise Unsupported("a 0-d boolean index", kind="indexing", context="getitem")

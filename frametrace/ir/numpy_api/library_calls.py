@@ -14,6 +14,7 @@ from ..ops.broadcast import broadcast_shapes
 from ..ops.opaque import register_opaque
 from ..ops.promotion import shape_of
 from ..ops.symbolic import is_static, sym_max, sym_min
+from .data_dependent import unique as unique_values
 from .opaque_api import opaque_function
 from .shape_rules import along_axis_shape, quantile_rule, reduced_shape, reduction_rule, same_shape
 
@@ -111,7 +112,7 @@ def _bincount_rule(x, weights=None, minlength=0, size=None):
     return (size,)
 
 
-def _unique_counts_rule(ar, return_counts=True, size=None):
+def _unique_counts_rule(ar, size=None):
     return FakeArray((size,), np.dtype(np.int64))
 
 
@@ -159,7 +160,12 @@ register_opaque("diagonal", np.diagonal, lambda a, offset=0, axis1=0, axis2=1: _
     a, offset, axis1, axis2) + _diag_rule(FakeArray((a.shape[axis1], a.shape[axis2]), a.dtype), offset),
                 doc="np.diagonal: NumPy's read-only view of the diagonal", aliases=True)
 register_opaque("bincount", np.bincount, _bincount_rule, kind="gather")
-register_opaque("unique_counts", np.unique, _unique_counts_rule, item=1, kind="gather")
+register_opaque("unique_counts", lambda ar: np.unique(ar, return_counts=True)[1], _unique_counts_rule,
+                kind="gather")
+register_opaque("unique_index", lambda ar: np.unique(ar, return_index=True)[1], _unique_counts_rule,
+                kind="gather")
+register_opaque("unique_inverse", lambda ar: np.unique(ar, return_inverse=True)[1],
+                lambda ar, size=None: FakeArray(tuple(ar.shape), np.dtype(np.int64)))
 
 
 def _count_nonzero_meta(a, axis=None, keepdims=False):
@@ -190,16 +196,17 @@ def _bincount_impl(b, x, weights=None, minlength=0):
 
 
 def _unique_impl(b, ar, return_index=False, return_inverse=False, return_counts=False, axis=None, **kw):
-    if return_index or return_inverse or axis is not None or kw or not return_counts:
-        from .data_dependent import unique
-        return unique(b, ar, return_index=return_index, return_inverse=return_inverse,
-                      return_counts=return_counts, axis=axis, **kw)
-    from .data_dependent import unique as values
-    u = values(b, ar)
-    size = u.shape[0]
-    counts = opaque_function("unique_counts", "np.unique", ("ar", "return_counts", "size"), ("ar",))(
-        b, ar, True, size)
-    return (u, counts)
+    """np.unique with any of return_index/return_inverse/return_counts (axis=None): the
+    values and counts/first indices share one unbacked size; the inverse has ar's shape."""
+    if axis is not None or kw:
+        raise Unsupported("np.unique with axis= or equal_nan=/sorted=", kind="call", context="np.unique")
+    u = unique_values(b, ar)
+    out = [u]
+    for flag, op in ((return_index, "unique_index"), (return_inverse, "unique_inverse"),
+                     (return_counts, "unique_counts")):
+        if flag:
+            out.append(opaque_function(op, "np.unique", ("ar", "size"), ("ar",))(b, ar, u.shape[0]))
+    return out[0] if len(out) == 1 else tuple(out)
 
 
 def _count_nonzero_impl(b, a, axis=None, *, keepdims=False):

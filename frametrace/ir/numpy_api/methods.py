@@ -25,6 +25,13 @@ def _round(b, self, decimals=0, out=None):
     return S.round_impl(b, self, decimals, out)
 
 
+def _sort_in_place(b, self, axis=-1, kind=None, order=None):
+    """x.sort(): NumPy's sort written back into x (an opaque sort, then an assign)."""
+    if self.scalar:
+        raise Unsupported("sort of a NumPy scalar", kind="call", context="ndarray.sort")
+    b.emit("assign", self, LIBRARY[np.sort](b, self, axis, kind, order))
+
+
 METHODS = {name: reduction_impl(name, f"ndarray.{name}") for name in PARAMS}
 METHODS.update({
     "reshape": S.reshape_method, "transpose": S.transpose_method,
@@ -34,7 +41,7 @@ METHODS.update({
 })
 METHODS.update({
     "diagonal": LIBRARY[np.diagonal], "trace": LIBRARY[np.trace], "argsort": LIBRARY[np.argsort],
-    "repeat": repeat_impl, "take": take_impl,
+    "repeat": repeat_impl, "take": take_impl, "sort": _sort_in_place,
     "conj": lambda b, self: b.emit("conjugate", self), "conjugate": lambda b, self: b.emit("conjugate", self),
 })
 # item(), tolist(), nonzero(), tobytes(), ... depend on data or leave NumPy: not listed.
