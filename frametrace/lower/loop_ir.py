@@ -116,6 +116,15 @@ class Op:
     dtype: str
     args: tuple
 
+    def __hash__(self):
+        # cached: a fused chain shares subexpressions (x[1:] - x[:-1], repeated), and an
+        # uncached hash walks the DAG as a tree, exponential in its depth
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash((self.op, self.dtype, self.args))
+            object.__setattr__(self, "_hash", h)
+        return h
+
     def __str__(self):
         return f"{self.op}({', '.join(map(str, self.args))}):{self.dtype}"
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sympy
 
 from ..ir.graph import IndexSlice, Node
+from ..shapes.minmax import start_if_nonempty
 from .loop_ir import Affine
 from .pointwise import NotLowerable
 
@@ -49,7 +50,10 @@ def _getitem(x: Node, index, idx, size_arg):
         elif isinstance(e, IndexSlice):
             if not isinstance(e.step, int):
                 raise NotLowerable("symbolic slice step")
-            out.append(_offset(e.start, size_arg) + idx[k].scale(e.step))
+            # a kernel reads the view only where it is non-empty, so a start clamped to the
+            # size (`Min(1, n)` for `x[1:]`) is read unclamped (shapes/minmax.py)
+            start = start_if_nonempty(e.start, x.shape[len(out)], e.step)
+            out.append(_offset(start, size_arg) + idx[k].scale(e.step))
             k += 1
         else:                                      # integer index: removes the dim
             out.append(_offset(e, size_arg))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sympy
 
+from .minmax import make_max, make_min
 from .symint import SymBool, SymFloat, SymInt, SymNodeBase, _operand, wrap
 
 
@@ -33,7 +34,11 @@ def _minmax(a, b, fn, pick):
     if oa is None or ob is None:
         raise TypeError(f"sym_max/sym_min of {type(a).__name__} and {type(b).__name__}")
     kind = "float" if "float" in (oa[1], ob[1]) else "int"
-    # no guard: when ranges order them, the answer is one of the operands
+    if kind == "int":       # flat, and no guard: when ranges order them, one operand (minmax.py)
+        make = make_max if pick is max else make_min
+        ea, eb = env.simplify(oa[0]), env.simplify(ob[0])
+        e = make([ea, eb], env.bound_sympy)
+        return a if e == ea else b if e == eb else wrap(e, kind, env)
     first = env.maybe_evaluate_static(sympy.Ge(oa[0], ob[0]) if pick is max
                                       else sympy.Le(oa[0], ob[0]))
     if first is not None:

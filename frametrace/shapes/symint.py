@@ -14,6 +14,7 @@ import numbers
 import sympy
 
 from .functions import FloorDiv, PythonMod
+from .minmax import distribute
 
 _REL = {"eq": sympy.Eq, "ne": sympy.Ne, "lt": sympy.Lt, "le": sympy.Le, "gt": sympy.Gt,
         "ge": sympy.Ge}
@@ -121,7 +122,16 @@ class SymNodeBase:
             e, kind = self._pow(a, b, kind)
         else:
             raise AssertionError(op)
+        if op in ("add", "sub", "mul") and kind == "int":
+            e = self._flat(e)
         return wrap(e, kind, self.env)
+
+    def _flat(self, e):
+        """Sums and multiples of one Min/Max pushed inside it (minmax.py): chained slices stay
+        linear instead of nesting a level per slice."""
+        if isinstance(e, (sympy.Add, sympy.Mul)) and e.has(sympy.Max, sympy.Min):
+            return distribute(e, self.env.bound_sympy)
+        return e
 
     def _pow(self, a, b, kind):
         if kind == "int":
@@ -153,7 +163,8 @@ class SymNodeBase:
         return o // self, o % self
 
     def __neg__(self):
-        return wrap(-self.expr, self.kind, self.env)
+        e = -self.expr
+        return wrap(self._flat(e) if self.kind == "int" else e, self.kind, self.env)
 
     def __pos__(self):
         return self

@@ -181,10 +181,21 @@ def vr_abs(x):
     return ValueRanges(0, max(-x.lower, x.upper))
 
 
-def bound_expr(expr, ranges) -> ValueRanges:
-    """A sound integer interval for `expr`; `ranges(symbol)` gives each symbol's interval."""
+def bound_expr(expr, ranges, memo: dict | None = None) -> ValueRanges:
+    """A sound integer interval for `expr`; `ranges(symbol)` gives each symbol's interval.
+    Each distinct subexpression is bounded once (`memo`): sizes of chained slices share
+    subtrees, and walking them as a tree is exponential in the chain's length."""
     if expr.is_Integer:
         return ValueRanges.point(int(expr))
+    if memo is None:
+        memo = {}
+    out = memo.get(expr)
+    if out is None:
+        out = memo[expr] = _bound(expr, ranges, memo)
+    return out
+
+
+def _bound(expr, ranges, memo) -> ValueRanges:
     if expr.is_Symbol:
         if not expr.is_integer:
             return UNKNOWN
@@ -192,29 +203,73 @@ def bound_expr(expr, ranges) -> ValueRanges:
     if expr.is_Add:
         out = ValueRanges.point(0)
         for a in expr.args:
-            out = vr_add(out, bound_expr(a, ranges))
+            out = vr_add(out, bound_expr(a, ranges, memo))
         return out
     if expr.is_Mul:
         out = ValueRanges.point(1)
         for a in expr.args:
-            out = vr_mul(out, bound_expr(a, ranges))
+            out = vr_mul(out, bound_expr(a, ranges, memo))
         return out
     if expr.is_Pow:
         base, e = expr.args
         if e.is_Integer and int(e) >= 0:
-            return vr_pow(bound_expr(base, ranges), int(e))
+            return vr_pow(bound_expr(base, ranges, memo), int(e))
         return UNKNOWN
     if isinstance(expr, FloorDiv):
-        return vr_floordiv(bound_expr(expr.args[0], ranges), bound_expr(expr.args[1], ranges))
+        return vr_floordiv(bound_expr(expr.args[0], ranges, memo), bound_expr(expr.args[1], ranges, memo))
     if isinstance(expr, PythonMod):
-        return vr_mod(bound_expr(expr.args[0], ranges), bound_expr(expr.args[1], ranges))
+        return vr_mod(bound_expr(expr.args[0], ranges, memo), bound_expr(expr.args[1], ranges, memo))
     if isinstance(expr, (sympy.Max, sympy.Min)):
-        parts = [bound_expr(a, ranges) for a in expr.args]
+        parts = [bound_expr(a, ranges, memo) for a in expr.args]
         pick = max if isinstance(expr, sympy.Max) else min
         return ValueRanges(pick(p.lower for p in parts), pick(p.upper for p in parts))
     if isinstance(expr, sympy.Abs):
-        return vr_abs(bound_expr(expr.args[0], ranges))
+        return vr_abs(bound_expr(expr.args[0], ranges, memo))
     return UNKNOWN
+
+
+def provably_le(a, b, bound, depth: int = 3) -> bool:
+    """a <= b for every value of the symbols, from intervals (`bound(expr)`) and the few facts
+    intervals of a difference cannot see: `x // k <= x` and `x // k <= x // j` (j <= k) for
+    x >= 0, and Min/Max of the two sides taken apart."""
+    d = b - a
+    if d.is_number:
+        return bool(d >= 0)
+    if bound(d).lower >= 0:
+        return True
+    if depth <= 0:
+        return False
+    if isinstance(a, FloorDiv) and a.args[1].is_Integer and int(a.args[1]) >= 1:
+        x = a.args[0]
+        if bound(x).lower >= 0:
+            if x == b or provably_le(x, b, bound, depth - 1):
+                return True
+            if isinstance(b, FloorDiv) and b.args[0] == x and b.args[1].is_Integer and \
+                    1 <= int(b.args[1]) <= int(a.args[1]):
+                return True
+    if isinstance(b, sympy.Max) and any(provably_le(a, y, bound, depth - 1) for y in b.args):
+        return True
+    if isinstance(a, sympy.Min) and any(provably_le(y, b, bound, depth - 1) for y in a.args):
+        return True
+    if isinstance(b, sympy.Min) and all(provably_le(a, y, bound, depth - 1) for y in b.args):
+        return True
+    if isinstance(a, sympy.Max) and all(provably_le(y, b, bound, depth - 1) for y in a.args):
+        return True
+    return False
+
+
+def _decide_order(expr, bound):
+    """Le/Lt/Ge/Gt decided by provably_le, or None."""
+    lhs, rhs = expr.args
+    if isinstance(expr, (sympy.Ge, sympy.Gt)):
+        lhs, rhs = rhs, lhs                    # as lhs <= rhs / lhs < rhs
+    strict = isinstance(expr, (sympy.Lt, sympy.Gt))
+    one = sympy.Integer(1)
+    if provably_le(lhs + one if strict else lhs, rhs, bound):
+        return True
+    if provably_le(rhs if strict else rhs + one, lhs, bound):
+        return False
+    return None
 
 
 # ---- relationals ------------------------------------------------------------------------------
@@ -266,7 +321,10 @@ def decide(expr, ranges, facts=None):
         if not (_is_integer_expr(lhs) and _is_integer_expr(rhs)):
             return None           # float / rational arithmetic: not reasoned about
         diff = lhs - rhs
-        r = _decide_diff(type(expr), bound_expr(diff, ranges))
+        memo: dict = {}
+        r = _decide_diff(type(expr), bound_expr(diff, ranges, memo))
+        if r is None and isinstance(expr, (sympy.Le, sympy.Lt, sympy.Ge, sympy.Gt)):
+            r = _decide_order(expr, lambda e: bound_expr(e, ranges, memo))
         if r is None:
             expanded = sympy.expand(diff)
             if expanded != diff:

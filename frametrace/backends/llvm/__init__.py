@@ -21,6 +21,7 @@ differ from NumPy's pairwise summation by rounding (see lower/reductions.py).
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 from ...codegen.llvm_kernels import module_ir
@@ -28,7 +29,7 @@ from ...config import config
 from ...ir.graph import Graph
 from ...logs import get_logger
 from ...lower.fusion import KernelStep, group
-from ...lower.loop_ir import format_kernel
+from ...lower.loop_ir import Op, format_kernel
 from ...lower.schedule import Plan
 from . import jit, runtime, tiers, wrapper
 
@@ -85,7 +86,7 @@ def _compile(graph: Graph):
     run = namespace["run"]
     run.source = source
     run.llvm_ir = ir
-    run.loop_ir = "\n\n".join(format_kernel(k) for k in kernels)
+    run.loop_ir = "\n\n".join(_format(k) for k in kernels)
     run.module = module
     run.kernels = kernels
     run.tiers = run_tiers                     # quick-tier kernels: their tier-up (tiers.py); else None
@@ -93,6 +94,36 @@ def _compile(graph: Graph):
     if _log.isEnabledFor(10):
         _log.debug("%s\n%s", source, run.loop_ir)
     return run
+
+
+# the loop-IR listing prints each expression as a tree: a fused chain that shares
+# subexpressions (`x = x[1:] - x[:-1]` twenty times) would print millions of nodes
+MAX_LISTED_NODES = 200_000
+
+
+def _tree_size(e, memo: dict) -> int:
+    if not isinstance(e, Op):
+        return 1
+    n = memo.get(id(e))
+    if n is None:
+        n = memo[id(e)] = 1 + sum(_tree_size(a, memo) for a in e.args)
+    return n
+
+
+def _listed_nodes(body, memo) -> int:
+    total = 0
+    for s in body:
+        for f in dataclasses.fields(s):
+            v = getattr(s, f.name)
+            total += _listed_nodes(v, memo) if f.name == "body" else _tree_size(v, memo)
+    return total
+
+
+def _format(k) -> str:
+    n = _listed_nodes(k.body, {})
+    if n > MAX_LISTED_NODES:
+        return f"kernel {k.name}: not listed ({n} expression nodes when printed as trees)"
+    return format_kernel(k)
 
 
 __all__ = ["compile_graph", "PIPELINE"]
