@@ -44,12 +44,14 @@ acceptance: install
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -q $(ACCEPTANCE_TESTS) -p no:cacheprovider
 
 # The whole suite on another CPython. A missing interpreter fails on CI (CI set) and is skipped, loudly, elsewhere.
+# VERSION_TESTS narrows it when time is short, e.g. VERSION_TESTS="tests --ignore=tests/ir".
+VERSION_TESTS ?= tests
 test-py3%:
 	@if ! $(FIND_PY) 3.$* >/dev/null; then \
 		if [ -n "$${CI:-}" ]; then echo "CI: CPython 3.$* is required"; exit 1; fi; \
 		echo "*** SKIPPED: no CPython 3.$* here (CI fails on this) ***"; exit 0; fi; \
 	$(MAKE) --no-print-directory .venv3$*/bin/.installed && \
-	PATH="$(CURDIR)/.venv3$*/bin:$$PATH" .venv3$*/bin/python -m pytest -q tests -p no:cacheprovider && \
+	PATH="$(CURDIR)/.venv3$*/bin:$$PATH" .venv3$*/bin/python -m pytest -q $(VERSION_TESTS) -p no:cacheprovider && \
 	PATH="$(CURDIR)/.venv3$*/bin:$$PATH" .venv3$*/bin/python -m pytest -q $(ACCEPTANCE_TESTS) -p no:cacheprovider
 
 test-all: test test-py312 test-py313
