@@ -18,6 +18,10 @@ from .native import NATIVE_MISS
 from .types import frame_value_names
 
 
+_DEFAULT = type("Default", (), {"__repr__": lambda self: "<default of the compiled function>",
+                                "__slots__": ()})()
+
+
 def _signature_parts(code):
     names = code.co_varnames
     npos, nkw = code.co_argcount, code.co_kwonlyargcount
@@ -61,9 +65,18 @@ def make_trampoline(fn, *, dispatch_fn=scoped_dispatch):
     cell_params = "".join(f", ___c{i}" for i in range(len(code.co_freevars)))
     fname = code.co_name if code.co_name.isidentifier() else "___fn_" + "".join(
         ch if ch.isalnum() else "_" for ch in code.co_name)
+    # defaults are read from the user's function at each call (it may change them), through
+    # a sentinel default on the trampoline
+    defaults = fn.__defaults__ or ()
+    first_default = len(pos) - len(defaults)
+    fill = "".join(f"        if {p} is ___D:\n            {p} = ___user.__defaults__[{i - first_default}]\n"
+                   for i, p in enumerate(pos) if i >= first_default)
+    fill += "".join(f"        if {k} is ___D:\n            {k} = ___user.__kwdefaults__[{k!r}]\n"
+                    for k in (fn.__kwdefaults__ or {}))
     # the newest entry's native builtin first (cache.fast: see FrameCache), then dispatch
-    src = (f"def ___make(___dispatch, ___cache, ___fn, ___NMISS{cell_params}):\n"
+    src = (f"def ___make(___dispatch, ___cache, ___fn, ___NMISS, ___D, ___user{cell_params}):\n"
            f"    def {fname}({', '.join(params)}):\n"
+           f"{fill}"
            f"        ___fast = ___cache.fast\n"
            f"        if ___fast is not None:\n"
            f"            ___r = ___fast({values.rstrip(',')})\n"
@@ -77,9 +90,10 @@ def make_trampoline(fn, *, dispatch_fn=scoped_dispatch):
     ns: dict = {}
     exec(compile(src, f"<frametrace trampoline {code.co_name}>", "exec"), ns)
     cache = new_frame_cache(code, fn, frame_value_names(code), None)
-    tramp, cache.run_original = ns["___make"](dispatch_fn, cache, own, NATIVE_MISS, *(fn.__closure__ or ()))
-    tramp.__defaults__ = fn.__defaults__
-    tramp.__kwdefaults__ = fn.__kwdefaults__
+    tramp, cache.run_original = ns["___make"](dispatch_fn, cache, own, NATIVE_MISS, _DEFAULT, fn,
+                                              *(fn.__closure__ or ()))
+    tramp.__defaults__ = (_DEFAULT,) * len(defaults) or None
+    tramp.__kwdefaults__ = dict.fromkeys(fn.__kwdefaults__, _DEFAULT) if fn.__kwdefaults__ else None
     tramp.__name__ = fn.__name__
     tramp.__doc__, tramp.__qualname__, tramp.__module__ = fn.__doc__, fn.__qualname__, fn.__module__
     tramp.__wrapped__ = fn
