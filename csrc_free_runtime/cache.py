@@ -41,12 +41,13 @@ class FrameCache:
     `scope` (ft.compile caches only): the opaque options the compiler wants for the frames this
     function calls while it runs (global_hook.scoped_dispatch); `discover_in`/`discover_every`:
     after how many calls the discovery profiler is armed again (backoff while it finds nothing).
-    `hooked`: the cache of a hooked function (global_hook); `unhooked`: given its code back for good.
+    `hooked`: the cache of a hooked function (global_hook); `unhooked`: given its code back for good;
+    `options`: how the compiler compiles this frame (ft.compile's arguments).
     These survive `clear()` (ft.reset()), which forgets only what was compiled.
     """
     __slots__ = ("code", "fn", "entries", "lock", "state", "_action", "argnames", "run_original",
                  "_hits", "fast", "scope", "discover_in", "discover_every", "hooked", "unhooked",
-                 "reached", "__weakref__")
+                 "reached", "options", "__weakref__")
 
     def __init__(self, code, fn, argnames, run_original):
         self.code = code
@@ -63,6 +64,7 @@ class FrameCache:
         self.discover_in = self.discover_every = 1
         self.hooked = self.unhooked = False
         self.reached = False           # scope: the functions its code names were hooked
+        self.options = None            # the compiler's options for this frame (opaque; kept by clear())
 
     def __del__(self):
         _retired_hits[0] += self.hits

@@ -6,11 +6,6 @@ cells, so guards and compiled code can name them `L['x']` just as a frame would.
 
 The trampoline's Python path is `scoped_dispatch`: while the function runs, the functions it
 calls are candidates too (global_hook). The native path (`cache.fast`) runs no Python code.
-
-Defaults are read from the user's function at each call, not copied when the trampoline is
-made: a parameter with a default gets a private sentinel as its trampoline default and is
-filled from `fn.__defaults__` / `fn.__kwdefaults__` as they are now, so reassigning them after
-compiling is seen (as an ordinary frame value the guards then check).
 """
 from __future__ import annotations
 
@@ -23,21 +18,8 @@ from .native import NATIVE_MISS
 from .types import frame_value_names
 
 
-_DEFAULT = type("DefaultFromFunction", (), {"__repr__": lambda self: "<default of the function>"})()
-
-
-def _current_default(fn, name: str, from_end):
-    """What `fn` now has as the default of parameter `name` (positional: the `from_end`-th
-    default from the end; keyword-only: None); a removed default raises like a call would."""
-    if from_end is None:
-        kw = fn.__kwdefaults__
-        if kw is None or name not in kw:
-            raise TypeError(f"{fn.__name__}() missing 1 required keyword-only argument: {name!r}")
-        return kw[name]
-    d = fn.__defaults__
-    if d is None or len(d) < from_end:
-        raise TypeError(f"{fn.__name__}() missing 1 required positional argument: {name!r}")
-    return d[-from_end]
+_DEFAULT = type("Default", (), {"__repr__": lambda self: "<default of the compiled function>",
+                                "__slots__": ()})()
 
 
 def _signature_parts(code):
@@ -83,16 +65,18 @@ def make_trampoline(fn, *, dispatch_fn=scoped_dispatch):
     cell_params = "".join(f", ___c{i}" for i in range(len(code.co_freevars)))
     fname = code.co_name if code.co_name.isidentifier() else "___fn_" + "".join(
         ch if ch.isalnum() else "_" for ch in code.co_name)
-    ndef = len(fn.__defaults__ or ())
-    fills = [(p, len(pos) - i) for i, p in enumerate(pos) if i >= len(pos) - ndef]
-    fills += [(k, None) for k in kwonly if k in (fn.__kwdefaults__ or {})]
-    # defaults are read from the user's function (`___user`) at each call; eager runs use `own`
-    prelude = "".join(f"        if {p} is ___D:\n            {p} = ___fill(___user, {p!r}, {i})\n"
-                      for p, i in fills)
+    # defaults are read from the user's function at each call (it may change them), through
+    # a sentinel default on the trampoline
+    defaults = fn.__defaults__ or ()
+    first_default = len(pos) - len(defaults)
+    fill = "".join(f"        if {p} is ___D:\n            {p} = ___user.__defaults__[{i - first_default}]\n"
+                   for i, p in enumerate(pos) if i >= first_default)
+    fill += "".join(f"        if {k} is ___D:\n            {k} = ___user.__kwdefaults__[{k!r}]\n"
+                    for k in (fn.__kwdefaults__ or {}))
     # the newest entry's native builtin first (cache.fast: see FrameCache), then dispatch
-    src = (f"def ___make(___dispatch, ___cache, ___fn, ___NMISS, ___D, ___fill, ___user{cell_params}):\n"
+    src = (f"def ___make(___dispatch, ___cache, ___fn, ___NMISS, ___D, ___user{cell_params}):\n"
            f"    def {fname}({', '.join(params)}):\n"
-           f"{prelude}"
+           f"{fill}"
            f"        ___fast = ___cache.fast\n"
            f"        if ___fast is not None:\n"
            f"            ___r = ___fast({values.rstrip(',')})\n"
@@ -106,10 +90,10 @@ def make_trampoline(fn, *, dispatch_fn=scoped_dispatch):
     ns: dict = {}
     exec(compile(src, f"<frametrace trampoline {code.co_name}>", "exec"), ns)
     cache = new_frame_cache(code, fn, frame_value_names(code), None)
-    tramp, cache.run_original = ns["___make"](dispatch_fn, cache, own, NATIVE_MISS, _DEFAULT, _current_default, fn,
+    tramp, cache.run_original = ns["___make"](dispatch_fn, cache, own, NATIVE_MISS, _DEFAULT, fn,
                                               *(fn.__closure__ or ()))
-    tramp.__defaults__ = (_DEFAULT,) * ndef if ndef else None
-    tramp.__kwdefaults__ = {k: _DEFAULT for k, i in fills if i is None} or None
+    tramp.__defaults__ = (_DEFAULT,) * len(defaults) or None
+    tramp.__kwdefaults__ = dict.fromkeys(fn.__kwdefaults__, _DEFAULT) if fn.__kwdefaults__ else None
     tramp.__name__ = fn.__name__
     tramp.__doc__, tramp.__qualname__, tramp.__module__ = fn.__doc__, fn.__qualname__, fn.__module__
     tramp.__wrapped__ = fn

@@ -102,8 +102,7 @@ def on_miss(cache, values):
     hooked = rt.is_hooked(cache)
     # a hooked function compiles with the options of what made it active (ft.enable() or the
     # ft.compile'd function it runs under); an ft.compile'd one with its own
-    options: FrameOptions = (rt.active_options() if hooked else None) or cache.state.data.get("options") \
-        or FrameOptions()
+    options: FrameOptions = (rt.active_options() if hooked else None) or cache.options or FrameOptions()
     stance = stance_mod.current()
     if stance == "force_eager":
         return cache.run_original(*values)

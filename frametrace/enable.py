@@ -43,7 +43,7 @@ def consider(code) -> bool:
 
 
 def _on_install(fn, cache):
-    cache.state.data["options"] = global_hook.active_options() or FrameOptions()
+    cache.options = global_hook.active_options() or FrameOptions()
 
 
 def restore(cache):

@@ -36,7 +36,7 @@ def compile(fn=None, *, dynamic=None, fullgraph=False, backend=None):
         from .backends import get_backend
         get_backend(backend)
     tramp, cache = rt.make_trampoline(fn)
-    cache.state.data["options"] = FrameOptions(dynamic, backend, fullgraph)
+    cache.options = FrameOptions(dynamic, backend, fullgraph)       # kept by ft.reset()
     # while it runs, the functions it calls compile as their own frames (never fullgraph)
     cache.scope = FrameOptions(dynamic, backend, False)
     tramp._frametrace_cache = cache

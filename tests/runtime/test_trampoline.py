@@ -124,3 +124,21 @@ def test_adding_entries_while_other_threads_dispatch():
         assert len(cache.entries) == 200
     finally:
         rt.set_callback(old)
+
+
+def test_defaults_are_read_from_the_function_at_each_call():
+    def f(a, b=2, *, c=3):
+        return a * 100 + b * 10 + c
+
+    seen = []
+    old = _with_callback(lambda cache, values: (seen.append(values), cache.run_original(*values))[1])
+    try:
+        t, _ = rt.make_trampoline(f)
+        assert t(1) == f(1) == 123
+        f.__defaults__ = (5,)
+        f.__kwdefaults__ = {"c": 7}
+        assert t(1) == f(1) == 157
+        assert t(1, 4, c=0) == f(1, 4, c=0) == 140
+    finally:
+        rt.set_callback(old)
+    assert seen == [(1, 2, 3), (1, 5, 7), (1, 4, 0)]
