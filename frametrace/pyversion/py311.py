@@ -71,6 +71,6 @@ NOT_TRACED = {
     "structural pattern matching is not traced": {
         "MATCH_CLASS", "MATCH_KEYS", "MATCH_MAPPING", "MATCH_SEQUENCE", "GET_LEN"},
     "sets are not traced": {"BUILD_SET", "SET_ADD", "SET_UPDATE"},
-    "deleting globals, attributes, items and cells is a side effect (graph break at the instruction)": {
-        "STORE_GLOBAL", "DELETE_GLOBAL", "DELETE_ATTR", "DELETE_DEREF"},
+    "deleting globals, attributes and cells is a side effect (graph break at the instruction)": {
+        "DELETE_GLOBAL", "DELETE_ATTR", "DELETE_DEREF"},
 }

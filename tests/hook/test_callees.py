@@ -69,8 +69,9 @@ def test_callees_of_a_frame_with_a_break_in_a_loop_compile(backend, capsys):
     assert capsys.readouterr().out.count("layer (5, 6)") == 6
     cache = own_cache(layer)
     assert cache is not None and cache.entries
-    # the first call of layer compiled it (hooked before it ran), the other two hit
-    assert ft.stats().cache_hits >= 2 and ft.stats().frames_compiled >= 1
+    # the first iteration is in noisy_stack's graph (before the break); layer compiles as its own
+    # frame on the next call from the loop's Python part and the last call hits
+    assert ft.stats().cache_hits >= 1 and ft.stats().frames_compiled >= 2
 
 
 def test_hooked_callees_run_their_own_code_outside_a_compiled_call():
@@ -106,27 +107,23 @@ def test_a_compiled_function_called_from_another_compiled_frame(backend, capsys)
     assert ft.stats().unique_graphs >= 2
 
 
-LOG = []
-
-
-def log_late_steps(x, n):
+def scaled_steps(x, n):
     out = x * 2.0
     for i in range(n):
-        if i >= 2:
-            LOG.append(i)                  # a side effect in a loop: not traced
         out = out + i
     return out
 
 
-def test_skip_does_not_hide_matching_entries():
-    f = log_late_steps
-    g = ft.compile(f)
+def test_a_frame_that_runs_eagerly_still_serves_matching_entries():
+    g = ft.compile(scaled_steps)
     x = rng.standard_normal(4)
-    assert_same(g(x, 2), f(x, 2))          # compiles: the append is never reached
-    compiled = ft.stats().frames_compiled
-    assert_same(g(x, 4), f(x, 4))          # cannot be traced: the frame is marked SKIP
-    hits = ft.stats().cache_hits
-    assert_same(g(x, 2), f(x, 2))          # the first entry still serves n == 2
+    with ft.config.patch(cache_size_limit=1):
+        assert_same(g(x, 2), scaled_steps(x, 2))      # compiles
+        compiled = ft.stats().frames_compiled
+        with pytest.warns(RuntimeWarning, match="cache_size_limit"):
+            assert_same(g(x, 4), scaled_steps(x, 4))  # a miss at the limit: the frame now runs eagerly
+        hits = ft.stats().cache_hits
+        assert_same(g(x, 2), scaled_steps(x, 2))      # the first entry still serves n == 2
     assert ft.stats().cache_hits == hits + 1
     assert ft.stats().frames_compiled == compiled
 
