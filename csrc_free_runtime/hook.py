@@ -22,6 +22,20 @@ _DEFAULT = type("Default", (), {"__repr__": lambda self: "<default of the compil
                                 "__slots__": ()})()
 
 
+def _current_default(fn, name: str, from_end):
+    """What `fn` now has as the default of parameter `name` (positional: the `from_end`-th
+    default from the end; keyword-only: None); a removed default raises like a call would."""
+    if from_end is None:
+        kw = fn.__kwdefaults__
+        if kw is None or name not in kw:
+            raise TypeError(f"{fn.__name__}() missing 1 required keyword-only argument: {name!r}")
+        return kw[name]
+    d = fn.__defaults__
+    if d is None or len(d) < from_end:
+        raise TypeError(f"{fn.__name__}() missing 1 required positional argument: {name!r}")
+    return d[-from_end]
+
+
 def _signature_parts(code):
     names = code.co_varnames
     npos, nkw = code.co_argcount, code.co_kwonlyargcount
@@ -69,12 +83,12 @@ def make_trampoline(fn, *, dispatch_fn=scoped_dispatch):
     # a sentinel default on the trampoline
     defaults = fn.__defaults__ or ()
     first_default = len(pos) - len(defaults)
-    fill = "".join(f"        if {p} is ___D:\n            {p} = ___user.__defaults__[{i - first_default}]\n"
+    fill = "".join(f"        if {p} is ___D:\n            {p} = ___fill(___user, {p!r}, {len(pos) - i})\n"
                    for i, p in enumerate(pos) if i >= first_default)
-    fill += "".join(f"        if {k} is ___D:\n            {k} = ___user.__kwdefaults__[{k!r}]\n"
+    fill += "".join(f"        if {k} is ___D:\n            {k} = ___fill(___user, {k!r}, None)\n"
                     for k in (fn.__kwdefaults__ or {}))
     # the newest entry's native builtin first (cache.fast: see FrameCache), then dispatch
-    src = (f"def ___make(___dispatch, ___cache, ___fn, ___NMISS, ___D, ___user{cell_params}):\n"
+    src = (f"def ___make(___dispatch, ___cache, ___fn, ___NMISS, ___D, ___fill, ___user{cell_params}):\n"
            f"    def {fname}({', '.join(params)}):\n"
            f"{fill}"
            f"        ___fast = ___cache.fast\n"
@@ -90,7 +104,7 @@ def make_trampoline(fn, *, dispatch_fn=scoped_dispatch):
     ns: dict = {}
     exec(compile(src, f"<frametrace trampoline {code.co_name}>", "exec"), ns)
     cache = new_frame_cache(code, fn, frame_value_names(code), None)
-    tramp, cache.run_original = ns["___make"](dispatch_fn, cache, own, NATIVE_MISS, _DEFAULT, fn,
+    tramp, cache.run_original = ns["___make"](dispatch_fn, cache, own, NATIVE_MISS, _DEFAULT, _current_default, fn,
                                               *(fn.__closure__ or ()))
     tramp.__defaults__ = (_DEFAULT,) * len(defaults) or None
     tramp.__kwdefaults__ = dict.fromkeys(fn.__kwdefaults__, _DEFAULT) if fn.__kwdefaults__ else None

@@ -46,8 +46,8 @@ class CodeGuardedFunctionVariable(UserFunctionVariable):
     result), its identity is guarded then."""
     guarded_by_code = True
 
-    def __init__(self, fn, source, guards):
-        super().__init__(fn, source)
+    def __init__(self, fn, source, guards, code=None):
+        super().__init__(fn, source, code=code)
         self._guards = guards
 
     def is_python_constant(self):
@@ -196,11 +196,13 @@ class VariableBuilder:
                     g.identity(source, value)
                 from .variables.special import SkipFunctionVariable
                 return SkipFunctionVariable(value, source)
-            fn = original_function(value)               # the user's function, not its trampoline
+            # the user's code, not a hook trampoline; defaults and closure are read from `value` itself
+            original = original_function(value)
+            code = original.__code__ if original is not value else None
             if g is None:
-                return UserFunctionVariable(fn, source)
+                return UserFunctionVariable(value, source, code=code)
             self._guard_function(g, value, source)
-            return CodeGuardedFunctionVariable(fn, source, g)
+            return CodeGuardedFunctionVariable(value, source, g, code=code)
         if isinstance(value, types.MethodType) and isinstance(value.__func__, types.FunctionType):
             self_var = self(value.__self__, AttrSource(source, "__self__") if source is not None else None)
             fn_var = self(value.__func__, AttrSource(source, "__func__") if source is not None else None)

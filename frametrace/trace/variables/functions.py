@@ -14,6 +14,13 @@ from .constant import ConstantVariable
 from .containers import TupleVariable
 
 
+def _user_function(fn):
+    """`fn` read off a class: its user code is inlined even when the global hook swapped a
+    trampoline in (defaults and closure still come from `fn` itself)."""
+    original = original_function(fn)
+    return UserFunctionVariable(fn, code=original.__code__ if original is not fn else None)
+
+
 class UserFunctionVariable(VariableTracker):
     """A Python function whose body is traced inline."""
 
@@ -246,7 +253,7 @@ def class_attribute(tx, cls, name, obj_var, src, instance=None, mro_after=None):
     if isinstance(static, property):
         if not isinstance(static.fget, types.FunctionType):
             raise Unsupported(f"property {name!r} without a Python getter", kind="getattr")
-        return UserFunctionVariable(original_function(static.fget)).call_function(tx, [obj_var], {})
+        return _user_function(static.fget).call_function(tx, [obj_var], {})
     instance_dict = getattr(instance, "__dict__", None) if instance is not None and mro_after is None else None
     if instance_dict is not None and name in instance_dict:
         return tx.wrap_value(instance_dict[name], src)
@@ -255,7 +262,7 @@ def class_attribute(tx, cls, name, obj_var, src, instance=None, mro_after=None):
             return tx.wrap_value(getattr(instance, name), src)   # a slot or a builtin base's attribute
         raise Unsupported(f"{cls.__name__} has no attribute {name!r}", kind="getattr")
     if isinstance(static, types.FunctionType):
-        return UserMethodVariable(UserFunctionVariable(original_function(static)), obj_var)
+        return UserMethodVariable(_user_function(static), obj_var)
     if isinstance(static, staticmethod):
         return tx.wrap_value(static.__func__, None)
     if isinstance(static, classmethod):
@@ -345,7 +352,7 @@ class UserClassVariable(VariableTracker):
         except AttributeError:
             raise Unsupported(f"{self.cls.__name__} has no attribute {name!r}", kind="getattr") from None
         if isinstance(static, types.FunctionType):
-            return UserFunctionVariable(original_function(static))   # a plain function when read off the class
+            return _user_function(static)             # a plain function when read off the class
         if isinstance(static, (classmethod, staticmethod)):
             return class_attribute(tx, self.cls, name, self, None)
         if name in ("__name__", "__qualname__", "__module__"):
