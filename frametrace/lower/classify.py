@@ -19,8 +19,9 @@ import numpy as np
 
 from ..ir.graph import Node
 from ..ir import ops as _registered  # noqa: F401  (registers every op the tables below read)
-from ..ir.registry import Creation, Gather, Matmul, Reduction, Scan, Scatter, get_op, lowered_as
+from ..ir.registry import Creation, Gather, Reduction, Scan, Scatter, get_op, lowered_as
 from .loop_ir import Var
+from .matmul import MATMULS
 from .pointwise import SUPPORTED_DTYPES, NotLowerable, lower_elementwise, operand_dt, weak_node
 from .views import broadcast_ok, inlinable
 from .weak_ints import range_checks
@@ -29,7 +30,6 @@ from .weak_ints import range_checks
 REDUCTIONS = frozenset(lowered_as(Reduction))
 SCANS = frozenset(lowered_as(Scan))
 CREATION = frozenset(lowered_as(Creation))
-MATMULS = frozenset(lowered_as(Matmul))
 SCATTERS = frozenset(lowered_as(Scatter))
 GATHERS = frozenset(lowered_as(Gather))
 
