@@ -2,10 +2,27 @@
 
 An op is registered once:
 
-    @register("add", kind="elementwise", ufunc=np.add)
+    @register("add", kind="elementwise", ufunc=np.add, lowering=Loop("fiub"))
     def add_meta(a, b): ...                  # FakeArray / scalars in -> FakeArray out
 
     (the NumPy reference defaults to the ufunc; pass `ref=` otherwise)
+
+Beside its meta rule and reference, an op states how the backends treat it (`OpDef`):
+`lowering` (one of the records below: a loop body, a reduction or scan descriptor, a view, a
+gather / scatter, a creation, a matmul, or an explicit NumPy call in the wrapper), `cost`
+("cheap" or "expensive": calls the vectorised math library) and `layout` (the memory order
+of its result where an op-specific rule applies: "c" always C-ordered, "keep" a reduction
+keeping its operand's order over the kept axes; ir/numpy_api/layout.py). Every
+name table of the lowering and code generator (`lower.pointwise.LOOP_OPS`,
+`lower.peephole.EXPENSIVE`, `lower.classify.REDUCTIONS`, ...) is a query of this registry.
+
+Adding a NumPy function: register it once, in the `ir/ops` (or `ir/numpy_api`) module of its
+family, with its meta rule, its NumPy reference and its lowering side by side; bind it to the
+NumPy callable in `ir/numpy_api`. A function NumPy should simply run is `register_opaque`
+(ops/opaque.py: a shape rule and the function); an elementwise op with a native loop states
+`Loop(kinds)` and gets a rule named after it in `codegen/llvm_kernels/ops.py` for each kind; a
+reduction states its `Reduction` descriptor (combiner, identity, read-modify-write combiner,
+parameters). tests/ir/test_ir_catalog.py fails for an op with no lowering declared.
 
 Meta rules are written as ordinary Python over shapes whose entries are `int` or
 `frametrace.shapes.SymInt`; comparisons of sizes go through the ShapeEnv (and become guards)
@@ -46,6 +63,84 @@ from typing import Callable
 
 import numpy as np
 
+# ----------------------------------------------------------------------------- lowerings
+# What a backend does with an op; the LLVM backend's classify / pointwise / reductions /
+# accumulate modules read these records, never lists of op names.
+
+
+@dataclass(frozen=True)
+class Loop:
+    """Elementwise: a loop body computing one element. `kinds`: the operand kinds with a body
+    ('f' float, 'i' signed, 'u' unsigned, 'b' bool): the code generator's rule named `body`
+    (default: the op's name) in codegen/llvm_kernels/ops.py for each. `math`: the float body
+    is a call into the vectorised math library (codegen/llvm_kernels/math.py)."""
+    kinds: str = ""
+    math: bool = False
+    body: str | None = None      # a loop-IR op of another name (where, clip, cast)
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """A reduction computed by a kernel. `combiner`: the loop-IR op folding an element into a
+    register accumulator (None: a loop of its own, var/std/argmax/argmin); `identity`: the
+    accumulator's start, "zero" | "one" | "lowest" | "highest" of the accumulator dtype (False /
+    True for bool); `rmw` / `rmw_bool`: the elementwise op updating the result in memory when
+    the reduction keeps the inner dim (lower/accumulate.py), for a non-bool / bool result;
+    `nonempty`: NumPy raises on an empty reduced axis (no identity); `params`: NumPy's
+    positional parameters after the operand (np.sum(a, axis, dtype, out, ...))."""
+    combiner: str | None = None
+    identity: str | None = None
+    rmw: str | None = None
+    rmw_bool: str | None = None
+    nonempty: bool = False
+    params: tuple = ()
+
+
+@dataclass(frozen=True)
+class Scan:
+    """A scan along an axis (cumsum, cumprod): `combiner` the elementwise op of the running
+    accumulator; `params` as for Reduction."""
+    combiner: str
+    params: tuple = ()
+
+
+@dataclass(frozen=True)
+class View:
+    """A view: an index map inside kernels, or a NumPy view in the wrapper."""
+
+
+@dataclass(frozen=True)
+class Creation:
+    """A value computed at each index inside a kernel (constants, aranges, copies)."""
+
+
+@dataclass(frozen=True)
+class Matmul:
+    """np.matmul / np.dot: BLAS from the wrapper, or a loop kernel (lower/matmul.py)."""
+
+
+@dataclass(frozen=True)
+class Gather:
+    """A data-dependent gather with kernels of its own (x[mask]: count + compaction)."""
+
+
+@dataclass(frozen=True)
+class Scatter:
+    """A write into the buffer of an existing value (assign): a kernel storing into it."""
+
+
+@dataclass(frozen=True)
+class NumpyCall:
+    """Explicitly run by NumPy in the generated wrapper (no kernel), for `reason`;
+    `opaque`: an opaque NumPy function (ops/opaque.py)."""
+    reason: str
+    opaque: bool = False
+
+
+LOWERINGS = (Loop, Reduction, Scan, View, Creation, Matmul, Gather, Scatter, NumpyCall)
+COSTS = ("cheap", "expensive")
+LAYOUTS = (None, "c", "keep")
+
 KINDS = ("elementwise", "reduction", "scan", "view", "copy", "creation", "matmul",
          "mutation", "gather", "opaque", "other")
 
@@ -62,16 +157,26 @@ class OpDef:
     aliases: bool = False    # the result may share memory with an operand (NumPy returns a view,
                              # as np.real and np.diagonal do): the builder refuses writes through
                              # it (they are graph breaks) and the scheduler treats it as an input
+    lowering: object = None  # one of LOWERINGS: how backends compute it (see above)
+    cost: str = "cheap"      # "expensive": a call into the vectorised math library
+    layout: str | None = None   # "c": always a C-ordered result; "keep": a reduction keeping
+                                # the operand's order over the kept axes
 
 
 OPS: dict[str, OpDef] = {}
 
 
 def register(name: str, *, kind: str, ufunc: np.ufunc | None = None, ref: Callable | None = None,
-             may_raise: Callable | None = None, aliases: bool = False):
+             may_raise: Callable | None = None, aliases: bool = False, lowering=None,
+             cost: str = "cheap", layout: str | None = None):
     """Decorator registering `meta` for op `name`; the reference defaults to the ufunc.
-    `may_raise(node) -> bool`: whether that node may raise at run time (None: never)."""
+    `may_raise(node) -> bool`: whether that node may raise at run time (None: never).
+    `lowering`, `cost`, `layout`: see the module doc."""
     assert kind in KINDS, kind
+    if not isinstance(lowering, LOWERINGS):
+        raise ValueError(f"op {name!r}: lowering must be one of {[c.__name__ for c in LOWERINGS]}, "
+                         f"got {lowering!r} (NumpyCall(reason) for an op NumPy runs in the wrapper)")
+    assert cost in COSTS and layout in LAYOUTS, (cost, layout)
 
     def deco(meta):
         if name in OPS:
@@ -79,7 +184,8 @@ def register(name: str, *, kind: str, ufunc: np.ufunc | None = None, ref: Callab
         impl = ref if ref is not None else ufunc
         if impl is None:
             raise ValueError(f"op {name!r} needs a NumPy reference")
-        OPS[name] = OpDef(name, kind, meta, impl, ufunc, (meta.__doc__ or "").strip(), may_raise, aliases)
+        OPS[name] = OpDef(name, kind, meta, impl, ufunc, (meta.__doc__ or "").strip(), may_raise, aliases,
+                          lowering, cost, layout)
         return meta
     return deco
 
@@ -95,3 +201,22 @@ def get_op(name: str) -> OpDef:
         return OPS[name]
     except KeyError:
         raise KeyError(f"unknown op {name!r}") from None
+
+
+# ----------------------------------------------------------------------------- queries
+
+
+def lowered_as(cls) -> dict[str, object]:
+    """name -> lowering record, for the ops lowered as `cls` (Loop, Reduction, ...)."""
+    return {n: op.lowering for n, op in OPS.items() if isinstance(op.lowering, cls)}
+
+
+def lowering(name: str):
+    """The lowering record of op `name` (None for an unknown op)."""
+    op = OPS.get(name)
+    return None if op is None else op.lowering
+
+
+def ops_where(pred) -> frozenset:
+    """Names of the ops whose OpDef satisfies `pred`."""
+    return frozenset(n for n, op in OPS.items() if pred(op))

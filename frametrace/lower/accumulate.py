@@ -15,13 +15,16 @@ from __future__ import annotations
 import sympy
 
 from ..ir.graph import Node
+from ..ir.registry import Reduction, Scan, lowered_as
 from .loop_ir import Acc, Affine, Const, Load, Op, Store, Update, Var, cast
 from .pointwise import kind
 from .reductions import SIMPLE, _limits, count_expr, divisor, red_axes, result_index
 
-_RMW_COMBINE = {"sum": "add", "mean": "add", "prod": "multiply", "max": "maximum",
-                "min": "minimum", "any": "logical_or", "all": "logical_and"}
-_RMW_BOOL = {"sum": "logical_or", "prod": "logical_and"}
+# reduction -> the elementwise op updating its result in memory (registry.Reduction.rmw),
+# for a non-bool and for a bool result
+_RMW_COMBINE = {n: r.rmw for n, r in lowered_as(Reduction).items() if r.rmw is not None}
+_RMW_BOOL = {n: r.rmw_bool or r.rmw for n, r in lowered_as(Reduction).items() if r.rmw is not None}
+_SCAN_COMBINE = {n: s.combiner for n, s in lowered_as(Scan).items()}
 
 
 def reductions_in_place(b, nodes: list):
@@ -85,8 +88,8 @@ def _one(b, node: Node, axes, passes):
         var = Op("true_divide", dt, (Load(out, at(ff2), dt), divisor(b, node, dt, node.attr("ddof") or 0)))
         fin2.body.append(Store(out, at(ff2), Op("sqrt", dt, (var,)) if op == "std" else var))
         return
-    combine = _RMW_COMBINE[op] if dt != "bool" else _RMW_BOOL.get(op, _RMW_COMBINE[op])
-    ident = SIMPLE["sum" if op == "mean" else op][1](dt)
+    combine = (_RMW_BOOL if dt == "bool" else _RMW_COMBINE)[op]
+    ident = SIMPLE[op][1](dt)
     init.body.append(Store(out, at(fi), const(ident, dt)))
     acc.body.append(Store(out, at(fa), Op(combine, dt, (Load(out, at(fa), dt), cast(xv, dt)))))
     if op == "mean":
@@ -97,7 +100,7 @@ def _one(b, node: Node, axes, passes):
 
 def scan(b, node: Node):
     x, axis, dt = node.args[0], node.attr("axis") or 0, node.dtype.name
-    combine = "add" if node.op == "cumsum" else "multiply"
+    combine = _SCAN_COMBINE[node.op]
     out = b.buffer(node, written=True)
     n = x.shape[axis]
     if axis == x.ndim - 1:                   # running accumulator along the inner loop

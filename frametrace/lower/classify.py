@@ -18,15 +18,20 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.graph import Node
-from ..ir.registry import get_op
+from ..ir import ops as _registered  # noqa: F401  (registers every op the tables below read)
+from ..ir.registry import Creation, Gather, Reduction, Scan, Scatter, get_op, lowered_as
 from .loop_ir import Var
+from .matmul import MATMULS
 from .pointwise import SUPPORTED_DTYPES, NotLowerable, lower_elementwise, operand_dt, weak_node
 from .views import broadcast_ok, inlinable
 from .weak_ints import range_checks
 
-REDUCTIONS = ("sum", "prod", "max", "min", "mean", "var", "std", "any", "all", "argmax", "argmin")
-SCANS = ("cumsum", "cumprod")
-CREATION = ("zeros", "ones", "empty", "full", "arange", "copy")
+# the ops with a kernel lowering of each family, as registered (OpDef.lowering)
+REDUCTIONS = frozenset(lowered_as(Reduction))
+SCANS = frozenset(lowered_as(Scan))
+CREATION = frozenset(lowered_as(Creation))
+SCATTERS = frozenset(lowered_as(Scatter))
+GATHERS = frozenset(lowered_as(Gather))
 
 
 def _dtypes_ok(node: Node, *extra) -> bool:
@@ -88,7 +93,7 @@ def _creation(node: Node) -> str:
 
 def _gather(node: Node) -> str:
     from .compact import compactable
-    if node.op != "mask_select" or not compactable(node) or not _dtypes_ok(node, node.args[0].dtype):
+    if node.op not in GATHERS or not compactable(node) or not _dtypes_ok(node, node.args[0].dtype):
         return "fallback"                      # argwhere, unique, take, masks over leading dims
     return "compact"
 
@@ -101,8 +106,8 @@ RULES = {
     "view": lambda n: "view",                         # index maps / NumPy views
     "creation": _creation,                            # constants and aranges are pointwise
     "copy": _creation,                                # copy: identity; concatenate/stack: NumPy
-    "matmul": lambda n: "matmul" if n.op in ("matmul", "dot") else "fallback",  # BLAS
-    "mutation": lambda n: "assign" if n.op == "assign" else "fallback",
+    "matmul": lambda n: "matmul" if n.op in MATMULS else "fallback",  # BLAS
+    "mutation": lambda n: "assign" if n.op in SCATTERS else "fallback",
     "gather": _gather,                                # x[mask] over all dims: two kernels
 }
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import sympy
 
 from ..ir.graph import Node
+from ..ir.registry import Reduction, lowered_as
 from . import compact
 from .kernels import Conflict, KernelBuilder
 from .loop_ir import Kernel, Load, Store, walk_exprs
@@ -22,6 +23,9 @@ from .pointwise import NotLowerable
 from .reductions import kept_dims, red_axes
 from .schedule import Plan, kernel_assign, node_args
 from .views import view_index
+
+REDUCTIONS = frozenset(lowered_as(Reduction))             # registry (ir/ops/reductions.py)
+NONEMPTY = frozenset(n for n, r in lowered_as(Reduction).items() if r.nonempty)  # no identity
 
 
 @dataclass
@@ -142,8 +146,7 @@ def rmw_reduction(n: Node) -> bool:
     vectorised along the kept inner dim, in NumPy's own order (exact for sums)."""
     x = n.args[0]
     axes = red_axes(n)
-    ok = n.op in ("sum", "prod", "max", "min", "mean", "any", "all", "var", "std") or (
-        n.op in ("argmax", "argmin") and isinstance(n.attr("axis"), int))
+    ok = n.op in REDUCTIONS and n.attr("axis") is not None   # argmax's axis: an int or None
     return ok and x.ndim >= 2 and bool(axes) and (x.ndim - 1) not in axes
 
 
@@ -261,7 +264,7 @@ class _Grouper:
                     step.allocs.append(j.node)
                 else:
                     step.reuse.append((j.node, donor))
-            if j.kind in ("red", "red_rmw") and j.node.op in ("max", "min", "argmax", "argmin"):
+            if j.kind in ("red", "red_rmw") and j.node.op in NONEMPTY:   # raises on an empty axis
                 step.empty_checks.append(j.node)
             if j.kind == "assign":
                 step.overlap = plan.overlap_checks(j.node, b)

@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ir import ops as _registered  # noqa: F401  (registers every op the table below reads)
 from ..ir.graph import Node
+from ..ir.registry import Matmul, lowered_as
 from .loop_ir import Affine, Const, Let, Load, Loop, Op, Store, Var, cast
 from .pointwise import SUPPORTED_DTYPES
+
+MATMULS = frozenset(lowered_as(Matmul))       # registry: np.matmul, np.dot (ir/ops/linalg.py)
 
 
 def kernel_matmul(node: Node) -> bool:
     """2-d @ 2-d with an integer result: computed by our loop nest."""
-    if node.op not in ("matmul", "dot") or len(node.args) != 2 or node.dtype is None:
+    if node.op not in MATMULS or len(node.args) != 2 or node.dtype is None:
         return False
     a, b = node.args
     return (isinstance(a, Node) and isinstance(b, Node) and a.ndim == 2 and b.ndim == 2

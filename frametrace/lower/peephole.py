@@ -4,11 +4,12 @@ Each rule takes the list of phases (see reductions.Phase) and rewrites it in pla
 """
 from __future__ import annotations
 
+from ..ir import ops as _registered  # noqa: F401  (registers every op the query below reads)
+from ..ir.registry import ops_where
 from .loop_ir import Load, Op, Store, Var, walk_exprs
 
-EXPENSIVE = frozenset("exp exp2 expm1 log log2 log10 log1p sin cos tan arcsin arccos arctan sinh "
-                      "cosh tanh arcsinh arccosh arctanh cbrt power arctan2 hypot logaddexp "
-                      "logaddexp2".split())
+# ops of cost class "expensive" (registry): their loop bodies call the vectorised math library
+EXPENSIVE = ops_where(lambda op: op.cost == "expensive")
 
 
 def _expensive(e) -> bool:

@@ -7,7 +7,8 @@
 Anything it cannot express raises `NotLowerable`, and the node runs as a NumPy fallback.
 
 The loop-IR op vocabulary (`LOOP_OPS`) is the contract with the code generator: every
-(op, operand kind) listed here is implemented there (a test checks it).
+(op, operand kind) listed here is implemented there (a test checks it); the ufuncs' entries
+come from the registry (each op's `Loop(kinds)`, ir/ops/elementwise.py).
 """
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ import numpy as np
 import sympy
 
 from ..ir.graph import Node
+from ..ir.ops.elementwise import BINARY, UNARY          # registers the elementwise ops
+from ..ir.registry import OPS, Loop, lowered_as
 from .loop_ir import Const, Op, cast
 
 SUPPORTED_DTYPES = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
@@ -30,29 +33,16 @@ def kind(dtype: str) -> str:
     return np.dtype(dtype).kind
 
 
-_F_UNARY = ("negative positive absolute fabs sqrt square reciprocal exp exp2 expm1 log log2 log10 "
-            "log1p sin cos tan arcsin arccos arctan sinh cosh tanh arcsinh arccosh arctanh cbrt "
-            "floor ceil trunc rint deg2rad rad2deg sign isnan isinf isfinite signbit logical_not")
-_I_UNARY = ("negative positive absolute square sign invert logical_not isnan isinf isfinite floor "
-            "ceil trunc rint")
-_B_UNARY = "absolute logical_not invert isnan isinf isfinite floor ceil trunc"
-_CMP = "equal not_equal less less_equal greater greater_equal logical_and logical_or logical_xor"
-_F_BINARY = ("add subtract multiply true_divide floor_divide remainder fmod power maximum minimum "
-             "fmax fmin arctan2 hypot copysign logaddexp logaddexp2 heaviside " + _CMP)
-_I_BINARY = ("add subtract multiply floor_divide remainder fmod maximum minimum fmax fmin "
-             "bitwise_and bitwise_or bitwise_xor left_shift right_shift " + _CMP)
-_B_BINARY = "add multiply maximum minimum fmax fmin bitwise_and bitwise_or bitwise_xor " + _CMP
 # internal ops: affine(Affine) -> int64 index value, cast, where(c, a, b), clip(x, lo, hi) with np.clip's NaN rules,
 # reduction combiners red_add/red_mul (reassoc for floats), red_max/red_min (NaN-propagating),
 # red_and/red_or, argbetter_max/argbetter_min(x, best) -> bool (NumPy's first-NaN rule).
 # clip_scalar(x, lo, hi): NumPy's clip loop for bounds that do not move (scalars, size-1 arrays): ties keep x.
 _INTERNAL = "affine cast where clip clip_scalar red_add red_mul red_max red_min red_and red_or argbetter_max argbetter_min"
 
+# (loop-IR op, operand kind) -> operand count: the ufuncs' loop bodies as registered
+# (ir/ops/elementwise.py, `Loop(kinds)`), and the internal ops (0: any count)
 LOOP_OPS = {
-    **{(n, "f"): 1 for n in _F_UNARY.split()}, **{(n, k): 1 for n in _I_UNARY.split() for k in "iu"},
-    **{(n, "b"): 1 for n in _B_UNARY.split()},
-    **{(n, "f"): 2 for n in _F_BINARY.split()}, **{(n, k): 2 for n in _I_BINARY.split() for k in "iu"},
-    **{(n, "b"): 2 for n in _B_BINARY.split()},
+    **{(n, k): OPS[n].ufunc.nin for n, lw in lowered_as(Loop).items() if lw.body is None for k in lw.kinds},
     **{(n, k): 0 for n in _INTERNAL.split() for k in "biuf"},
 }
 
@@ -69,10 +59,6 @@ def weak_node(node: Node) -> bool:
         return node.attr("kind") == "scalar"
     if not (node.scalar and node.shape == () and node.dtype is not None
             and node.dtype.name in _PY_OF):
-        return False
-    try:
-        from ..ir.ops.elementwise import BINARY, UNARY
-    except ImportError:
         return False
     pyop = UNARY.get(node.op, BINARY.get(node.op))
     return pyop is not None and all(operand_type(a) in (bool, int, float) for a in node.args)

@@ -27,7 +27,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy
 
+from ..ir import ops as _registered  # noqa: F401  (registers every op the tables below read)
 from ..ir.graph import Node
+from ..ir.registry import Reduction, lowered_as
 from .loop_ir import Acc, Affine, Const, Let, Op, Update, Var, cast
 from .pointwise import kind
 
@@ -92,15 +94,17 @@ def _limits(dt: str):
     return int(info.min), int(info.max)
 
 
-# name -> (combine op, identity(dtype)); one line each
-SIMPLE = {
-    "sum": ("red_add", lambda dt: False if kind(dt) == "b" else 0),   # also mean
-    "prod": ("red_mul", lambda dt: True if kind(dt) == "b" else 1),
-    "max": ("red_max", lambda dt: _limits(dt)[0]),                   # NaN propagates
-    "min": ("red_min", lambda dt: _limits(dt)[1]),
-    "any": ("red_or", lambda dt: False),
-    "all": ("red_and", lambda dt: True),
+# a reduction's identity (registry.Reduction.identity) in accumulator dtype dt; one line each
+IDENTITY = {
+    "zero": lambda dt: False if kind(dt) == "b" else 0,
+    "one": lambda dt: True if kind(dt) == "b" else 1,
+    "lowest": lambda dt: _limits(dt)[0],
+    "highest": lambda dt: _limits(dt)[1],
 }
+# name -> (combine op, identity(dtype)) of the reductions with a register accumulator
+# (mean: sum's, then a division; registry: ir/ops/reductions.py)
+SIMPLE = {n: (r.combiner, IDENTITY[r.identity]) for n, r in lowered_as(Reduction).items()
+          if r.combiner is not None}
 _BOOL_COMBINE = {"red_add": "red_or", "red_mul": "red_and", "red_max": "red_or", "red_min": "red_and"}
 
 
@@ -164,8 +168,8 @@ def reduction_phases(b, node: Node, outer_vars: tuple) -> tuple[list, Var]:
 
     p = b.new_phase(extents)
     wide = _ACC_DTYPE.get(dt, dt)                # float32 sums accumulate in float64
-    if op in SIMPLE or op == "mean":
-        combine, identity = SIMPLE["sum" if op == "mean" else op]
+    if op in SIMPLE:
+        combine, identity = SIMPLE[op]
         v = element(p)
         if op in ("any", "all"):
             v = cast(v, "bool")

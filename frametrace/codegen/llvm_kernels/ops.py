@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import math
 
+from ...ir import ops as _registered  # noqa: F401  (registers every op the query below reads)
+from ...ir.registry import Loop, lowered_as
 from .types import bits, const, reg
 
 # ----------------------------------------------------------------------------- helpers
@@ -172,7 +174,6 @@ FLOAT = {
     "true_divide": _ins("fdiv"), "fmod": _ins("frem"),
     "floor_divide": lambda e, t, a, b: _f_divmod(e, t, a, b)[0],
     "remainder": lambda e, t, a, b: _f_divmod(e, t, a, b)[1],
-    "power": _math("power"), "arctan2": _math("arctan2"), "hypot": _math("hypot"),
     "maximum": _f_maximum, "minimum": _f_minimum, "fmax": _f_fmax, "fmin": _f_fmin,
     "copysign": _intr("copysign"), "logaddexp": _f_logaddexp(False), "logaddexp2": _f_logaddexp(True),
     "heaviside": _f_heaviside,
@@ -193,9 +194,9 @@ FLOAT = {
     "red_max": _intr("maximum"), "red_min": _intr("minimum"),
     "argbetter_max": _f_argbetter("ogt"), "argbetter_min": _f_argbetter("olt"),
 }
-for _n in ("exp exp2 expm1 log log2 log10 log1p sin cos tan arcsin arccos arctan sinh cosh tanh "
-           "arcsinh arccosh arctanh cbrt").split():
-    FLOAT[_n] = _math(_n)
+for _n, _lw in lowered_as(Loop).items():     # float bodies calling the vectorised math library
+    if _lw.math:
+        FLOAT[_n] = _math(_n)
 
 # ----------------------------------------------------------------------------- integer rules
 

@@ -18,11 +18,12 @@ import sympy
 from ...errors import Unsupported
 from ..graph import IndexSlice, Node
 from ..ops.symbolic import statically_known_true
-from ..registry import get_op
+from ..registry import get_op, ops_where
 
-# ops that always allocate a C-ordered result
-_C_ORDER = ("zeros", "ones", "empty", "full", "arange", "matmul", "dot", "argmax", "argmin", "unique")
-_KEEP_ORDER_REDUCTIONS = ("sum", "prod", "mean", "var", "std", "max", "min", "any", "all")
+# ops that always allocate a C-ordered result, and reductions keeping their operand's order
+# over the kept axes: each op's `layout` in the registry
+_C_ORDER = ops_where(lambda op: op.layout == "c")
+_KEEP_ORDER_REDUCTIONS = ops_where(lambda op: op.layout == "keep")
 # a question about sizes the trace cannot answer (Unsupported: data-dependent), or a graph
 # form this model does not cover: the layout is "not known", never a guess
 _UNDECIDED = (Unsupported, ArithmeticError, TypeError, ValueError, IndexError, KeyError)

@@ -9,24 +9,12 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import Unsupported
+from ..registry import Reduction, Scan, lowered_as
 from .common import (as_array, as_dtype, bind, const_bool, normalize_axes, normalize_axis,
                      reject, unwrap_out, write_reduction_out)
 
-PARAMS = {
-    "sum": ("axis", "dtype", "out", "keepdims", "initial", "where"),
-    "prod": ("axis", "dtype", "out", "keepdims", "initial", "where"),
-    "mean": ("axis", "dtype", "out", "keepdims", "where"),
-    "var": ("axis", "dtype", "out", "ddof", "keepdims", "where", "mean", "correction"),
-    "std": ("axis", "dtype", "out", "ddof", "keepdims", "where", "mean", "correction"),
-    "max": ("axis", "out", "keepdims", "initial", "where"),
-    "min": ("axis", "out", "keepdims", "initial", "where"),
-    "any": ("axis", "out", "keepdims", "where"),
-    "all": ("axis", "out", "keepdims", "where"),
-    "argmax": ("axis", "out", "keepdims"),
-    "argmin": ("axis", "out", "keepdims"),
-    "cumsum": ("axis", "dtype", "out"),
-    "cumprod": ("axis", "dtype", "out"),
-}
+# name -> NumPy's positional parameters after the operand, as registered (ir/ops/reductions.py)
+PARAMS = {n: lw.params for n, lw in {**lowered_as(Reduction), **lowered_as(Scan)}.items()}
 _HAS_DTYPE = {"sum", "prod", "mean", "var", "std"}
 _UFUNC_REDUCE = {"sum", "prod", "max", "min", "any", "all"}
 _ZERO_D_AXIS_OK = _UFUNC_REDUCE | {"argmax", "argmin", "cumsum", "cumprod"}

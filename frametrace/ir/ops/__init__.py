@@ -13,6 +13,9 @@ attributes at its top (the API layer, `frametrace.ir.numpy_api`, produces those 
   advanced_index  index index_put ufunc_at (lists / integer arrays as indices)
   opaque       `register_opaque`: NumPy functions called as they are (numpy_api registers them)
 
+Each registration also states the op's lowering, cost class and layout (see the registry's
+module doc): the backends' op tables are queries of these, never lists of names.
+
 Shared helpers: `symbolic` (size arithmetic over int | SymInt), `promotion` (NumPy dtype
 rules by probing NumPy on one-element stand-ins), `broadcast`, `indexing` (canonical
 getitem indices).

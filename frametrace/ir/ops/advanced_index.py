@@ -25,7 +25,7 @@ import numpy as np
 from ...errors import NumpyError
 from ..fake import FakeArray
 from ..graph import IndexSlice
-from ..registry import register
+from ..registry import NumpyCall, register
 from .broadcast import broadcast_shapes, check_broadcast_to
 from .indexing import py_slice, slice_length
 from .promotion import probe, shape_of
@@ -118,7 +118,8 @@ def index_ref(x, *arrays, entries):
     return x[py_entries(entries, arrays)]
 
 
-@register("index", kind="gather", ref=index_ref, may_raise=lambda n: True)
+@register("index", kind="gather", ref=index_ref, may_raise=lambda n: True,
+          lowering=NumpyCall("advanced indexing: NumPy's gather"))
 def index_meta(x, *arrays, entries):
     """x[entries] with integer arrays / lists among the entries (advanced indexing)."""
     _check_arrays(arrays)
@@ -142,7 +143,8 @@ def index_put_ref(x, value, *arrays, entries, masked=False):
     x[py_entries(entries, arrays)] = value
 
 
-@register("index_put", kind="mutation", ref=index_put_ref)
+@register("index_put", kind="mutation", ref=index_put_ref,
+          lowering=NumpyCall("x[idx] = v: NumPy's buffered scatter"))
 def index_put_meta(x, value, *arrays, entries, masked=False):
     """x[entries] = value (buffered: with repeated indices the last write wins).
     `masked`: arrays[0] is a boolean mask over x's leading dims (the value's size is
@@ -161,7 +163,8 @@ def ufunc_at_ref(x, value, *arrays, entries, ufunc):
     ufunc.at(x, py_entries(entries, arrays), value)
 
 
-@register("ufunc_at", kind="mutation", ref=ufunc_at_ref)
+@register("ufunc_at", kind="mutation", ref=ufunc_at_ref,
+          lowering=NumpyCall("ufunc.at: NumPy's unbuffered scatter"))
 def ufunc_at_meta(x, value, *arrays, entries, ufunc):
     """ufunc.at(x, entries, value): unbuffered, repeated indices accumulate."""
     if not isinstance(x, FakeArray) or x.scalar:

@@ -16,7 +16,7 @@ import numpy as np
 
 from ...errors import NumpyError
 from ..fake import FakeArray
-from ..registry import register
+from ..registry import Creation, register
 from .broadcast import check_broadcast_to
 from .promotion import probe, shape_of
 from .symbolic import is_static, statically_known_true, sym_max
@@ -37,7 +37,7 @@ def _creation(name, fn):
         return FakeArray(_check_shape(shape), np.dtype(dtype))
     meta.__name__, ref.__name__ = f"{name}_meta", f"{name}_ref"
     meta.__doc__ = f"np.{name}(shape, dtype)"
-    register(name, kind="creation", ref=ref)(meta)
+    register(name, kind="creation", ref=ref, lowering=Creation(), layout="c")(meta)
 
 
 _creation("zeros", np.zeros)
@@ -49,7 +49,7 @@ def full_ref(fill, *, shape, dtype):
     return np.full(shape, fill, dtype=dtype)
 
 
-@register("full", kind="creation", ref=full_ref)
+@register("full", kind="creation", ref=full_ref, lowering=Creation(), layout="c")
 def full_meta(fill, *, shape, dtype):
     """np.full(shape, fill, dtype): the fill broadcasts to shape and is cast unsafely."""
     shape = _check_shape(shape)
@@ -76,7 +76,7 @@ def range_length(start, stop, step):
     return length if statically_known_true(d >= 0) else sym_max(length, 0)
 
 
-@register("arange", kind="creation", ref=arange_ref)
+@register("arange", kind="creation", ref=arange_ref, lowering=Creation(), layout="c")
 def arange_meta(start, stop, step, *, dtype):
     """np.arange(start, stop, step, dtype) over integer bounds."""
     if not is_static(step):

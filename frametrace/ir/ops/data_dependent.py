@@ -17,7 +17,7 @@ import numpy as np
 
 from ...errors import NumpyError
 from ..fake import FakeArray
-from ..registry import register
+from ..registry import Gather, NumpyCall, register
 from .raising import take_may_raise
 from .symbolic import same_size
 
@@ -26,7 +26,7 @@ def _mask_select_ref(x, mask, size=None):
     return x[mask]
 
 
-@register("mask_select", kind="gather", ref=_mask_select_ref)
+@register("mask_select", kind="gather", ref=_mask_select_ref, lowering=Gather())
 def mask_select_meta(x, mask, size):
     """x[mask] with a boolean mask over x's leading dims."""
     if mask.dtype != np.bool_:
@@ -45,7 +45,8 @@ def _argwhere_ref(a, size=None):
     return np.argwhere(a)
 
 
-@register("argwhere", kind="gather", ref=_argwhere_ref)
+@register("argwhere", kind="gather", ref=_argwhere_ref,
+          lowering=NumpyCall("data-dependent size: NumPy's nonzero"))
 def argwhere_meta(a, size):
     """np.argwhere(a): (size, a.ndim) int64 indices of the nonzero elements."""
     return FakeArray((size, a.ndim), np.dtype(np.int64))
@@ -55,7 +56,8 @@ def _take_ref(x, idx):
     return x[idx]
 
 
-@register("take", kind="gather", ref=_take_ref, may_raise=take_may_raise)
+@register("take", kind="gather", ref=_take_ref, may_raise=take_may_raise,
+          lowering=NumpyCall("integer gather along axis 0"))
 def take_meta(x, idx):
     """x[idx] along axis 0 with an integer index array."""
     if idx.dtype.kind not in "iu":
@@ -69,7 +71,8 @@ def _unique_ref(a, size=None):
     return np.unique(a)
 
 
-@register("unique", kind="gather", ref=_unique_ref)
+@register("unique", kind="gather", ref=_unique_ref, layout="c",
+          lowering=NumpyCall("data-dependent size (sorting)"))
 def unique_meta(a, size):
     """np.unique(a): the sorted distinct values, flattened."""
     return FakeArray((size,), a.dtype)

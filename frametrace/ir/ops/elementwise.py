@@ -21,7 +21,7 @@ import operator
 import numpy as np
 
 from ..fake import FakeScalar
-from ..registry import register
+from ..registry import Loop, NumpyCall, register
 from .broadcast import broadcast_shapes
 from .promotion import PY_TYPES, fake_like, is_weak, probe, python_result_type, shape_of
 from .raising import elementwise_may_raise
@@ -49,6 +49,35 @@ BINARY = {
     "arctan2": None, "hypot": None, "copysign": None, "logaddexp": None, "logaddexp2": None,
     "heaviside": None, "logical_and": None, "logical_or": None, "logical_xor": None,
 }
+
+# Native loop bodies: the operand kinds each ufunc has a rule for in codegen/llvm_kernels/ops.py
+# ('f' float, 'iu' signed and unsigned integers, 'b' bool); a kind not listed runs in NumPy.
+_F_UNARY = ("negative positive absolute fabs sqrt square reciprocal exp exp2 expm1 log log2 log10 "
+            "log1p sin cos tan arcsin arccos arctan sinh cosh tanh arcsinh arccosh arctanh cbrt "
+            "floor ceil trunc rint deg2rad rad2deg sign isnan isinf isfinite signbit logical_not")
+_I_UNARY = ("negative positive absolute square sign invert logical_not isnan isinf isfinite floor "
+            "ceil trunc rint")
+_B_UNARY = "absolute logical_not invert isnan isinf isfinite floor ceil trunc"
+_CMP = "equal not_equal less less_equal greater greater_equal logical_and logical_or logical_xor"
+_F_BINARY = ("add subtract multiply true_divide floor_divide remainder fmod power maximum minimum "
+             "fmax fmin arctan2 hypot copysign logaddexp logaddexp2 heaviside " + _CMP)
+_I_BINARY = ("add subtract multiply floor_divide remainder fmod maximum minimum fmax fmin "
+             "bitwise_and bitwise_or bitwise_xor left_shift right_shift " + _CMP)
+_B_BINARY = "add multiply maximum minimum fmax fmin bitwise_and bitwise_or bitwise_xor " + _CMP
+# float bodies that call the vectorised math library (cost class "expensive")
+_MATH = ("exp exp2 expm1 log log2 log10 log1p sin cos tan arcsin arccos arctan sinh cosh tanh "
+         "arcsinh arccosh arctanh cbrt power arctan2 hypot").split()
+_EXPENSIVE = _MATH + ["logaddexp", "logaddexp2"]
+# ufuncs with no native loop, each with the reason
+_NUMPY_ONLY = {"conjugate": "complex only: kernels have no complex dtype"}
+
+
+def _lowering(name: str, nin: int):
+    if name in _NUMPY_ONLY:
+        return NumpyCall(_NUMPY_ONLY[name])
+    tables = (_F_UNARY, _I_UNARY, _B_UNARY) if nin == 1 else (_F_BINARY, _I_BINARY, _B_BINARY)
+    kinds = "".join(k for k, t in zip(("f", "iu", "b"), tables) if name in t.split())
+    return Loop(kinds, math=name in _MATH)
 
 
 def _ufunc_meta(name, ufunc, pyop):
@@ -79,7 +108,8 @@ def _ufunc_ref(ufunc, pyop):
 def _register_ufuncs(table, may_raise=None):
     for name, pyop in table.items():
         ufunc = getattr(np, name)
-        register(name, kind="elementwise", ufunc=ufunc, ref=_ufunc_ref(ufunc, pyop), may_raise=may_raise)(
+        register(name, kind="elementwise", ufunc=ufunc, ref=_ufunc_ref(ufunc, pyop), may_raise=may_raise,
+                 lowering=_lowering(name, ufunc.nin), cost="expensive" if name in _EXPENSIVE else "cheap")(
             _ufunc_meta(name, ufunc, pyop))
 
 
@@ -87,7 +117,8 @@ _register_ufuncs(UNARY)
 _register_ufuncs(BINARY, may_raise=elementwise_may_raise)
 
 
-@register("where", kind="elementwise", ref=np.where, may_raise=elementwise_may_raise)
+@register("where", kind="elementwise", ref=np.where, may_raise=elementwise_may_raise,
+          lowering=Loop("fiub", body="where"))
 def where_meta(cond, a, b):
     """np.where(cond, a, b): all three broadcast; a and b promote (NEP 50)."""
     value = probe(np.where, cond, a, b)
@@ -98,7 +129,8 @@ def clip_ref(x, lo, hi):
     return np.clip(x, lo, hi)
 
 
-@register("clip", kind="elementwise", ref=clip_ref, may_raise=elementwise_may_raise)
+@register("clip", kind="elementwise", ref=clip_ref, may_raise=elementwise_may_raise,
+          lowering=Loop("fiub", body="clip"))
 def clip_meta(x, lo, hi):
     """np.clip(x, lo, hi): x, lo and hi broadcast; lo or hi may be None."""
     value = probe(clip_ref, x, lo, hi)
@@ -111,7 +143,7 @@ def astype_ref(x, *, dtype):
     return np.dtype(dtype).type(x)        # a Python scalar or size -> NumPy scalar
 
 
-@register("astype", kind="elementwise", ref=astype_ref)
+@register("astype", kind="elementwise", ref=astype_ref, lowering=Loop("fiub", body="cast"))
 def astype_meta(x, *, dtype):
     """x.astype(dtype) (unsafe cast, always a copy); Python scalars -> NumPy scalars."""
     value = probe(astype_ref, x, dtype=np.dtype(dtype))

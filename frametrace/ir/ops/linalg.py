@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import NumpyError
-from ..registry import register
+from ..registry import Matmul, register
 from .broadcast import broadcast_shapes
 from .promotion import fake_like, probe, shape_of
 from .symbolic import fmt_shape, same_size
@@ -20,7 +20,7 @@ from .symbolic import fmt_shape, same_size
 _SIG = "(n?,k),(k,m?)->(n?,m?)"
 
 
-@register("matmul", kind="matmul", ufunc=np.matmul)
+@register("matmul", kind="matmul", ufunc=np.matmul, lowering=Matmul(), layout="c")
 def matmul_meta(a, b):
     """np.matmul(a, b) (gufunc (n?,k),(k,m?)->(n?,m?))."""
     sa, sb = shape_of(a), shape_of(b)
@@ -41,7 +41,7 @@ def matmul_meta(a, b):
     return fake_like(value, shape)
 
 
-@register("dot", kind="matmul", ref=np.dot)
+@register("dot", kind="matmul", ref=np.dot, lowering=Matmul(), layout="c")
 def dot_meta(a, b):
     """np.dot(a, b)."""
     sa, sb = shape_of(a), shape_of(b)

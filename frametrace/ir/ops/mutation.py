@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ...errors import NumpyError
 from ..fake import FakeArray
-from ..registry import register
+from ..registry import Scatter, register
 from .broadcast import check_broadcast_to
 from .promotion import probe, shape_of
 
@@ -23,7 +23,7 @@ def _probe_assign(dst, src):
     dst[...] = src
     return dst
 
-@register("assign", kind="mutation", ref=assign_ref)
+@register("assign", kind="mutation", ref=assign_ref, lowering=Scatter())
 def assign_meta(dst, src):
     """dst[...] = src (broadcast, unsafe cast); returns None."""
     if not isinstance(dst, FakeArray) or dst.scalar:

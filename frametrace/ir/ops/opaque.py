@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..fake import FakeArray, FakeScalar
-from ..registry import register
+from ..registry import NumpyCall, register
 from .promotion import fake_like, probe
 
 OPAQUE: dict[str, Callable] = {}      # op name -> the NumPy function it calls
@@ -60,6 +60,7 @@ def register_opaque(name: str, fn: Callable, shape_rule: Callable, *, item: int 
     ref.__name__ = meta.__name__ = name.replace(".", "_")
     ref.__qualname__ = f"opaque_{ref.__name__}"
     meta.__doc__ = doc or f"np.{getattr(fn, '__name__', name)} (an opaque NumPy call)"
-    register(name, kind=kind, ref=ref, may_raise=_always, aliases=aliases)(meta)
+    register(name, kind=kind, ref=ref, may_raise=_always, aliases=aliases,
+             lowering=NumpyCall(meta.__doc__, opaque=True))(meta)
     OPAQUE[name] = fn
     return ref

@@ -20,7 +20,7 @@ import numpy as np
 
 from ...errors import NumpyError
 from ..fake import FakeArray
-from ..registry import register
+from ..registry import Reduction, Scan, register
 from .promotion import fake_like, probe
 from .raising import no_identity_reduction_may_raise
 
@@ -30,6 +30,28 @@ _REDUCTIONS = {            # name -> (NumPy function, extra attrs beyond axis/ke
     "max": (np.max, ()), "min": (np.min, ()), "any": (np.any, ()), "all": (np.all, ()),
 }
 _NO_IDENTITY = {"max": "maximum", "min": "minimum"}
+
+# How each reduction lowers (see registry.Reduction); params: NumPy's positional parameters
+_ARG = ("axis", "out", "keepdims")
+LOWERING = {
+    "sum": Reduction("red_add", "zero", "add", "logical_or",
+                     params=("axis", "dtype", "out", "keepdims", "initial", "where")),
+    "prod": Reduction("red_mul", "one", "multiply", "logical_and",
+                      params=("axis", "dtype", "out", "keepdims", "initial", "where")),
+    "mean": Reduction("red_add", "zero", "add", params=("axis", "dtype", "out", "keepdims", "where")),
+    "var": Reduction(params=("axis", "dtype", "out", "ddof", "keepdims", "where", "mean", "correction")),
+    "std": Reduction(params=("axis", "dtype", "out", "ddof", "keepdims", "where", "mean", "correction")),
+    "max": Reduction("red_max", "lowest", "maximum", nonempty=True,        # NaN propagates
+                     params=("axis", "out", "keepdims", "initial", "where")),
+    "min": Reduction("red_min", "highest", "minimum", nonempty=True,
+                     params=("axis", "out", "keepdims", "initial", "where")),
+    "any": Reduction("red_or", "zero", "logical_or", params=("axis", "out", "keepdims", "where")),
+    "all": Reduction("red_and", "one", "logical_and", params=("axis", "out", "keepdims", "where")),
+    "argmax": Reduction(nonempty=True, params=_ARG),       # a loop of its own (best, index)
+    "argmin": Reduction(nonempty=True, params=_ARG),
+    "cumsum": Scan("add", params=("axis", "dtype", "out")),
+    "cumprod": Scan("multiply", params=("axis", "dtype", "out")),
+}
 
 
 def _array(x, name) -> FakeArray:
@@ -76,7 +98,7 @@ def _reduction_meta(name, fn, extra):
 
 
 for _name, (_fn, _extra) in _REDUCTIONS.items():
-    register(_name, kind="reduction", ref=_fn,
+    register(_name, kind="reduction", ref=_fn, lowering=LOWERING[_name], layout="keep",
              may_raise=no_identity_reduction_may_raise if _name in _NO_IDENTITY else None)(
         _reduction_meta(_name, _fn, _extra))
 
@@ -99,9 +121,11 @@ def _arg_meta(name, fn):
     return meta
 
 
-register("argmax", kind="reduction", ref=np.argmax, may_raise=no_identity_reduction_may_raise)(
+register("argmax", kind="reduction", ref=np.argmax, may_raise=no_identity_reduction_may_raise,
+         lowering=LOWERING["argmax"], layout="c")(
     _arg_meta("argmax", np.argmax))
-register("argmin", kind="reduction", ref=np.argmin, may_raise=no_identity_reduction_may_raise)(
+register("argmin", kind="reduction", ref=np.argmin, may_raise=no_identity_reduction_may_raise,
+         lowering=LOWERING["argmin"], layout="c")(
     _arg_meta("argmin", np.argmin))
 
 
@@ -117,5 +141,7 @@ def _scan_meta(name, fn):
     return meta
 
 
-register("cumsum", kind="scan", ref=np.cumsum)(_scan_meta("cumsum", np.cumsum))
-register("cumprod", kind="scan", ref=np.cumprod)(_scan_meta("cumprod", np.cumprod))
+register("cumsum", kind="scan", ref=np.cumsum, lowering=LOWERING["cumsum"])(
+    _scan_meta("cumsum", np.cumsum))
+register("cumprod", kind="scan", ref=np.cumprod, lowering=LOWERING["cumprod"])(
+    _scan_meta("cumprod", np.cumprod))

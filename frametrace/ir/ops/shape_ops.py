@@ -15,7 +15,7 @@ import numpy as np
 
 from ...errors import NumpyError
 from ..fake import FakeArray
-from ..registry import register
+from ..registry import Creation, NumpyCall, register
 from .promotion import fake_like, probe, shape_of
 from .symbolic import same_size
 
@@ -24,7 +24,8 @@ def concatenate_ref(*xs, axis):
     return np.concatenate(xs, axis=axis)
 
 
-@register("concatenate", kind="copy", ref=concatenate_ref)
+@register("concatenate", kind="copy", ref=concatenate_ref,
+          lowering=NumpyCall("copies of whole operands: NumPy's memcpy"))
 def concatenate_meta(*xs, axis):
     """np.concatenate(xs, axis): sizes off the axis must match; the axis sizes add up."""
     if not xs:
@@ -58,7 +59,8 @@ def stack_ref(*xs, axis):
     return np.stack(xs, axis=axis)
 
 
-@register("stack", kind="copy", ref=stack_ref)
+@register("stack", kind="copy", ref=stack_ref,
+          lowering=NumpyCall("copies of whole operands: NumPy's memcpy"))
 def stack_meta(*xs, axis):
     """np.stack(xs, axis): equal shapes; a new axis of length len(xs) at `axis`."""
     if not xs:
@@ -74,7 +76,7 @@ def stack_meta(*xs, axis):
     return fake_like(value, first[:axis] + (len(xs),) + first[axis:])
 
 
-@register("copy", kind="copy", ref=np.copy)
+@register("copy", kind="copy", ref=np.copy, lowering=Creation())
 def copy_meta(x, *, order="K"):
     """np.copy(x, order): a new array with x's shape and dtype."""
     if not isinstance(x, FakeArray):

@@ -18,7 +18,7 @@ import numpy as np
 
 from ...errors import NumpyError
 from ..fake import FakeArray
-from ..registry import register
+from ..registry import View, register
 from .broadcast import check_broadcast_to
 from .indexing import index_is_scalar, index_result_shape, py_index
 from .promotion import fake_like, probe
@@ -35,7 +35,7 @@ def getitem_ref(x, *, index):
     return x[py_index(index)]
 
 
-@register("getitem", kind="view", ref=getitem_ref)
+@register("getitem", kind="view", ref=getitem_ref, lowering=View())
 def getitem_meta(x, *, index):
     """x[index] for a canonical basic index: a view, or a NumPy scalar for one element."""
     x = _array(x, "getitem")
@@ -46,7 +46,7 @@ def transpose_ref(x, *, axes):
     return np.transpose(x, axes)
 
 
-@register("transpose", kind="view", ref=transpose_ref)
+@register("transpose", kind="view", ref=transpose_ref, lowering=View())
 def transpose_meta(x, *, axes):
     """np.transpose(x, axes) with a full permutation."""
     x = _array(x, "transpose")
@@ -88,7 +88,7 @@ def resolve_reshape(size, shape) -> tuple:
     return shape[:u] + (missing,) + shape[u + 1:]
 
 
-@register("reshape", kind="view", ref=reshape_ref)
+@register("reshape", kind="view", ref=reshape_ref, lowering=View())
 def reshape_meta(x, *, shape):
     """np.reshape(x, shape) with a resolved shape (same number of elements)."""
     x = _array(x, "reshape")
@@ -106,7 +106,7 @@ def expand_dims_ref(x, *, axis):
     return np.expand_dims(x, axis)
 
 
-@register("expand_dims", kind="view", ref=expand_dims_ref)
+@register("expand_dims", kind="view", ref=expand_dims_ref, lowering=View())
 def expand_dims_meta(x, *, axis):
     """np.expand_dims(x, axis) with axis a tuple of non-negative output positions."""
     x = _array(x, "expand_dims")
@@ -122,7 +122,7 @@ def squeeze_ref(x, *, axis):
     return np.squeeze(x, axis)
 
 
-@register("squeeze", kind="view", ref=squeeze_ref)
+@register("squeeze", kind="view", ref=squeeze_ref, lowering=View())
 def squeeze_meta(x, *, axis):
     """np.squeeze(x, axis) with axis a tuple of non-negative dims of size 1."""
     x = _array(x, "squeeze")
@@ -140,7 +140,7 @@ def broadcast_to_ref(x, *, shape):
     return np.broadcast_to(x, shape)
 
 
-@register("broadcast_to", kind="view", ref=broadcast_to_ref)
+@register("broadcast_to", kind="view", ref=broadcast_to_ref, lowering=View())
 def broadcast_to_meta(x, *, shape):
     """np.broadcast_to(x, shape): a read-only view."""
     x = _array(x, "broadcast_to")
