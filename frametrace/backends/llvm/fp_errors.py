@@ -94,21 +94,16 @@ def self_overlapping(a) -> bool:
     return False
 
 
-def snapshot_one(x):
-    """A copy of input `x` that a graph writes, or None when every error mode is "ignore"
-    (the native entry calls this before its kernels)."""
-    return None if quiet() else x.copy()
+def snapshot_wanted() -> bool:
+    """Must the native entry save what the graph writes (some error mode is not "ignore")?"""
+    return not quiet()
 
 
-def native_flagged(*saved) -> bool:
-    """The native entry's kernels set a flag (`saved`: input, snapshot_one(input), ...):
-    True when NumPy must redo the call (the inputs are put back; the entry then misses)."""
+def native_redo() -> bool:
+    """The native entry's kernels set a flag: True when NumPy must redo the call (the entry
+    then puts back the regions it saved, if it saved them, and misses)."""
     flags = fpflags.take()
-    if not flags or quiet(flags) or any(old is None for old in saved[1::2]):
-        return False
-    for dst, old in zip(saved[::2], saved[1::2]):
-        np.copyto(dst, old)
-    return True
+    return bool(flags) and not quiet(flags)
 
 
 class Fallback:
@@ -141,4 +136,4 @@ class Fallback:
         return self.run(inputs, symbol_values)
 
 
-__all__ = ["Fallback", "mutated_inputs", "quiet", "native_flagged", "self_overlapping", "snapshot_one", "WORD"]
+__all__ = ["Fallback", "mutated_inputs", "quiet", "native_redo", "self_overlapping", "snapshot_wanted", "WORD"]

@@ -18,7 +18,9 @@ wrapper (wrapper.py) do, in the same order, for the subset it accepts:
     build the return value (an array, a NumPy scalar of a 0-d result, an input, an int,
         None/bools, or a tuple of those), drop the temporaries, count the hit
 
-Anything else (graph breaks, NumPy fallback steps, views built by NumPy, unbacked sizes,
+Basic-slice views of inputs and same-dtype copies into them (`a[3] = r`, `a[:2, :2] = 0.0`:
+wrapper steps "getitem" and "assign") are done here natively (native_views.py).
+Anything else (graph breaks, NumPy fallback steps, other views built by NumPy, unbacked sizes,
 overlap copies, globals/attributes as graph inputs, float arithmetic in guards) raises
 NotNative and the entry keeps its Python path only. Every check that fails at run time
 returns the miss sentinel *before* anything is allocated, so a miss has no side effects.
@@ -38,14 +40,17 @@ from csrc_free_runtime import native as rt_native
 
 from ...config import config
 from ...ir.graph import Node
+from ...ir.registry import get_op
 from ...logs import get_logger
 from ...lower.fusion import KernelStep
+from ...lower.views import broadcast_ok
 from ...lower.weak_ints import range_checks
 from ...shapes import pycode
 from ...codegen.llvm_kernels import fpflags
 from . import fp_errors, runtime, strict
 from .layouts import Layouts
 from .native_guards import IR, OVERFLOW_DECLS, NotNative, Translator, V
+from .native_views import COPY_KINDS, Views, constant_bytes
 
 _log = get_logger("output_code")
 _why = logging.getLogger("frametrace.backends.llvm.native")
@@ -56,6 +61,7 @@ NPY_ARRAY_C_CONTIGUOUS = 0x0001
 NPY_ARRAY_F_CONTIGUOUS = 0x0002
 # PyObject_CallFunctionObjArgs(callable, arg, ..., NULL): calls into fp_errors.py
 _CALL_OBJ_ARGS = ctypes.cast(ctypes.pythonapi.PyObject_CallFunctionObjArgs, ctypes.c_void_p).value
+SMALL_SNAPSHOT = 4096  # written regions up to this many bytes are saved on the stack, without asking NumPy
 OPT_LEVEL = 0          # straight-line code calling optimised kernels: O0 builds in ~5 ms (O2: ~25 ms), runs as fast
 
 
@@ -87,6 +93,9 @@ class _Builder:
         self.owned: list = []         # arrays we allocated (decref'd before returning)
         self.slots: dict = {}         # (kernel, slot index) -> (llvm type, value)
         self.will_own: set = set()    # wrapper variables that will hold arrays we allocate
+        self.vw = Views(self)
+        self.descs: dict = {}         # wrapper variable -> native_views.Desc of an input or its view
+        self.copies: dict = {}        # assign node (a wrapper step) -> (dst Desc, source)
 
     # -- the whole function ----------------------------------------------------------------
     def build(self, guards, bindings, graph_call, input_codes, return_code, graph, run, name):
@@ -107,9 +116,10 @@ class _Builder:
             self._layout_and_range_checks(plan, steps, graph)
             self._numpy_handoff_checks(plan, steps, graph)
         result = self._plan_return(ast.parse(return_code, mode="eval").body, plan, graph)
-        ir.fail = None                 # from here on, nothing may miss
         fp = any(fpflags.may_raise(s.kernel) for s in steps if isinstance(s, KernelStep))
-        saved = self._snapshot(plan, graph) if fp else []
+        regions = self._written_regions(plan, graph) if fp else []
+        ir.fail = None                 # from here on, nothing may miss
+        saved = self._snapshot(regions) if fp else None
         for step in steps:
             self._launch(plan, step, run)
         if fp:
@@ -182,7 +192,8 @@ class _Builder:
                 ir.require(tr.boolean(ast.parse(pycode(expr, plan.sym_names), mode="eval").body))
         for step in steps:
             if not isinstance(step, KernelStep):
-                raise NotNative(f"wrapper step {step.node.op}")
+                self._wrapper_step(plan, step.node)
+                continue
             if step.copies:
                 raise NotNative("a kernel that reads a copy of its destination")
             for i, base in step.overlap:            # the wrapper copies when np.may_share_memory
@@ -224,6 +235,53 @@ class _Builder:
             self.size(plan, k.split_extent)
             for j, s in enumerate(k.slots):
                 self.slots[(k.name, j)] = self._slot_value(plan, s)
+
+    def _desc(self, plan, x):
+        """The Desc of a graph input or of a native view of one."""
+        var = plan.var.get(x) if isinstance(x, Node) else None
+        if var in self.descs:
+            return self.descs[var]
+        if var not in self.objs or var in self.will_own or plan.cat[x] != "input":
+            raise NotNative(f"a view or copy of {var}, which this call computes")
+        self.descs[var] = self.vw.of_obj(plan, var, x)
+        return self.descs[var]
+
+    def _wrapper_step(self, plan, n):
+        """Prechecks of a wrapper step done natively: a basic view of an input, or a
+        same-dtype assignment into one (NumPy's checks: writeable, overlap)."""
+        ir = self.ir
+        if n.op == "getitem":
+            self.descs[plan.var[n]] = self.vw.getitem(plan, n, self._desc(plan, n.args[0]))
+            return
+        if n.op != "assign":
+            raise NotNative(f"wrapper step {n.op}")
+        dst, src = n.args
+        d = self._desc(plan, dst)
+        if dst.dtype.kind not in COPY_KINDS:
+            raise NotNative(f"assignment into {dst.dtype}")
+        flags = ir.field(self.objs[d.root], rt_native.ARRAY_FIELDS["flags"], "i32")
+        ir.require(ir.op(f"icmp ne i32 {ir.op(f'and i32 {flags}, {rt_native.NPY_ARRAY_WRITEABLE}')}, 0"))
+        if not isinstance(src, Node):
+            bits = constant_bytes(src, dst.dtype)
+            if bits is None:
+                raise NotNative(f"assignment of {type(src).__name__} into {dst.dtype}")
+            self.copies[n] = (d, ("const", bits))
+            return
+        extra = max(src.ndim - dst.ndim, 0)
+        if src.dtype != dst.dtype or plan.by_value(src) or not broadcast_ok(src.shape[extra:], dst.shape):
+            raise NotNative("an assignment that casts or broadcasts at run time")
+        var = plan.var[src]
+        if var in self.will_own:                   # fresh memory: disjoint from dst's input
+            for size in src.shape:
+                self.size(plan, plan.size_source(size))
+            self.copies[n] = (d, ("owned", src))
+            return
+        s = self.vw.broadcast(self._desc(plan, src), src.shape, d)
+        if s.key == d.key and s.strides == d.strides:
+            self.copies[n] = (d, None)             # x[i] = x[i]: nothing changes
+            return
+        self.vw.require_copyable(d, s)
+        self.copies[n] = (d, s)
 
     def _layout_and_range_checks(self, plan, steps, graph):
         """Miss (the Python path decides) unless every allocation is C order as NumPy's (the
@@ -275,33 +333,106 @@ class _Builder:
         self._null_fails(r, self.owned)
         return r
 
-    def _snapshot(self, plan, graph) -> list:
-        """Copies of the inputs the graph writes (None when every error mode is "ignore"), so
-        a flagged call can be redone by NumPy from the original contents (fp_errors.py)."""
-        saved = []
-        for i in fp_errors.mutated_inputs(graph):
-            x = self.objs[plan.var[graph.inputs[i]]]
-            saved.append((x, self._py_call(fp_errors.snapshot_one, x)))
-            self.owned.append(saved[-1][1])
-        return saved
+    def _written_regions(self, plan, graph) -> list:
+        """Descs of the memory the graph's mutations write in its inputs: the written view
+        when it is a chain of basic slices of an input (`cache[:, pos] = k` saves one column,
+        not the cache), else the whole input. Computed before anything may not miss."""
+        index = set(graph.inputs)
+        regions = {}
+        for n in graph.nodes:
+            if n.op != "assign" or n not in plan.live or not isinstance(n.args[0], Node):
+                continue
+            chain, d = [], n.args[0]
+            while d not in index and get_op(d.op).kind == "view" and isinstance(d.args[0], Node):
+                chain.append(d)
+                d = d.args[0]
+            if d not in index:
+                continue                           # writes memory this call allocated
+            desc = self._desc(plan, d)
+            if all(v.op == "getitem" for v in chain):
+                for v in reversed(chain):
+                    desc = self.descs.get(plan.var[v]) or self.vw.getitem(plan, v, desc)
+            regions.setdefault(desc.key, desc)
+        whole = {r.root for r in regions.values() if len(r.key) == 1}
+        return [r for r in regions.values() if len(r.key) == 1 or r.root not in whole]
+
+    def _snapshot(self, regions) -> tuple:
+        """Copy the written regions into one scratch buffer, so that a flagged call can be
+        redone by NumPy from the original contents (fp_errors.py). Small regions (at most
+        SMALL_SNAPSHOT bytes) are always saved into a stack buffer; larger ones only when
+        some error mode is not "ignore" (fp_errors.snapshot_wanted). Returns (slot of the
+        buffer's address (null: nothing saved), slot of the buffer object, [(region, offset)])."""
+        ir, vw = self.ir, self.vw
+        base_slot, obj_slot = ir.alloca("ptr"), ir.alloca("ptr")
+        ir.do(f"store ptr null, ptr {base_slot}, align 8")
+        ir.do(f"store ptr null, ptr {obj_slot}, align 8")
+        if not regions:
+            return base_slot, obj_slot, []
+        sizes = [vw.nbytes(r) for r in regions]
+        offsets, total = [], "0"
+        for n in sizes:
+            offsets.append(total)
+            padded = ir.op(f"add i64 {n}, 15")
+            total = ir.op(f"add i64 {total}, {ir.op(f'and i64 {padded}, -16')}")
+        stack = ir.alloca(f"[{SMALL_SNAPSHOT} x i8]")
+        small, large, alloc, go, done = (ir.label(x) for x in ("small", "large", "salloc", "save", "saved"))
+        ir.do(f"br i1 {ir.op(f'icmp ule i64 {total}, {SMALL_SNAPSHOT}')}, label %{small}, label %{large}")
+        ir.block(small)
+        ir.do(f"store ptr {stack}, ptr {base_slot}, align 8")
+        ir.do(f"br label %{go}")
+        ir.block(large)
+        want = self._py_call(fp_errors.snapshot_wanted)
+        ir.call("void", "Py_DecRef", f"ptr {want}")
+        ir.do(f"br i1 {ir.op(f'icmp eq ptr {want}, {ir.const_ptr(True)}')}, label %{alloc}, label %{done}")
+        ir.block(alloc)
+        dims = ir.alloca("[1 x i64]")
+        ir.do(f"store i64 {total}, ptr {dims}, align 8")
+        arr = ir.call("ptr", "PyArray_New", f"ptr {ir.const_ptr(np.ndarray)}", "i32 1", f"ptr {dims}",
+                      f"i32 {np.dtype(np.uint8).num}", "ptr null", "ptr null", "i32 0", "i32 0", "ptr null")
+        self._null_fails(arr, self.owned)
+        ir.do(f"store ptr {arr}, ptr {obj_slot}, align 8")
+        heap = ir.field(arr, rt_native.ARRAY_FIELDS["data"], "ptr")
+        ir.do(f"store ptr {heap}, ptr {base_slot}, align 8")
+        ir.do(f"br label %{go}")
+        ir.block(go)
+        buf = ir.op(f"load ptr, ptr {base_slot}, align 8")
+        at = ir.op(f"ptrtoint ptr {buf} to i64")
+        pairs = []
+        for r, off in zip(regions, offsets):
+            vw.copy(vw.contiguous(ir.op(f"add i64 {at}, {off}"), r), r)
+            pairs.append((r, off))
+        ir.do(f"br label %{done}")
+        ir.block(done)
+        return base_slot, obj_slot, pairs
 
     def _miss_on_fp_flags(self, saved):
-        """Kernels set an FP exception flag and NumPy must report it (fp_errors.native_flagged
-        puts back what the graph wrote): drop what we own and miss; the Python path runs the
-        call again and lets NumPy report."""
+        """Kernels set an FP exception flag and NumPy must report it (fp_errors.native_redo):
+        put back what the graph wrote, drop what we own and miss; the Python path runs the
+        call again and lets NumPy report. Nothing saved (every mode was "ignore" when the
+        call began): the results stand."""
         ir = self.ir
+        base_slot, obj_slot, pairs = saved
         word = ir.op(f"load volatile i32, ptr {ir.op(f'inttoptr i64 {fpflags.ADDRESS} to ptr')}")
         flagged, redo, clean = ir.label("fpset"), ir.label("fpredo"), ir.label("fpclean")
         ir.do(f"br i1 {ir.op(f'icmp ne i32 {word}, 0')}, label %{flagged}, label %{clean}")
         ir.block(flagged)
-        r = self._py_call(fp_errors.native_flagged, *[p for pair in saved for p in pair])
+        r = self._py_call(fp_errors.native_redo)
         ir.call("void", "Py_DecRef", f"ptr {r}")
-        ir.do(f"br i1 {ir.op(f'icmp eq ptr {r}, {ir.const_ptr(True)}')}, label %{redo}, label %{clean}")
+        base = ir.op(f"load ptr, ptr {base_slot}, align 8")
+        go = ir.op(f"icmp eq ptr {r}, {ir.const_ptr(True)}")
+        if pairs:                                  # inputs written and nothing saved: results stand
+            go = ir.op(f"and i1 {go}, {ir.op(f'icmp ne ptr {base}, null')}")
+        ir.do(f"br i1 {go}, label %{redo}, label %{clean}")
         ir.block(redo)
+        at = ir.op(f"ptrtoint ptr {base} to i64")
+        for region, off in pairs:
+            self.vw.copy(region, self.vw.contiguous(ir.op(f"add i64 {at}, {off}"), region))
+        ir.call("void", "Py_DecRef", f"ptr {ir.op(f'load ptr, ptr {obj_slot}, align 8')}")
         for p in self.owned:
             ir.call("void", "Py_DecRef", f"ptr {p}")
         ir.do("br label %miss")
         ir.block(clean)
+        ir.call("void", "Py_DecRef", f"ptr {ir.op(f'load ptr, ptr {obj_slot}, align 8')}")
 
     def _require_disjoint(self, plan, a, b):
         """Miss unless the memory bounds of arrays a and b are disjoint (np.may_share_memory's
@@ -375,6 +506,13 @@ class _Builder:
 
     def _launch(self, plan, step, run):
         ir = self.ir
+        if not isinstance(step, KernelStep):       # a view (nothing to do) or a copy
+            d, src = self.copies.get(step.node, (None, None))
+            if isinstance(src, tuple) and src[0] == "owned":
+                src = self.vw.broadcast(self.vw.of_obj(plan, plan.var[src[1]], src[1]), src[1].shape, d)
+            if src is not None:
+                self.vw.copy(d, src)
+            return
         for n, donor in step.reuse:
             self.objs[plan.var[n]] = self.objs[plan.var[donor]]
         for name, like, dt in step.scratch:
