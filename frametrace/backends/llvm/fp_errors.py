@@ -117,11 +117,12 @@ class Fallback:
             self._run = numpy_compile(self.graph)
         return self._run(inputs, symbol_values)
 
-    def snapshot(self, inputs):
-        """Copies of the inputs the graph writes, when NumPy may have to redo the call."""
+    def snapshot(self, regions):
+        """Copies of the regions of inputs the graph writes (views of them: wrapper.py),
+        when NumPy may have to redo the call."""
         if quiet():
             return None
-        return [(inputs[i], inputs[i].copy()) for i in self.mutated]
+        return [(r, r.copy()) for r in regions]
 
     def after(self, outs, inputs, symbol_values, saved):
         """The kernels set an FP flag: keep `outs`, or let NumPy redo the call and report."""
