@@ -10,9 +10,14 @@ with NumPy's own messages and warning filters; its results are returned. The fla
 whether anything is reported at all.
 
 Re-evaluating is only faithful when the first evaluation had no visible effect. A graph that
-writes into an input (`x /= y`) therefore, when some error mode is not "ignore", copies the
-inputs it writes before its kernels and puts them back before NumPy runs the graph. With
-every mode "ignore" (`np.errstate(all="ignore")`) nothing is copied.
+writes into an input (`x /= y`) therefore, when some error mode is not "ignore", copies what
+it writes before its kernels and puts it back before NumPy runs the graph: the written view
+when it is a chain of basic slices of the input (`cache[:, pos] = k` copies one column, not
+the cache: wrapper.written_regions, native_fp.written_regions), else the whole input. With
+every mode "ignore" (`np.errstate(all="ignore")`) nothing is copied (the native entry copies
+regions up to 4 KiB to its stack whatever the mode: cheaper than asking NumPy). The copy
+cannot be dropped for `x += y`: the flag is known only after the loop has overwritten x,
+and it is only a "maybe", so NumPy must see the old x again to decide and report.
 
 Known differences: NumPy steps of the wrapper (fallback ops) that warn do so in the compiled
 run and again in the re-evaluation; under "raise" an in-place graph re-evaluated by the NumPy

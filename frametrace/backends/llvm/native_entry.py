@@ -40,14 +40,13 @@ from csrc_free_runtime import native as rt_native
 
 from ...config import config
 from ...ir.graph import Node
-from ...ir.registry import get_op
 from ...logs import get_logger
 from ...lower.fusion import KernelStep
 from ...lower.views import broadcast_ok
 from ...lower.weak_ints import range_checks
 from ...shapes import pycode
 from ...codegen.llvm_kernels import fpflags
-from . import fp_errors, runtime, strict
+from . import fp_errors, native_fp, runtime, strict
 from .layouts import Layouts
 from .native_guards import IR, OVERFLOW_DECLS, NotNative, Translator, V
 from .native_views import COPY_KINDS, Views, constant_bytes
@@ -61,7 +60,6 @@ NPY_ARRAY_C_CONTIGUOUS = 0x0001
 NPY_ARRAY_F_CONTIGUOUS = 0x0002
 # PyObject_CallFunctionObjArgs(callable, arg, ..., NULL): calls into fp_errors.py
 _CALL_OBJ_ARGS = ctypes.cast(ctypes.pythonapi.PyObject_CallFunctionObjArgs, ctypes.c_void_p).value
-SMALL_SNAPSHOT = 4096  # written regions up to this many bytes are saved on the stack, without asking NumPy
 OPT_LEVEL = 0          # straight-line code calling optimised kernels: O0 builds in ~5 ms (O2: ~25 ms), runs as fast
 
 
@@ -117,13 +115,13 @@ class _Builder:
             self._numpy_handoff_checks(plan, steps, graph)
         result = self._plan_return(ast.parse(return_code, mode="eval").body, plan, graph)
         fp = any(fpflags.may_raise(s.kernel) for s in steps if isinstance(s, KernelStep))
-        regions = self._written_regions(plan, graph) if fp else []
+        regions = native_fp.written_regions(self, plan, graph) if fp else []
         ir.fail = None                 # from here on, nothing may miss
-        saved = self._snapshot(regions) if fp else None
+        saved = native_fp.snapshot(self, regions) if fp else None
         for step in steps:
             self._launch(plan, step, run)
         if fp:
-            self._miss_on_fp_flags(saved)
+            native_fp.miss_on_fp_flags(self, saved)
         out = self._make(result)
         for p in self.owned:
             ir.call("void", "Py_DecRef", f"ptr {p}")
@@ -236,7 +234,7 @@ class _Builder:
             for j, s in enumerate(k.slots):
                 self.slots[(k.name, j)] = self._slot_value(plan, s)
 
-    def _desc(self, plan, x):
+    def input_desc(self, plan, x):
         """The Desc of a graph input or of a native view of one."""
         var = plan.var.get(x) if isinstance(x, Node) else None
         if var in self.descs:
@@ -251,12 +249,12 @@ class _Builder:
         same-dtype assignment into one (NumPy's checks: writeable, overlap)."""
         ir = self.ir
         if n.op == "getitem":
-            self.descs[plan.var[n]] = self.vw.getitem(plan, n, self._desc(plan, n.args[0]))
+            self.descs[plan.var[n]] = self.vw.getitem(plan, n, self.input_desc(plan, n.args[0]))
             return
         if n.op != "assign":
             raise NotNative(f"wrapper step {n.op}")
         dst, src = n.args
-        d = self._desc(plan, dst)
+        d = self.input_desc(plan, dst)
         if dst.dtype.kind not in COPY_KINDS:
             raise NotNative(f"assignment into {dst.dtype}")
         flags = ir.field(self.objs[d.root], rt_native.ARRAY_FIELDS["flags"], "i32")
@@ -276,7 +274,7 @@ class _Builder:
                 self.size(plan, plan.size_source(size))
             self.copies[n] = (d, ("owned", src))
             return
-        s = self.vw.broadcast(self._desc(plan, src), src.shape, d)
+        s = self.vw.broadcast(self.input_desc(plan, src), src.shape, d)
         if s.key == d.key and s.strides == d.strides:
             self.copies[n] = (d, None)             # x[i] = x[i]: nothing changes
             return
@@ -324,115 +322,14 @@ class _Builder:
             dense = NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_F_CONTIGUOUS
             ir.require(ir.op(f"icmp ne i32 {ir.op(f'and i32 {flags}, {dense}')}, 0"))
 
-    def _py_call(self, fn, *args: str) -> str:
+    def py_call(self, fn, *args: str) -> str:
         """fn(*args) (a new reference, or NULL with an exception set: then we return NULL)."""
         ir = self.ir
         call = ir.op(f"inttoptr i64 {_CALL_OBJ_ARGS} to ptr")
         argv = ", ".join([f"ptr {ir.const_ptr(fn)}"] + [f"ptr {a}" for a in args] + ["ptr null"])
         r = ir.op(f"call ptr (ptr, ...) {call}({argv})")
-        self._null_fails(r, self.owned)
+        self.null_fails(r, self.owned)
         return r
-
-    def _written_regions(self, plan, graph) -> list:
-        """Descs of the memory the graph's mutations write in its inputs: the written view
-        when it is a chain of basic slices of an input (`cache[:, pos] = k` saves one column,
-        not the cache), else the whole input. Computed before anything may not miss."""
-        index = set(graph.inputs)
-        regions = {}
-        for n in graph.nodes:
-            if n.op != "assign" or n not in plan.live or not isinstance(n.args[0], Node):
-                continue
-            chain, d = [], n.args[0]
-            while d not in index and get_op(d.op).kind == "view" and isinstance(d.args[0], Node):
-                chain.append(d)
-                d = d.args[0]
-            if d not in index:
-                continue                           # writes memory this call allocated
-            desc = self._desc(plan, d)
-            if all(v.op == "getitem" for v in chain):
-                for v in reversed(chain):
-                    desc = self.descs.get(plan.var[v]) or self.vw.getitem(plan, v, desc)
-            regions.setdefault(desc.key, desc)
-        whole = {r.root for r in regions.values() if len(r.key) == 1}
-        return [r for r in regions.values() if len(r.key) == 1 or r.root not in whole]
-
-    def _snapshot(self, regions) -> tuple:
-        """Copy the written regions into one scratch buffer, so that a flagged call can be
-        redone by NumPy from the original contents (fp_errors.py). Small regions (at most
-        SMALL_SNAPSHOT bytes) are always saved into a stack buffer; larger ones only when
-        some error mode is not "ignore" (fp_errors.snapshot_wanted). Returns (slot of the
-        buffer's address (null: nothing saved), slot of the buffer object, [(region, offset)])."""
-        ir, vw = self.ir, self.vw
-        base_slot, obj_slot = ir.alloca("ptr"), ir.alloca("ptr")
-        ir.do(f"store ptr null, ptr {base_slot}, align 8")
-        ir.do(f"store ptr null, ptr {obj_slot}, align 8")
-        if not regions:
-            return base_slot, obj_slot, []
-        sizes = [vw.nbytes(r) for r in regions]
-        offsets, total = [], "0"
-        for n in sizes:
-            offsets.append(total)
-            padded = ir.op(f"add i64 {n}, 15")
-            total = ir.op(f"add i64 {total}, {ir.op(f'and i64 {padded}, -16')}")
-        stack = ir.alloca(f"[{SMALL_SNAPSHOT} x i8]")
-        small, large, alloc, go, done = (ir.label(x) for x in ("small", "large", "salloc", "save", "saved"))
-        ir.do(f"br i1 {ir.op(f'icmp ule i64 {total}, {SMALL_SNAPSHOT}')}, label %{small}, label %{large}")
-        ir.block(small)
-        ir.do(f"store ptr {stack}, ptr {base_slot}, align 8")
-        ir.do(f"br label %{go}")
-        ir.block(large)
-        want = self._py_call(fp_errors.snapshot_wanted)
-        ir.call("void", "Py_DecRef", f"ptr {want}")
-        ir.do(f"br i1 {ir.op(f'icmp eq ptr {want}, {ir.const_ptr(True)}')}, label %{alloc}, label %{done}")
-        ir.block(alloc)
-        dims = ir.alloca("[1 x i64]")
-        ir.do(f"store i64 {total}, ptr {dims}, align 8")
-        arr = ir.call("ptr", "PyArray_New", f"ptr {ir.const_ptr(np.ndarray)}", "i32 1", f"ptr {dims}",
-                      f"i32 {np.dtype(np.uint8).num}", "ptr null", "ptr null", "i32 0", "i32 0", "ptr null")
-        self._null_fails(arr, self.owned)
-        ir.do(f"store ptr {arr}, ptr {obj_slot}, align 8")
-        heap = ir.field(arr, rt_native.ARRAY_FIELDS["data"], "ptr")
-        ir.do(f"store ptr {heap}, ptr {base_slot}, align 8")
-        ir.do(f"br label %{go}")
-        ir.block(go)
-        buf = ir.op(f"load ptr, ptr {base_slot}, align 8")
-        at = ir.op(f"ptrtoint ptr {buf} to i64")
-        pairs = []
-        for r, off in zip(regions, offsets):
-            vw.copy(vw.contiguous(ir.op(f"add i64 {at}, {off}"), r), r)
-            pairs.append((r, off))
-        ir.do(f"br label %{done}")
-        ir.block(done)
-        return base_slot, obj_slot, pairs
-
-    def _miss_on_fp_flags(self, saved):
-        """Kernels set an FP exception flag and NumPy must report it (fp_errors.native_redo):
-        put back what the graph wrote, drop what we own and miss; the Python path runs the
-        call again and lets NumPy report. Nothing saved (every mode was "ignore" when the
-        call began): the results stand."""
-        ir = self.ir
-        base_slot, obj_slot, pairs = saved
-        word = ir.op(f"load volatile i32, ptr {ir.op(f'inttoptr i64 {fpflags.ADDRESS} to ptr')}")
-        flagged, redo, clean = ir.label("fpset"), ir.label("fpredo"), ir.label("fpclean")
-        ir.do(f"br i1 {ir.op(f'icmp ne i32 {word}, 0')}, label %{flagged}, label %{clean}")
-        ir.block(flagged)
-        r = self._py_call(fp_errors.native_redo)
-        ir.call("void", "Py_DecRef", f"ptr {r}")
-        base = ir.op(f"load ptr, ptr {base_slot}, align 8")
-        go = ir.op(f"icmp eq ptr {r}, {ir.const_ptr(True)}")
-        if pairs:                                  # inputs written and nothing saved: results stand
-            go = ir.op(f"and i1 {go}, {ir.op(f'icmp ne ptr {base}, null')}")
-        ir.do(f"br i1 {go}, label %{redo}, label %{clean}")
-        ir.block(redo)
-        at = ir.op(f"ptrtoint ptr {base} to i64")
-        for region, off in pairs:
-            self.vw.copy(region, self.vw.contiguous(ir.op(f"add i64 {at}, {off}"), region))
-        ir.call("void", "Py_DecRef", f"ptr {ir.op(f'load ptr, ptr {obj_slot}, align 8')}")
-        for p in self.owned:
-            ir.call("void", "Py_DecRef", f"ptr {p}")
-        ir.do("br label %miss")
-        ir.block(clean)
-        ir.call("void", "Py_DecRef", f"ptr {ir.op(f'load ptr, ptr {obj_slot}, align 8')}")
 
     def _require_disjoint(self, plan, a, b):
         """Miss unless the memory bounds of arrays a and b are disjoint (np.may_share_memory's
@@ -489,11 +386,11 @@ class _Builder:
             ir.do(f"store i64 {self.size(plan, plan.size_source(d))}, ptr {p}, align 8")
         arr = ir.call("ptr", "PyArray_New", f"ptr {ir.const_ptr(np.ndarray)}", f"i32 {len(shape)}", f"ptr {dims}",
                       f"i32 {np.dtype(dtype).num}", "ptr null", "ptr null", "i32 0", "i32 0", "ptr null")
-        self._null_fails(arr, self.owned)
+        self.null_fails(arr, self.owned)
         self.owned.append(arr)
         self.objs[var] = arr
 
-    def _null_fails(self, value, live):
+    def null_fails(self, value, live):
         """NULL (an exception is set): drop what we own, return NULL."""
         ir = self.ir
         err, ok = ir.label("err"), ir.label("ok")
@@ -592,18 +489,18 @@ class _Builder:
             for s in data:
                 items.append(self._make(s, items))
             t = ir.call("ptr", "PyTuple_New", f"i64 {len(items)}")
-            self._null_fails(t, live + items)
+            self.null_fails(t, live + items)
             for i, it in enumerate(items):          # steals each item's reference
                 ir.call("i32", "PyTuple_SetItem", f"ptr {t}", f"i64 {i}", f"ptr {it}")
             return t
         if kind == "int":
             v = ir.call("ptr", "PyLong_FromLongLong", f"i64 {data}")
-            self._null_fails(v, live)
+            self.null_fails(v, live)
             return v
         obj = ir.const_ptr(data) if kind == "ref" else self.tr.arg(data).ref if kind == "arg" else self.objs[data]
         ir.call("void", "Py_IncRef", f"ptr {obj}")
         if kind != "scalar":
             return obj
         s = ir.call("ptr", "PyArray_Return", f"ptr {obj}")   # 0-d array -> NumPy scalar (steals)
-        self._null_fails(s, live)
+        self.null_fails(s, live)
         return s
