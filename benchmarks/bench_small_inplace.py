@@ -1,6 +1,7 @@
 """Small in-place graphs (issue 11's last target): one write of a row or a corner of a 64x64
 array, compiled (the native entry: backends/llvm/native_views.py) against NumPy's own
-statements, plus `x += y` (the FP re-run snapshot: backends/llvm/fp_errors.py). Medians of
+statements, plus `x += y` and a row write into a 1 MB cache (the FP re-run snapshot:
+backends/llvm/fp_errors.py). Medians of
 batched calls, variants interleaved, error mode "warn" (NumPy's default).
 
     python benchmarks/bench_small_inplace.py
@@ -38,12 +39,18 @@ def update(x, y):
     return x
 
 
+def kv_write(cache, x, w, p):
+    cache[p] = (x @ w) * 2.0          # matmul: the Python wrapper path; the snapshot is one row
+    return cache
+
+
 CASES = [   # (name, fn, args)
     ("a[3] = r", row, (np.zeros((64, 64)), np.ones(64))),
     ("a[:2, :2] = r", corner, (np.zeros((64, 64)), np.ones((2, 2)))),
     ("a[3] += 1.0", row_plus, (np.zeros((64, 64)),)),
     ("x += y  (64x64)", update, (np.zeros((64, 64)), np.ones((64, 64)))),
     ("x += y  (8)", update, (np.zeros(8), np.ones(8))),
+    ("kv[p] = (x@w)*2", kv_write, (np.zeros((512, 256)), np.ones(64), np.ones((64, 256)), 7)),
 ]
 
 
