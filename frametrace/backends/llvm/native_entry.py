@@ -192,8 +192,14 @@ class _Builder:
             if not isinstance(step, KernelStep):
                 self._wrapper_step(plan, step.node)
                 continue
-            if step.copies:
-                raise NotNative("a kernel that reads a copy of its destination")
+            for v in step.copies:                   # the source reads the old contents: a copy
+                node = self._node_of(plan, v)
+                if v not in self.objs and v not in will_own:
+                    raise NotNative(f"a copy of {v}")
+                if node.dtype.kind not in COPY_KINDS:
+                    raise NotNative(f"a copy of {node.dtype}")
+                for d in node.shape:
+                    self.size(plan, plan.size_source(d))
             for i, base in step.overlap:            # the wrapper copies when np.may_share_memory
                 self._require_disjoint(plan, step.kernel.buffers[i].source, base)
             for r in step.empty_checks:
@@ -233,6 +239,13 @@ class _Builder:
             self.size(plan, k.split_extent)
             for j, s in enumerate(k.slots):
                 self.slots[(k.name, j)] = self._slot_value(plan, s)
+
+    def _node_of(self, plan, var):
+        nodes = getattr(self, "_nodes", None) or {v: n for n, v in plan.var.items()}
+        self._nodes = nodes
+        if var not in nodes:
+            raise NotNative(f"no node for {var}")
+        return nodes[var]
 
     def input_desc(self, plan, x):
         """The Desc of a graph input or of a native view of one."""
@@ -410,6 +423,10 @@ class _Builder:
             if src is not None:
                 self.vw.copy(d, src)
             return
+        for v in step.copies:                      # `{v}_before = v.copy()` (wrapper.py)
+            node = self._node_of(plan, v)
+            self._alloc(plan, f"{v}_before", node.shape, node.dtype)
+            self.vw.copy(self.vw.of_obj(plan, f"{v}_before", node), self.vw.of_obj(plan, v, node))
         for n, donor in step.reuse:
             self.objs[plan.var[n]] = self.objs[plan.var[donor]]
         for name, like, dt in step.scratch:

@@ -65,6 +65,11 @@ CASES = [   # (source, args, served natively)
     ("def f(a, r):\n a[3] = r\n return a", (A, rng.standard_normal(64).astype(np.float32)), False),  # cast
     ("def f(a, r):\n a[3, 1:] = r\n return a.max()", (A, rng.standard_normal(63)), True),
     ("def f(a, r):\n a[0] = r\n return a[1] * 2", (A, rng.standard_normal(64)), True),
+    # the source reads the destination elsewhere: a native copy of it first (step.copies)
+    ("def f(a):\n a[:, 5] = a[:, 2] * 2.0\n return a", (A,), True),
+    ("def f(a):\n a[1:] = a[:-1] + 1.0\n return a", (A,), True),
+    ("def f(a):\n a[:] = a[::-1] * 1.5\n return a", (A,), True),
+    ("def f(a, r):\n a[2:5] = r\n a[:, 1:] = a[:, :-1] - a[:, 1:]\n return a", (A, rng.standard_normal(64)), True),
 ]
 
 
