@@ -5,6 +5,16 @@ backends/llvm/fp_errors.py). Medians of
 batched calls, variants interleaved, error mode "warn" (NumPy's default).
 
     python benchmarks/bench_small_inplace.py
+
+Figures (2026-11-24, shared 2-vCPU VM, medians; "before" is main at 254112a, same script):
+
+    statement          numpy    before    after
+    a[3] = r           0.14us   6.5-6.9us  0.06us   (before: no native entry, Python path)
+    a[:2, :2] = r      0.27us   9.8-11us   0.06us
+    a[3] += 1.0        0.7us    12.5us     0.08us
+    x += y (64x64)     0.6us    1.07us     0.83-0.90us  (min of 5x2000; the whole x is still saved)
+    x += y (8)         0.23us   0.37us     0.07us   (the snapshot is on the stack, no call into Python)
+    kv[p] = (x@w)*2    6.6us    70us       16us     (Python path: one row saved, not the 1 MB cache)
 """
 from __future__ import annotations
 
