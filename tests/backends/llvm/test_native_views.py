@@ -190,3 +190,41 @@ def test_fp_errors_without_writes(mode):
         if want[1] is not None:                  # log: within an ulp of NumPy's
             np.testing.assert_allclose(got[1], want[1], rtol=1e-15)
     assert native_hits(f) >= 1
+
+
+def _random_slice(r, n):
+    step = int(r.choice([1, 1, 2, 3, -1, -2]))
+    lo, hi = sorted(int(v) for v in r.integers(-n - 2, n + 2, 2))
+    return slice(lo, hi, step) if step > 0 else slice(hi, lo, step)
+
+
+def _src(s: slice) -> str:
+    return f"{'' if s.start is None else s.start}:{'' if s.stop is None else s.stop}:{s.step}"
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_random_basic_slice_assignments(seed):
+    """Random slices (negative bounds and steps, empty results), sources broadcast over the
+    view, copies between views of one array: the native copy equals NumPy's, or it misses."""
+    r = np.random.default_rng(seed)
+    shape = tuple(int(v) for v in r.integers(1, 9, 2))
+    s0, s1 = _random_slice(r, shape[0]), _random_slice(r, shape[1])
+    view = np.empty(shape)[s0, s1].shape
+    kind = seed % 3
+    if kind == 0:                          # from an argument, maybe broadcast along dim 0
+        body, rshape = f"a[{_src(s0)}, {_src(s1)}] = r", (1 if seed % 2 else view[0], view[1])
+    elif kind == 1:                        # a constant
+        body, rshape = f"a[{_src(s0)}, {_src(s1)}] = {float(r.integers(-9, 9))}", None
+    else:                                  # from another view of the same array
+        t0, t1 = _random_slice(r, shape[0]), _random_slice(r, shape[1])
+        if np.empty(shape)[t0, t1].shape != view:
+            t0, t1 = s0, s1
+        body, rshape = f"a[{_src(s0)}, {_src(s1)}] = a[{_src(t0)}, {_src(t1)}]", None
+    src = f"def f(a{', r' if rshape else ''}):\n {body}\n return a"
+    f, eager = compiled(src)
+    for _ in range(3):
+        args = (r.standard_normal(shape),) + ((r.standard_normal(rshape),) if rshape else ())
+        assert_same_effects(*run_both(f, eager, args))
+    assert len(f._frametrace_cache.entries) == 1
+    if kind != 2:                          # no overlap possible: always native after compiling
+        assert native_hits(f) == 2
