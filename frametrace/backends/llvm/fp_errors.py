@@ -10,9 +10,14 @@ with NumPy's own messages and warning filters; its results are returned. The fla
 whether anything is reported at all.
 
 Re-evaluating is only faithful when the first evaluation had no visible effect. A graph that
-writes into an input (`x /= y`) therefore, when some error mode is not "ignore", copies the
-inputs it writes before its kernels and puts them back before NumPy runs the graph. With
-every mode "ignore" (`np.errstate(all="ignore")`) nothing is copied.
+writes into an input (`x /= y`) therefore, when some error mode is not "ignore", copies what
+it writes before its kernels and puts it back before NumPy runs the graph: the written view
+when it is a chain of basic slices of the input (`cache[:, pos] = k` copies one column, not
+the cache: wrapper.written_regions, native_fp.written_regions), else the whole input. With
+every mode "ignore" (`np.errstate(all="ignore")`) nothing is copied (the native entry copies
+regions up to 4 KiB to its stack whatever the mode: cheaper than asking NumPy). The copy
+cannot be dropped for `x += y`: the flag is known only after the loop has overwritten x,
+and it is only a "maybe", so NumPy must see the old x again to decide and report.
 
 Known differences: NumPy steps of the wrapper (fallback ops) that warn do so in the compiled
 run and again in the re-evaluation; under "raise" an in-place graph re-evaluated by the NumPy
@@ -94,21 +99,16 @@ def self_overlapping(a) -> bool:
     return False
 
 
-def snapshot_one(x):
-    """A copy of input `x` that a graph writes, or None when every error mode is "ignore"
-    (the native entry calls this before its kernels)."""
-    return None if quiet() else x.copy()
+def snapshot_wanted() -> bool:
+    """Must the native entry save what the graph writes (some error mode is not "ignore")?"""
+    return not quiet()
 
 
-def native_flagged(*saved) -> bool:
-    """The native entry's kernels set a flag (`saved`: input, snapshot_one(input), ...):
-    True when NumPy must redo the call (the inputs are put back; the entry then misses)."""
+def native_redo() -> bool:
+    """The native entry's kernels set a flag: True when NumPy must redo the call (the entry
+    then puts back the regions it saved, if it saved them, and misses)."""
     flags = fpflags.take()
-    if not flags or quiet(flags) or any(old is None for old in saved[1::2]):
-        return False
-    for dst, old in zip(saved[::2], saved[1::2]):
-        np.copyto(dst, old)
-    return True
+    return bool(flags) and not quiet(flags)
 
 
 class Fallback:
@@ -122,11 +122,12 @@ class Fallback:
             self._run = numpy_compile(self.graph)
         return self._run(inputs, symbol_values)
 
-    def snapshot(self, inputs):
-        """Copies of the inputs the graph writes, when NumPy may have to redo the call."""
+    def snapshot(self, regions):
+        """Copies of the regions of inputs the graph writes (views of them: wrapper.py),
+        when NumPy may have to redo the call."""
         if quiet():
             return None
-        return [(inputs[i], inputs[i].copy()) for i in self.mutated]
+        return [(r, r.copy()) for r in regions]
 
     def after(self, outs, inputs, symbol_values, saved):
         """The kernels set an FP flag: keep `outs`, or let NumPy redo the call and report."""
@@ -141,4 +142,4 @@ class Fallback:
         return self.run(inputs, symbol_values)
 
 
-__all__ = ["Fallback", "mutated_inputs", "quiet", "native_flagged", "self_overlapping", "snapshot_one", "WORD"]
+__all__ = ["Fallback", "mutated_inputs", "quiet", "native_redo", "self_overlapping", "snapshot_wanted", "WORD"]

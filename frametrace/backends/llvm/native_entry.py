@@ -18,7 +18,9 @@ wrapper (wrapper.py) do, in the same order, for the subset it accepts:
     build the return value (an array, a NumPy scalar of a 0-d result, an input, an int,
         None/bools, or a tuple of those), drop the temporaries, count the hit
 
-Anything else (graph breaks, NumPy fallback steps, views built by NumPy, unbacked sizes,
+Basic-slice views of inputs and same-dtype copies into them (`a[3] = r`, `a[:2, :2] = 0.0`:
+wrapper steps "getitem" and "assign") are done here natively (native_views.py).
+Anything else (graph breaks, NumPy fallback steps, other views built by NumPy, unbacked sizes,
 overlap copies, globals/attributes as graph inputs, float arithmetic in guards) raises
 NotNative and the entry keeps its Python path only. Every check that fails at run time
 returns the miss sentinel *before* anything is allocated, so a miss has no side effects.
@@ -40,12 +42,14 @@ from ...config import config
 from ...ir.graph import Node
 from ...logs import get_logger
 from ...lower.fusion import KernelStep
+from ...lower.views import broadcast_ok
 from ...lower.weak_ints import range_checks
 from ...shapes import pycode
 from ...codegen.llvm_kernels import fpflags
-from . import fp_errors, runtime, strict
+from . import fp_errors, native_fp, runtime, strict
 from .layouts import Layouts
 from .native_guards import IR, OVERFLOW_DECLS, NotNative, Translator, V
+from .native_views import COPY_KINDS, Views, constant_bytes
 
 _log = get_logger("output_code")
 _why = logging.getLogger("frametrace.backends.llvm.native")
@@ -87,6 +91,9 @@ class _Builder:
         self.owned: list = []         # arrays we allocated (decref'd before returning)
         self.slots: dict = {}         # (kernel, slot index) -> (llvm type, value)
         self.will_own: set = set()    # wrapper variables that will hold arrays we allocate
+        self.vw = Views(self)
+        self.descs: dict = {}         # wrapper variable -> native_views.Desc of an input or its view
+        self.copies: dict = {}        # assign node (a wrapper step) -> (dst Desc, source)
 
     # -- the whole function ----------------------------------------------------------------
     def build(self, guards, bindings, graph_call, input_codes, return_code, graph, run, name):
@@ -107,13 +114,14 @@ class _Builder:
             self._layout_and_range_checks(plan, steps, graph)
             self._numpy_handoff_checks(plan, steps, graph)
         result = self._plan_return(ast.parse(return_code, mode="eval").body, plan, graph)
-        ir.fail = None                 # from here on, nothing may miss
         fp = any(fpflags.may_raise(s.kernel) for s in steps if isinstance(s, KernelStep))
-        saved = self._snapshot(plan, graph) if fp else []
+        regions = native_fp.written_regions(self, plan, graph) if fp else []
+        ir.fail = None                 # from here on, nothing may miss
+        saved = native_fp.snapshot(self, regions) if fp else None
         for step in steps:
             self._launch(plan, step, run)
         if fp:
-            self._miss_on_fp_flags(saved)
+            native_fp.miss_on_fp_flags(self, saved)
         out = self._make(result)
         for p in self.owned:
             ir.call("void", "Py_DecRef", f"ptr {p}")
@@ -182,9 +190,16 @@ class _Builder:
                 ir.require(tr.boolean(ast.parse(pycode(expr, plan.sym_names), mode="eval").body))
         for step in steps:
             if not isinstance(step, KernelStep):
-                raise NotNative(f"wrapper step {step.node.op}")
-            if step.copies:
-                raise NotNative("a kernel that reads a copy of its destination")
+                self._wrapper_step(plan, step.node)
+                continue
+            for v in step.copies:                   # the source reads the old contents: a copy
+                node = self._node_of(plan, v)
+                if v not in self.objs and v not in will_own:
+                    raise NotNative(f"a copy of {v}")
+                if node.dtype.kind not in COPY_KINDS:
+                    raise NotNative(f"a copy of {node.dtype}")
+                for d in node.shape:
+                    self.size(plan, plan.size_source(d))
             for i, base in step.overlap:            # the wrapper copies when np.may_share_memory
                 self._require_disjoint(plan, step.kernel.buffers[i].source, base)
             for r in step.empty_checks:
@@ -224,6 +239,60 @@ class _Builder:
             self.size(plan, k.split_extent)
             for j, s in enumerate(k.slots):
                 self.slots[(k.name, j)] = self._slot_value(plan, s)
+
+    def _node_of(self, plan, var):
+        nodes = getattr(self, "_nodes", None) or {v: n for n, v in plan.var.items()}
+        self._nodes = nodes
+        if var not in nodes:
+            raise NotNative(f"no node for {var}")
+        return nodes[var]
+
+    def input_desc(self, plan, x):
+        """The Desc of a graph input or of a native view of one."""
+        var = plan.var.get(x) if isinstance(x, Node) else None
+        if var in self.descs:
+            return self.descs[var]
+        if var not in self.objs or var in self.will_own or plan.cat[x] != "input":
+            raise NotNative(f"a view or copy of {var}, which this call computes")
+        self.descs[var] = self.vw.of_obj(plan, var, x)
+        return self.descs[var]
+
+    def _wrapper_step(self, plan, n):
+        """Prechecks of a wrapper step done natively: a basic view of an input, or a
+        same-dtype assignment into one (NumPy's checks: writeable, overlap)."""
+        ir = self.ir
+        if n.op == "getitem":
+            self.descs[plan.var[n]] = self.vw.getitem(plan, n, self.input_desc(plan, n.args[0]))
+            return
+        if n.op != "assign":
+            raise NotNative(f"wrapper step {n.op}")
+        dst, src = n.args
+        d = self.input_desc(plan, dst)
+        if dst.dtype.kind not in COPY_KINDS:
+            raise NotNative(f"assignment into {dst.dtype}")
+        flags = ir.field(self.objs[d.root], rt_native.ARRAY_FIELDS["flags"], "i32")
+        ir.require(ir.op(f"icmp ne i32 {ir.op(f'and i32 {flags}, {rt_native.NPY_ARRAY_WRITEABLE}')}, 0"))
+        if not isinstance(src, Node):
+            bits = constant_bytes(src, dst.dtype)
+            if bits is None:
+                raise NotNative(f"assignment of {type(src).__name__} into {dst.dtype}")
+            self.copies[n] = (d, ("const", bits))
+            return
+        extra = max(src.ndim - dst.ndim, 0)
+        if src.dtype != dst.dtype or plan.by_value(src) or not broadcast_ok(src.shape[extra:], dst.shape):
+            raise NotNative("an assignment that casts or broadcasts at run time")
+        var = plan.var[src]
+        if var in self.will_own:                   # fresh memory: disjoint from dst's input
+            for size in src.shape:
+                self.size(plan, plan.size_source(size))
+            self.copies[n] = (d, ("owned", src))
+            return
+        s = self.vw.broadcast(self.input_desc(plan, src), src.shape, d)
+        if s.key == d.key and s.strides == d.strides:
+            self.copies[n] = (d, None)             # x[i] = x[i]: nothing changes
+            return
+        self.vw.require_copyable(d, s)
+        self.copies[n] = (d, s)
 
     def _layout_and_range_checks(self, plan, steps, graph):
         """Miss (the Python path decides) unless every allocation is C order as NumPy's (the
@@ -266,42 +335,14 @@ class _Builder:
             dense = NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_F_CONTIGUOUS
             ir.require(ir.op(f"icmp ne i32 {ir.op(f'and i32 {flags}, {dense}')}, 0"))
 
-    def _py_call(self, fn, *args: str) -> str:
+    def py_call(self, fn, *args: str) -> str:
         """fn(*args) (a new reference, or NULL with an exception set: then we return NULL)."""
         ir = self.ir
         call = ir.op(f"inttoptr i64 {_CALL_OBJ_ARGS} to ptr")
         argv = ", ".join([f"ptr {ir.const_ptr(fn)}"] + [f"ptr {a}" for a in args] + ["ptr null"])
         r = ir.op(f"call ptr (ptr, ...) {call}({argv})")
-        self._null_fails(r, self.owned)
+        self.null_fails(r, self.owned)
         return r
-
-    def _snapshot(self, plan, graph) -> list:
-        """Copies of the inputs the graph writes (None when every error mode is "ignore"), so
-        a flagged call can be redone by NumPy from the original contents (fp_errors.py)."""
-        saved = []
-        for i in fp_errors.mutated_inputs(graph):
-            x = self.objs[plan.var[graph.inputs[i]]]
-            saved.append((x, self._py_call(fp_errors.snapshot_one, x)))
-            self.owned.append(saved[-1][1])
-        return saved
-
-    def _miss_on_fp_flags(self, saved):
-        """Kernels set an FP exception flag and NumPy must report it (fp_errors.native_flagged
-        puts back what the graph wrote): drop what we own and miss; the Python path runs the
-        call again and lets NumPy report."""
-        ir = self.ir
-        word = ir.op(f"load volatile i32, ptr {ir.op(f'inttoptr i64 {fpflags.ADDRESS} to ptr')}")
-        flagged, redo, clean = ir.label("fpset"), ir.label("fpredo"), ir.label("fpclean")
-        ir.do(f"br i1 {ir.op(f'icmp ne i32 {word}, 0')}, label %{flagged}, label %{clean}")
-        ir.block(flagged)
-        r = self._py_call(fp_errors.native_flagged, *[p for pair in saved for p in pair])
-        ir.call("void", "Py_DecRef", f"ptr {r}")
-        ir.do(f"br i1 {ir.op(f'icmp eq ptr {r}, {ir.const_ptr(True)}')}, label %{redo}, label %{clean}")
-        ir.block(redo)
-        for p in self.owned:
-            ir.call("void", "Py_DecRef", f"ptr {p}")
-        ir.do("br label %miss")
-        ir.block(clean)
 
     def _require_disjoint(self, plan, a, b):
         """Miss unless the memory bounds of arrays a and b are disjoint (np.may_share_memory's
@@ -358,11 +399,11 @@ class _Builder:
             ir.do(f"store i64 {self.size(plan, plan.size_source(d))}, ptr {p}, align 8")
         arr = ir.call("ptr", "PyArray_New", f"ptr {ir.const_ptr(np.ndarray)}", f"i32 {len(shape)}", f"ptr {dims}",
                       f"i32 {np.dtype(dtype).num}", "ptr null", "ptr null", "i32 0", "i32 0", "ptr null")
-        self._null_fails(arr, self.owned)
+        self.null_fails(arr, self.owned)
         self.owned.append(arr)
         self.objs[var] = arr
 
-    def _null_fails(self, value, live):
+    def null_fails(self, value, live):
         """NULL (an exception is set): drop what we own, return NULL."""
         ir = self.ir
         err, ok = ir.label("err"), ir.label("ok")
@@ -375,6 +416,17 @@ class _Builder:
 
     def _launch(self, plan, step, run):
         ir = self.ir
+        if not isinstance(step, KernelStep):       # a view (nothing to do) or a copy
+            d, src = self.copies.get(step.node, (None, None))
+            if isinstance(src, tuple) and src[0] == "owned":
+                src = self.vw.broadcast(self.vw.of_obj(plan, plan.var[src[1]], src[1]), src[1].shape, d)
+            if src is not None:
+                self.vw.copy(d, src)
+            return
+        for v in step.copies:                      # `{v}_before = v.copy()` (wrapper.py)
+            node = self._node_of(plan, v)
+            self._alloc(plan, f"{v}_before", node.shape, node.dtype)
+            self.vw.copy(self.vw.of_obj(plan, f"{v}_before", node), self.vw.of_obj(plan, v, node))
         for n, donor in step.reuse:
             self.objs[plan.var[n]] = self.objs[plan.var[donor]]
         for name, like, dt in step.scratch:
@@ -454,18 +506,18 @@ class _Builder:
             for s in data:
                 items.append(self._make(s, items))
             t = ir.call("ptr", "PyTuple_New", f"i64 {len(items)}")
-            self._null_fails(t, live + items)
+            self.null_fails(t, live + items)
             for i, it in enumerate(items):          # steals each item's reference
                 ir.call("i32", "PyTuple_SetItem", f"ptr {t}", f"i64 {i}", f"ptr {it}")
             return t
         if kind == "int":
             v = ir.call("ptr", "PyLong_FromLongLong", f"i64 {data}")
-            self._null_fails(v, live)
+            self.null_fails(v, live)
             return v
         obj = ir.const_ptr(data) if kind == "ref" else self.tr.arg(data).ref if kind == "arg" else self.objs[data]
         ir.call("void", "Py_IncRef", f"ptr {obj}")
         if kind != "scalar":
             return obj
         s = ir.call("ptr", "PyArray_Return", f"ptr {obj}")   # 0-d array -> NumPy scalar (steals)
-        self._null_fails(s, live)
+        self.null_fails(s, live)
         return s

@@ -228,9 +228,34 @@ class _Gen:
         for i in mutated:
             head.append(f"    if _self_overlapping(inputs[{i}]): return _fb.run(inputs, symbol_values)")
         if fp:
-            head.append(f"    _saved = {'_fb.snapshot(inputs)' if mutated else 'None'}")
+            regions = self.written_regions() if mutated else []
+            self.lines.insert(0, f"    _saved = _fb.snapshot(({''.join(r + ', ' for r in regions)}))")
             tail.append("    if _fpw.value: return _fb.after(_o, inputs, symbol_values, _saved)")
         return head, tail
+
+    def written_regions(self) -> list:
+        """Expressions of the memory the graph's mutations write in its inputs, for the FP
+        re-run snapshot (fp_errors.py): the written view when it is a chain of basic slices
+        of an input (`cache[:, pos] = k` saves a column, not the cache), else the input."""
+        g, plan = self.plan.graph, self.plan
+        index, getitem = set(g.inputs), self.const(get_op("getitem").ref, "op_getitem_")
+        regions: dict = {}
+        for n in g.nodes:
+            if get_op(n.op).kind != "mutation" or not n.args or not isinstance(n.args[0], Node):
+                continue
+            chain, d = [], n.args[0]
+            while d not in index and get_op(d.op).kind == "view" and d.args and isinstance(d.args[0], Node):
+                chain.append(d)
+                d = d.args[0]
+            if d not in index:
+                continue                          # memory this call allocated
+            expr = plan.var[d]
+            if all(v.op == "getitem" and _backed(v.attr("index"), g.symbols) for v in chain):
+                for v in reversed(chain):
+                    expr = f"{getitem}({expr}, index={self.arg(v.attr('index'))})"
+            regions.setdefault(expr, plan.var[d])
+        whole = {root for expr, root in regions.items() if expr == root}
+        return [expr for expr, root in regions.items() if expr == root or root not in whole]
 
     def _with_sizes(self, lines) -> list:
         """Each size variable computed just before its first use (after the sizes it needs)."""
@@ -243,6 +268,12 @@ class _Gen:
                     done.add(name)
             out.append(line)
         return out
+
+
+def _backed(index, symbols) -> bool:
+    """Does a canonical index use only sizes the inputs bind (known before any kernel)?"""
+    parts = [p for e in index for p in ((e.start, e.stop, e.step) if isinstance(e, IndexSlice) else (e,))]
+    return all(not isinstance(p, sympy.Basic) or p.free_symbols <= set(symbols) for p in parts)
 
 
 def generate(plan: Plan, steps, module):

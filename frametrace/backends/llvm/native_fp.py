@@ -1,0 +1,136 @@
+"""Floating-point errors in the native entry (native_entry.py): what fp_errors.py does for
+the Python wrapper, as LLVM IR.
+
+Kernels that may set an FP exception flag can make NumPy's error mode matter: when a flag is
+set and the mode of its kind is not "ignore", the call is handed to NumPy, which must see the
+inputs as they were. So before the kernels the entry saves the memory the graph writes in its
+inputs (`written_regions`: only the written views, `a[3]` of a 64x64 `a` is 512 bytes) into a
+scratch buffer (`snapshot`), and after them (`miss_on_fp_flags`) a flagged call puts the
+regions back and misses: the Python path runs the call again and NumPy reports.
+
+Why the copy cannot simply be dropped for `x += y`: each element is read before it is
+written, but a flag is only known after the loop, and NumPy must then evaluate the graph on
+the old x, which the kernel has overwritten; the flag is also only a "maybe" (vector tails,
+fpflags.py), so the report cannot be made from the results alone. What is copied is the
+written region, natively (a stack buffer up to SMALL_SNAPSHOT bytes: no allocation and no call
+into Python; above that only when some error mode is not "ignore").
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from csrc_free_runtime import native as rt_native
+
+from ...codegen.llvm_kernels import fpflags
+from ...ir.graph import Node
+from ...ir.registry import get_op
+from . import fp_errors
+
+SMALL_SNAPSHOT = 4096  # written regions up to this many bytes are saved on the stack, without asking NumPy
+
+
+def written_regions(b, plan, graph) -> list:
+    """Descs of the memory the graph's mutations write in its inputs: the written view
+    when it is a chain of basic slices of an input (`cache[:, pos] = k` saves one column,
+    not the cache), else the whole input. Computed before anything may not miss."""
+    index = set(graph.inputs)
+    regions = {}
+    for n in graph.nodes:
+        if n.op != "assign" or n not in plan.live or not isinstance(n.args[0], Node):
+            continue
+        chain, d = [], n.args[0]
+        while d not in index and get_op(d.op).kind == "view" and isinstance(d.args[0], Node):
+            chain.append(d)
+            d = d.args[0]
+        if d not in index:
+            continue                           # writes memory this call allocated
+        desc = b.input_desc(plan, d)
+        if all(v.op == "getitem" for v in chain):
+            for v in reversed(chain):
+                desc = b.descs.get(plan.var[v]) or b.vw.getitem(plan, v, desc)
+        regions.setdefault(desc.key, desc)
+    whole = {r.root for r in regions.values() if len(r.key) == 1}
+    return [r for r in regions.values() if len(r.key) == 1 or r.root not in whole]
+
+
+def snapshot(b, regions) -> tuple:
+    """Copy the written regions into one scratch buffer, so that a flagged call can be
+    redone by NumPy from the original contents (fp_errors.py). Small regions (at most
+    SMALL_SNAPSHOT bytes) are always saved into a stack buffer; larger ones only when
+    some error mode is not "ignore" (fp_errors.snapshot_wanted). Returns (slot of the
+    buffer's address (null: nothing saved), slot of the buffer object, [(region, offset)])."""
+    ir, vw = b.ir, b.vw
+    base_slot, obj_slot = ir.alloca("ptr"), ir.alloca("ptr")
+    ir.do(f"store ptr null, ptr {base_slot}, align 8")
+    ir.do(f"store ptr null, ptr {obj_slot}, align 8")
+    if not regions:
+        return base_slot, obj_slot, []
+    sizes = [vw.nbytes(r) for r in regions]
+    offsets, total = [], "0"
+    for n in sizes:
+        offsets.append(total)
+        padded = ir.op(f"add i64 {n}, 15")
+        total = ir.op(f"add i64 {total}, {ir.op(f'and i64 {padded}, -16')}")
+    stack = ir.alloca(f"[{SMALL_SNAPSHOT} x i8]")
+    small, large, alloc, go, done = (ir.label(x) for x in ("small", "large", "salloc", "save", "saved"))
+    ir.do(f"br i1 {ir.op(f'icmp ule i64 {total}, {SMALL_SNAPSHOT}')}, label %{small}, label %{large}")
+    ir.block(small)
+    ir.do(f"store ptr {stack}, ptr {base_slot}, align 8")
+    ir.do(f"br label %{go}")
+    ir.block(large)
+    want = b.py_call(fp_errors.snapshot_wanted)
+    ir.call("void", "Py_DecRef", f"ptr {want}")
+    ir.do(f"br i1 {ir.op(f'icmp eq ptr {want}, {ir.const_ptr(True)}')}, label %{alloc}, label %{done}")
+    ir.block(alloc)
+    dims = ir.alloca("[1 x i64]")
+    ir.do(f"store i64 {total}, ptr {dims}, align 8")
+    arr = ir.call("ptr", "PyArray_New", f"ptr {ir.const_ptr(np.ndarray)}", "i32 1", f"ptr {dims}",
+                  f"i32 {np.dtype(np.uint8).num}", "ptr null", "ptr null", "i32 0", "i32 0", "ptr null")
+    b.null_fails(arr, b.owned)
+    ir.do(f"store ptr {arr}, ptr {obj_slot}, align 8")
+    heap = ir.field(arr, rt_native.ARRAY_FIELDS["data"], "ptr")
+    ir.do(f"store ptr {heap}, ptr {base_slot}, align 8")
+    ir.do(f"br label %{go}")
+    ir.block(go)
+    buf = ir.op(f"load ptr, ptr {base_slot}, align 8")
+    at = ir.op(f"ptrtoint ptr {buf} to i64")
+    pairs = []
+    for r, off in zip(regions, offsets):
+        vw.copy(vw.contiguous(ir.op(f"add i64 {at}, {off}"), r), r)
+        pairs.append((r, off))
+    ir.do(f"br label %{done}")
+    ir.block(done)
+    return base_slot, obj_slot, pairs
+
+
+def miss_on_fp_flags(b, saved):
+    """Kernels set an FP exception flag and NumPy must report it (fp_errors.native_redo):
+    put back what the graph wrote, drop what we own and miss; the Python path runs the
+    call again and lets NumPy report. Nothing saved (every mode was "ignore" when the
+    call began): the results stand."""
+    ir = b.ir
+    base_slot, obj_slot, pairs = saved
+    word = ir.op(f"load volatile i32, ptr {ir.op(f'inttoptr i64 {fpflags.ADDRESS} to ptr')}")
+    flagged, redo, clean = ir.label("fpset"), ir.label("fpredo"), ir.label("fpclean")
+    ir.do(f"br i1 {ir.op(f'icmp ne i32 {word}, 0')}, label %{flagged}, label %{clean}")
+    ir.block(flagged)
+    r = b.py_call(fp_errors.native_redo)
+    ir.call("void", "Py_DecRef", f"ptr {r}")
+    base = ir.op(f"load ptr, ptr {base_slot}, align 8")
+    go = ir.op(f"icmp eq ptr {r}, {ir.const_ptr(True)}")
+    if pairs:                                  # inputs written and nothing saved: results stand
+        go = ir.op(f"and i1 {go}, {ir.op(f'icmp ne ptr {base}, null')}")
+    ir.do(f"br i1 {go}, label %{redo}, label %{clean}")
+    ir.block(redo)
+    at = ir.op(f"ptrtoint ptr {base} to i64")
+    for region, off in pairs:
+        b.vw.copy(region, b.vw.contiguous(ir.op(f"add i64 {at}, {off}"), region))
+    ir.call("void", "Py_DecRef", f"ptr {ir.op(f'load ptr, ptr {obj_slot}, align 8')}")
+    for p in b.owned:
+        ir.call("void", "Py_DecRef", f"ptr {p}")
+    ir.do("br label %miss")
+    ir.block(clean)
+    ir.call("void", "Py_DecRef", f"ptr {ir.op(f'load ptr, ptr {obj_slot}, align 8')}")
+
+
+__all__ = ["SMALL_SNAPSHOT", "miss_on_fp_flags", "snapshot", "written_regions"]
