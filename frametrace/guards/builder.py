@@ -97,11 +97,15 @@ class GuardBuilder:
         keys = list(keys)
         return self._add(Guard(K.KEYS, source, keys, self.bind(keys, "keys")))
 
-    def shape_env(self, shape_guard, symbol_sources=None):
-        """A ShapeEnv fact (shapes/records.ShapeGuardCode) over size sources; `symbol_sources`
-        (Symbol -> Source) names the inputs its symbols come from."""
-        symbols = getattr(shape_guard.expr, "free_symbols", ())
-        sources = {s: symbol_sources[s] for s in symbols if s in (symbol_sources or {})}
+    def shape_env(self, shape_guard, source_of_name: dict):
+        """A ShapeEnv fact (shapes/records.ShapeGuardCode: a sympy expression whose symbols each
+        read one source, named in `shape_guard.names`) over the Sources `source_of_name` gives
+        for those names. The record keeps the expression and Symbol -> Source; every check and
+        text is printed from them."""
+        missing = [n for n in shape_guard.names.values() if n not in source_of_name]
+        if missing:
+            raise KeyError(f"shape guard {shape_guard.code}: no Source for {', '.join(missing)}")
+        sources = {s: source_of_name[n] for s, n in shape_guard.names.items()}
         return self._add(Guard(K.SHAPE_ENV, None, shape_guard, location=shape_guard.location, sources=sources))
 
     def code(self, fn_source, fn):

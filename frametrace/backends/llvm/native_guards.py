@@ -2,9 +2,10 @@
 
 Guards are records (guards/records.py): `Translator.require_top` compiles each from its kind,
 `Source` and payload, walking the source (frame value, global, function member, default,
-closure cell) itself. Symbol bindings and shape-env facts are size expressions in Python
-(shapes/printer.py); `Translator` compiles a small, exactly-specified subset of them over the
-frame values of a METH_FASTCALL call. Anything outside what is compiled raises `NotNative`
+closure cell) itself. Symbol bindings are Sources (`source_size`); shape-env facts, size
+variables and runtime asserts are sympy expressions, translated from their tree (`sym`, exact
+integer semantics). The entry's return expression is Python (`ev`, a small subset over the
+frame values of a METH_FASTCALL call). Anything outside what is compiled raises `NotNative`
 and the entry simply keeps only its Python path.
 
 Soundness rules (a native guard that passes where Python's fails is a wrong answer):
@@ -29,12 +30,13 @@ import sys
 import types
 
 import numpy as np
+import sympy
 
 from csrc_free_runtime.native import ARRAY_FIELDS, C_ADDRESSES
 
 from ...guards.builder import RootGlobals
 from ...guards.kinds import GuardKind as K
-from ...guards.python_check import guard_code
+from ...shapes.functions import FloorDiv, PythonMod
 from ...sources import (AttrSource, ClosureSource, DefaultsSource, GlobalIn, GlobalsOfSource, GlobalSource,
                         LocalSource, ShapeSource)
 
@@ -121,6 +123,7 @@ class V:
 
 
 _INT_OPS = {ast.Add: "sadd", ast.Sub: "ssub", ast.Mult: "smul"}
+_SYM_CMP = {sympy.Eq: "eq", sympy.Ne: "ne", sympy.Lt: "slt", sympy.Le: "sle", sympy.Gt: "sgt", sympy.Ge: "sge"}
 _CMP = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "slt", ast.LtE: "sle", ast.Gt: "sgt", ast.GtE: "sge"}
 
 
@@ -139,6 +142,7 @@ class Translator:
         self.keep: list = []          # objects whose addresses the IR holds
         self.codes: dict = {}         # function source code -> its guarded code object
         self.lengths: dict = {}       # tuple/list source code -> its guarded length
+        self._sizes: dict = {}        # size Source -> V int (read once)
 
     # -- guards (from records) ---------------------------------------------------------------
     def hoisted(self, guards) -> list:
@@ -224,8 +228,8 @@ class Translator:
             a, b = self.source_addr(src), self.source_addr(other)
             ir.require(ir.op(f"icmp {'eq' if same else 'ne'} i64 {a}, {b}"))
         elif k is K.SHAPE_ENV:
-            # a size expression over size sources: the subset symbol bindings use too
-            self.ir.require(self.boolean(ast.parse(guard_code(g), mode="eval").body))
+            # the record's sympy expression, each symbol read from its Source
+            self.ir.require(self.sym_bool(g.payload.expr, lambda sym: self.source_size(g.sources[sym])))
         else:
             raise NotNative(f"{k.value} guard {g.name}")
 
@@ -301,6 +305,20 @@ class Translator:
             return self.number(src.local)
         return self._number(self.types.get(src.code), self.source_obj(src), src.name)
 
+    def source_size(self, src) -> V:
+        """The int at a size source: `L['x'].shape[d]` of a guarded array, or an int frame value
+        (its exact type guarded). Read once per source."""
+        got = self._sizes.get(src)
+        if got is None:
+            if isinstance(src, ShapeSource):
+                got = V("int", self._array_field(src, "dimensions"))
+            elif isinstance(src, LocalSource) and src.local in self.argindex:
+                got = V("int", self.as_int(self.number(src.local)))
+            else:
+                raise NotNative(f"size source {src.name}")
+            self._sizes[src] = got
+        return got
+
     def _getattr(self, obj: str, member: str, release: str | None = None) -> str:
         """New reference to obj.member; a missing attribute is a miss (releasing `release`)."""
         ir = self.ir
@@ -349,6 +367,103 @@ class Translator:
         ptr = self.ir.field(self._array(base), ARRAY_FIELDS[field], "ptr")
         p = self.ir.op(f"getelementptr inbounds i64, ptr {ptr}, i64 {d}")
         return self.ir.op(f"load i64, ptr {p}, align 8")
+
+    # -- sympy size expressions (shape-env guards, size variables, runtime asserts) ----------
+    def sym_bool(self, expr, value_of) -> str:
+        """i1 of a sympy boolean over sizes; `value_of(symbol)` gives each symbol's V."""
+        v = self.sym(expr, value_of)
+        if v.kind == "bool":
+            return v.ref
+        raise NotNative(f"truth value of {expr}")
+
+    def sym_int(self, expr, value_of) -> str:
+        """i64 of a sympy integer expression over sizes (an overflow is a miss)."""
+        return self.as_int(self.sym(expr, value_of))
+
+    def sym(self, e, value_of) -> V:
+        """Python's exact integer semantics on i64: every result Python would compute past 64
+        bits (an overflow), and every division by zero, takes the miss path instead."""
+        ir = self.ir
+        if e is sympy.true or e is sympy.false:
+            return V("bool", "true" if e is sympy.true else "false")
+        if e.is_Symbol:
+            return value_of(e)
+        if e.is_Integer:
+            if not INT_MIN <= int(e) <= INT_MAX:
+                raise NotNative(f"integer constant {e}")
+            return V("int", str(int(e)))
+        if isinstance(e, sympy.core.relational.Relational) and type(e) in _SYM_CMP:
+            a, b = self.sym_int(e.lhs, value_of), self.sym_int(e.rhs, value_of)
+            return V("bool", ir.op(f"icmp {_SYM_CMP[type(e)]} i64 {a}, {b}"))
+        if isinstance(e, (sympy.And, sympy.Or)):
+            vals = [self.sym_bool(a, value_of) for a in e.args]     # both sides: no short circuit
+            acc = vals[0]
+            for v in vals[1:]:
+                acc = ir.op(f"{'and' if isinstance(e, sympy.And) else 'or'} i1 {acc}, {v}")
+            return V("bool", acc)
+        if isinstance(e, sympy.Not):
+            return V("bool", ir.op(f"xor i1 {self.sym_bool(e.args[0], value_of)}, true"))
+        if e.is_integer is not True:
+            raise NotNative(f"non-integer size expression {e}")    # floats, true division
+        if e.is_Add or e.is_Mul:
+            op = "sadd" if e.is_Add else "smul"
+            vals = [self.sym_int(a, value_of) for a in e.args]
+            acc = vals[0]
+            for v in vals[1:]:
+                acc = self.arith(op, acc, v)
+            return V("int", acc)
+        if e.is_Pow:
+            base, exp = e.args
+            if not (exp.is_Integer and 0 <= int(exp) <= 64):
+                raise NotNative(f"power {e}")
+            b, acc = self.sym_int(base, value_of), "1"
+            for _ in range(int(exp)):
+                acc = self.arith("smul", acc, b)
+            return V("int", acc)
+        if isinstance(e, (FloorDiv, PythonMod)):
+            a, b = (self.sym_int(x, value_of) for x in e.args)
+            return V("int", self.floordiv_mod(a, b, isinstance(e, PythonMod)))
+        if isinstance(e, (sympy.floor, sympy.ceiling)):
+            num, den = sympy.together(e.args[0]).as_numer_denom()
+            if not (num.is_integer and den.is_integer):
+                raise NotNative(f"rounding of {e}")
+            if isinstance(e, sympy.floor):
+                return V("int", self.floordiv_mod(self.sym_int(num, value_of), self.sym_int(den, value_of), False))
+            q = self.floordiv_mod(self.sym_int(-num, value_of), self.sym_int(den, value_of), False)
+            return V("int", self.arith("ssub", "0", q))            # ceil(n/d) == -((-n) // d)
+        if isinstance(e, (sympy.Min, sympy.Max)):
+            vals = [self.sym_int(a, value_of) for a in e.args]
+            acc = vals[0]
+            for v in vals[1:]:
+                c = ir.op(f"icmp {'sgt' if isinstance(e, sympy.Max) else 'slt'} i64 {v}, {acc}")
+                acc = ir.op(f"select i1 {c}, i64 {v}, i64 {acc}")
+            return V("int", acc)
+        if isinstance(e, sympy.Abs):
+            v = self.sym_int(e.args[0], value_of)
+            neg = self.arith("ssub", "0", v)
+            return V("int", ir.op(f"select i1 {ir.op(f'icmp slt i64 {v}, 0')}, i64 {neg}, i64 {v}"))
+        raise NotNative(f"size expression {type(e).__name__}: {e}")
+
+    def named(self, name) -> V:
+        """The value a compiler-bound name (a symbol, a size variable) holds."""
+        if name not in self.env:
+            raise NotNative(f"unbound size name {name}")
+        return self.env[name]
+
+    def floordiv_mod(self, a: str, b: str, mod: bool) -> str:
+        """Python's a // b (or a % b) on i64: rounds toward -inf, the remainder takes b's sign;
+        a zero divisor and INT_MIN // -1 are misses."""
+        ir = self.ir
+        ir.require(ir.op(f"icmp ne i64 {b}, 0"))                 # ZeroDivisionError: a miss
+        minus = ir.op(f"and i1 {ir.op(f'icmp eq i64 {a}, {INT_MIN}')}, {ir.op(f'icmp eq i64 {b}, -1')}")
+        ir.require(ir.op(f"xor i1 {minus}, true"))               # INT_MIN // -1 overflows
+        q, r = ir.op(f"sdiv i64 {a}, {b}"), ir.op(f"srem i64 {a}, {b}")
+        # Python rounds toward -inf: adjust when the remainder's sign differs from b's
+        signs = ir.op(f"icmp slt i64 {ir.op(f'xor i64 {r}, {b}')}, 0")
+        adj = ir.op(f"and i1 {ir.op(f'icmp ne i64 {r}, 0')}, {signs}")
+        if not mod:
+            return ir.op(f"sub i64 {q}, {ir.op(f'zext i1 {adj} to i64')}")
+        return ir.op(f"select i1 {adj}, i64 {ir.op(f'add i64 {r}, {b}')}, i64 {r}")
 
     # -- expressions -----------------------------------------------------------------------
     def boolean(self, t) -> str:
@@ -552,17 +667,7 @@ class Translator:
                 acc = self.arith("smul", acc, a)
             return V("int", acc)
         if isinstance(t.op, (ast.FloorDiv, ast.Mod)):
-            b = self.integer(t.right)
-            ir.require(ir.op(f"icmp ne i64 {b}, 0"))             # ZeroDivisionError: a miss
-            minus = ir.op(f"and i1 {ir.op(f'icmp eq i64 {a}, {INT_MIN}')}, {ir.op(f'icmp eq i64 {b}, -1')}")
-            ir.require(ir.op(f"xor i1 {minus}, true"))           # INT_MIN // -1 overflows
-            q, r = ir.op(f"sdiv i64 {a}, {b}"), ir.op(f"srem i64 {a}, {b}")
-            # Python rounds toward -inf: adjust when the remainder's sign differs from b's
-            signs = ir.op(f"icmp slt i64 {ir.op(f'xor i64 {r}, {b}')}, 0")
-            adj = ir.op(f"and i1 {ir.op(f'icmp ne i64 {r}, 0')}, {signs}")
-            if isinstance(t.op, ast.FloorDiv):
-                return V("int", ir.op(f"sub i64 {q}, {ir.op(f'zext i1 {adj} to i64')}"))
-            return V("int", ir.op(f"select i1 {adj}, i64 {ir.op(f'add i64 {r}, {b}')}, i64 {r}"))
+            return V("int", self.floordiv_mod(a, self.integer(t.right), isinstance(t.op, ast.Mod)))
         raise NotNative(f"operator {ast.unparse(t)}")
 
     def _compare(self, t) -> V:

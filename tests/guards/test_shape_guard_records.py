@@ -1,0 +1,167 @@
+"""Shape-env guards are records: a sympy expression plus Symbol -> Source. The Python check
+(shapes/printer.guard_source over Source code), the native check (native_guards.Translator.sym,
+the expression tree straight to LLVM IR) and the user text are generated from the record; on
+random size values the two checks agree with evaluating the expression itself in sympy."""
+import numpy as np
+import pytest
+import sympy
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+import frametrace as ft
+from csrc_free_runtime.native import AVAILABLE, NATIVE_MISS
+from frametrace.backends.llvm.native_entry import build_native_entry
+from frametrace.guards.builder import GuardBuilder
+from frametrace.guards.kinds import GuardKind
+from frametrace.guards.python_check import guard_code
+from frametrace.shapes import ShapeEnv
+from frametrace.shapes.functions import FloorDiv, PythonMod
+from frametrace.shapes.records import ShapeGuardCode
+from frametrace.sources import LocalSource, ShapeSource
+from frametrace.trace.entry import build_entry
+
+X, N = LocalSource("x"), LocalSource("n")
+S0 = sympy.Symbol("s0", integer=True, nonnegative=True)
+S1 = sympy.Symbol("s1", integer=True, nonnegative=True)
+K = sympy.Symbol("k", integer=True)                        # an int argument: may be negative
+SOURCES = {S0: ShapeSource(X, 0), S1: ShapeSource(X, 1), K: N}
+MISS = object()
+
+
+def _combine(children):
+    binary = st.tuples(children, children)
+    return st.one_of(
+        binary.map(lambda ab: ab[0] + ab[1]),
+        binary.map(lambda ab: ab[0] - ab[1]),
+        binary.map(lambda ab: ab[0] * ab[1]),
+        binary.map(lambda ab: _safe(FloorDiv, *ab)),
+        binary.map(lambda ab: _safe(PythonMod, *ab)),
+        binary.map(lambda ab: sympy.Min(*ab)),
+        binary.map(lambda ab: sympy.Max(*ab)),
+        children.map(lambda a: -a),
+        children.map(lambda a: sympy.Abs(a)),
+    )
+
+
+def _safe(fn, a, b):
+    """fn(a, b), or `a` when sympy proves b is zero (construction would raise)."""
+    try:
+        return fn(a, b)
+    except ZeroDivisionError:
+        return a
+
+
+ATOMS = st.one_of(st.sampled_from([S0, S1, K]), st.integers(-7, 7).map(sympy.Integer))
+INTS = st.recursive(ATOMS, _combine, max_leaves=6)
+RELS = [sympy.Eq, sympy.Ne, sympy.Lt, sympy.Le, sympy.Gt, sympy.Ge]
+COMPARISONS = st.builds(lambda rel, a, b: rel(a, b), st.sampled_from(RELS), INTS, INTS)
+BOOLS = st.recursive(COMPARISONS, lambda c: st.one_of(
+    st.tuples(c, c).map(lambda ab: sympy.And(*ab)),
+    st.tuples(c, c).map(lambda ab: sympy.Or(*ab)),
+    c.map(sympy.Not)), max_leaves=3)
+
+
+def _record(expr, kind="guard"):
+    names = {s: SOURCES[s].name for s in expr.free_symbols}
+    return ShapeGuardCode(str(expr), expr, None, kind, names)
+
+
+def _builder(expr):
+    b = GuardBuilder()
+    b.type(X, np.ones((1, 1)))
+    b.ndim(X, 2)
+    b.type(N, 1)
+    sg = _record(expr)
+    b.shape_env(sg, {src.name: src for src in SOURCES.values()})
+    return b
+
+
+def _sympy_truth(expr, s0, s1, k):
+    """The expression itself at these values (None: some division by zero in it)."""
+    try:
+        got = expr.xreplace({S0: sympy.Integer(s0), S1: sympy.Integer(s1), K: sympy.Integer(k)})
+    except ZeroDivisionError:
+        return None
+    got = sympy.simplify(got) if got not in (sympy.true, sympy.false) else got
+    assert got in (sympy.true, sympy.false), got
+    return got is sympy.true
+
+
+def _checks(b):
+    ns = dict(b.namespace, ___MISS=MISS, ___G={})
+    _, check, _ = build_entry(("x", "n"), b.guards, [], None, [], "True", ns)
+    entry = build_native_entry(("x", "n"), b.guards, [], None, [], "True", ns, None, None, "t") \
+        if AVAILABLE else None
+    return check, entry
+
+
+@settings(max_examples=150, deadline=None)
+@given(expr=BOOLS, values=st.lists(st.tuples(st.integers(0, 12), st.integers(0, 12), st.integers(-12, 12)),
+                                   min_size=1, max_size=6))
+def test_python_native_and_sympy_agree(expr, values):
+    assume(expr not in (sympy.true, sympy.false))
+    b = _builder(expr)
+    check, entry = _checks(b)
+    assert entry is not None or not AVAILABLE, expr        # every integer guard compiles natively
+    for s0, s1, k in values:
+        want = _sympy_truth(expr, s0, s1, k)
+        x = np.ones((s0, s1))
+        if want is None:      # Python's and/or may skip the zero division; native always misses (safe)
+            assert entry is None or entry.fn(x, k) is NATIVE_MISS
+            continue
+        assert check(x, k) is want, (expr, s0, s1, k, guard_code(b.guards[-1]))
+        if entry is not None:
+            assert (entry.fn(x, k) is not NATIVE_MISS) is want, (expr, s0, s1, k)
+
+
+def test_native_misses_where_python_would_go_past_64_bits():
+    if not AVAILABLE:
+        pytest.skip("native entries need CPython's C API through ctypes")
+    expr = sympy.Gt(K * K * K, 0)
+    check, entry = _checks(_builder(expr))
+    big = 2_000_000                                          # k**3 == 8e18 fits in int64
+    assert check(np.ones((1, 1)), big) and entry.fn(np.ones((1, 1)), big) is not NATIVE_MISS
+    huge = 2 ** 22                                           # k**3 == 2**66: Python is exact, native misses
+    assert check(np.ones((1, 1)), huge) and entry.fn(np.ones((1, 1)), huge) is NATIVE_MISS
+
+
+def test_text_and_code_come_from_expression_and_sources():
+    b = GuardBuilder()
+    env = ShapeEnv()
+    a = env.create_symbol(10, "L['x'].shape[0]")
+    env.create_symbol(10, "L['y'].shape[0]")                 # duck sized with x
+    c = env.create_symbol(7, "L['z'].shape[0]")
+    assert (a + 2 * c) // 3 < 30                              # records a guard
+    sources = {f"L[{n!r}].shape[0]": ShapeSource(LocalSource(n), 0) for n in "xyz"}
+    for sg in env.produce_guards():
+        g = b.shape_env(sg, sources)
+        assert g.kind is GuardKind.SHAPE_ENV and g.name == sg.code
+        assert set(g.sources.values()) <= set(sources.values())
+    names = [g.name for g in b.guards]
+    codes = [g.code for g in b.guards]
+    assert "L['x'].shape[0] == L['y'].shape[0]" in names
+    assert "x.shape[0] == y.shape[0]" in codes
+    assert "2 <= L['x'].shape[0]" in names and "2 <= x.shape[0]" in codes
+    assert "((L['x'].shape[0] + (2 * L['z'].shape[0])) // 3) < 30" in names
+    assert "((x.shape[0] + (2 * z.shape[0])) // 3) < 30" in codes
+
+
+def test_specialised_size_reads_each_source():
+    env = ShapeEnv()
+    a = env.create_symbol(10, "L['x'].shape[0]")
+    env.create_symbol(10, "L['y'].shape[0]")
+    assert a == 10                                            # specialises s0 for both sources
+    texts = [sg.code for sg in env.produce_guards()]
+    assert "L['x'].shape[0] == 10" in texts and "L['y'].shape[0] == 10" in texts
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+def test_compiled_guards_from_records_keep_serving(backend):
+    f = ft.compile(lambda x, y: (x[: y.shape[0] // 2] + 1).sum(), dynamic=True, backend=backend)
+    rng = np.random.default_rng(0)
+    for n in (6, 9, 14, 30):
+        x, y = rng.random(n), rng.random(n + 2)
+        assert np.isclose(f(x, y), (x[: y.shape[0] // 2] + 1).sum())
+    entries = f._frametrace_cache.entries
+    assert len(entries) == 1
+    assert all(g.sources for g in entries[0].info.guards if g.kind is GuardKind.SHAPE_ENV)
