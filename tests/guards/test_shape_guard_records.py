@@ -155,13 +155,27 @@ def test_specialised_size_reads_each_source():
     assert "L['x'].shape[0] == 10" in texts and "L['y'].shape[0] == 10" in texts
 
 
+def _branchy(x, y):
+    if x.shape[0] // 3 > y.shape[0] % 4:
+        return x * 2
+    return y - 1
+
+
 @pytest.mark.parametrize("backend", ["llvm", "numpy"])
-def test_compiled_guards_from_records_keep_serving(backend):
-    f = ft.compile(lambda x, y: (x[: y.shape[0] // 2] + 1).sum(), dynamic=True, backend=backend)
-    rng = np.random.default_rng(0)
-    for n in (6, 9, 14, 30):
-        x, y = rng.random(n), rng.random(n + 2)
-        assert np.isclose(f(x, y), (x[: y.shape[0] // 2] + 1).sum())
+def test_compiled_shape_guards_with_floordiv_and_mod_serve_and_miss(backend):
+    f = ft.compile(_branchy, dynamic=True, backend=backend)
+    rng = np.random.default_rng(1)
+    ft.reset()
+    outcomes = set()
+    for _ in range(25):
+        x, y = rng.random(rng.integers(2, 20)), rng.random(rng.integers(21, 40))   # never duck sized
+        outcomes.add(x.shape[0] // 3 > y.shape[0] % 4)
+        np.testing.assert_array_equal(f(x, y), _branchy(x, y))
     entries = f._frametrace_cache.entries
-    assert len(entries) == 1
-    assert all(g.sources for g in entries[0].info.guards if g.kind is GuardKind.SHAPE_ENV)
+    assert ft.stats().frames_compiled == len(entries) == len(outcomes)      # one entry per branch side
+    texts = [g.name for e in entries for g in e.info.guards if g.kind is GuardKind.SHAPE_ENV]
+    assert any(t.startswith("(L['x'].shape[0] // 3)") and "(L['y'].shape[0] % 4)" in t for t in texts), texts
+    assert all(g.sources for e in entries for g in e.info.guards if g.kind is GuardKind.SHAPE_ENV)
+    if backend == "llvm" and AVAILABLE:
+        assert all(e.native is not None for e in entries)                    # floordiv/mod guards compile
+        assert sum(e.native.hits for e in entries) > 0
