@@ -40,7 +40,12 @@ def _combine(children):
         binary.map(lambda ab: sympy.Max(*ab)),
         children.map(lambda a: -a),
         children.map(lambda a: sympy.Abs(a)),
+        st.tuples(children, DIVISORS).map(lambda ad: sympy.floor(ad[0] / ad[1])),
+        st.tuples(children, DIVISORS).map(lambda ad: sympy.ceiling(ad[0] / ad[1])),
     )
+
+
+DIVISORS = st.sampled_from([-3, -2, 2, 3, 5]).map(sympy.Integer)
 
 
 def _safe(fn, a, b):
@@ -179,3 +184,34 @@ def test_compiled_shape_guards_with_floordiv_and_mod_serve_and_miss(backend):
     if backend == "llvm" and AVAILABLE:
         assert all(e.native is not None for e in entries)                    # floordiv/mod guards compile
         assert sum(e.native.hits for e in entries) > 0
+
+
+def _special(x, y):
+    if x.shape[0] == 4096:
+        return x * y + x
+    return x - y * 2
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+def test_specialised_duck_sized_sources_are_each_guarded(backend):
+    f = ft.compile(_special, dynamic=True, backend=backend)
+    ft.reset()
+    sized = (np.arange(4096.0), np.arange(4096.0) * 2)
+    np.testing.assert_array_equal(f(*sized), _special(*sized))
+    (entry,) = f._frametrace_cache.entries
+    texts = [g.name for g in entry.info.guards if g.kind is GuardKind.SHAPE_ENV]
+    assert "L['x'].shape[0] == 4096" in texts and "L['y'].shape[0] == 4096" in texts, texts
+    y_guard = next(g for g in entry.info.guards if g.name == "L['y'].shape[0] == 4096")
+    assert set(y_guard.sources.values()) == {ShapeSource(LocalSource("y"), 0)}
+    assert entry.check(np.ones(4096), np.ones(4096)) and not entry.check(np.ones(4096), np.ones(4097))
+    if AVAILABLE:         # the entry's guards alone, compiled natively (the graph may run as NumPy)
+        info = entry.info
+        native = build_native_entry(info.argnames, info.guards, [], None, [], "True",
+                                    dict(info.namespace), None, None, "t")
+        assert native.fn(np.ones(4096), np.ones(4096)) is not NATIVE_MISS
+        assert native.fn(np.ones(4096), np.ones(4097)) is NATIVE_MISS
+        assert native.fn(np.ones(4097), np.ones(4097)) is NATIVE_MISS
+    for n, m in ((4096, 4096), (4097, 4097), (4098, 4098)):
+        x, y = np.arange(float(n)), np.ones(m)
+        np.testing.assert_array_equal(f(x, y), _special(x, y))
+    assert ft.stats().frames_compiled == 2
