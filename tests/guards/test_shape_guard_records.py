@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 import frametrace as ft
 from csrc_free_runtime.native import AVAILABLE, NATIVE_MISS
 from frametrace.backends.llvm.native_entry import build_native_entry
+from frametrace.errors import Unsupported
 from frametrace.guards.builder import GuardBuilder
 from frametrace.guards.kinds import GuardKind
 from frametrace.guards.python_check import guard_code
@@ -215,3 +216,12 @@ def test_specialised_duck_sized_sources_are_each_guarded(backend):
         x, y = np.arange(float(n)), np.ones(m)
         np.testing.assert_array_equal(f(x, y), _special(x, y))
     assert ft.stats().frames_compiled == 2
+
+
+def test_a_fact_over_a_source_no_input_provides_is_unsupported():
+    env = ShapeEnv()
+    a = env.create_symbol(10, "L['x'].shape[0]")
+    assert (a // 4) > 1                                        # a guard over L['x'].shape[0]
+    with pytest.raises(Unsupported, match="no input"):
+        for sg in env.produce_guards():
+            GuardBuilder().shape_env(sg, {})
