@@ -52,7 +52,7 @@ def produce_guards(env, sources: dict | None = None) -> list:
                 lhs = s if i == 0 else _alias(s, i)
                 emit(sympy.Eq(lhs, value, evaluate=False), env._replacement_loc.get(s), "specialization",
                      {**first, lhs: one})
-    for s, src in backed:
+    for s, _ in backed:
         _emit_range(env, s, emit)
     for g in env.guards:
         if g.expr in env._absorbed:
