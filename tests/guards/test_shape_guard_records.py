@@ -225,3 +225,62 @@ def test_a_fact_over_a_source_no_input_provides_is_unsupported():
     with pytest.raises(Unsupported, match="no input"):
         for sg in env.produce_guards():
             GuardBuilder().shape_env(sg, {})
+
+
+SIZE_NAMES = ("L['x'].shape[0]", "L['x'].shape[1]", "L['y'].shape[0]")
+SIZE_SOURCES = {ShapeSource(X, 0).name: ShapeSource(X, 0), ShapeSource(X, 1).name: ShapeSource(X, 1),
+                ShapeSource(LocalSource("y"), 0).name: ShapeSource(LocalSource("y"), 0)}
+FACTS = st.lists(st.tuples(st.sampled_from(["lt", "eq", "ne", "floordiv", "mod", "min"]),
+                           st.integers(0, 2), st.integers(0, 2), st.integers(1, 6)), max_size=4)
+
+
+def _facts_env(hints, facts):
+    """A ShapeEnv that traced `facts` (comparisons of sizes) at sizes `hints`."""
+    env = ShapeEnv()
+    vals = [env.create_symbol(h, n) for h, n in zip(hints, SIZE_NAMES)]
+    for op, i, j, k in facts:
+        a, b = vals[i], vals[j]
+        if op == "lt":
+            bool(a + k < b)
+        elif op == "eq":
+            bool(a == b + k)
+        elif op == "ne":
+            bool(a != k)
+        elif op == "floordiv":
+            bool(a // k >= b - k)
+        elif op == "mod":
+            bool(a % k == b % k)
+        else:
+            bool(min(a, b + k) > k)
+    return env
+
+
+@settings(max_examples=60, deadline=None)
+@given(hints=st.tuples(*[st.integers(0, 9)] * 3), facts=FACTS,
+       probes=st.lists(st.tuples(*[st.integers(0, 9)] * 3), min_size=1, max_size=5))
+def test_produced_guards_python_native_and_sympy_agree(hints, facts, probes):
+    env = _facts_env(hints, facts)
+    b = GuardBuilder()
+    b.type(X, np.ones((1, 1)))
+    b.ndim(X, 2)
+    b.type(LocalSource("y"), np.ones(1))
+    b.ndim(LocalSource("y"), 1)
+    records = [b.shape_env(sg, SIZE_SOURCES) for sg in env.produce_guards()]
+    for g in records:
+        assert g.name == g.payload.code                        # the text users read is unchanged
+    ns = dict(b.namespace, ___MISS=MISS, ___G={})
+    _, check, _ = build_entry(("x", "y"), b.guards, [], None, [], "True", ns)
+    native = build_native_entry(("x", "y"), b.guards, [], None, [], "True", ns, None, None, "t") \
+        if AVAILABLE else None
+    for sizes in [hints] + probes:
+        x, y = np.ones(sizes[:2]), np.ones(sizes[2])
+        by_name = dict(zip(SIZE_NAMES, sizes))
+        want = all(g.payload.expr.xreplace({s: sympy.Integer(by_name[src.name]) for s, src in g.sources.items()})
+                   is sympy.true for g in records)
+        assert want or sizes != hints, "an entry's guards hold for the sizes it was traced at"
+        assert check(x, y) is want, (sizes, [g.name for g in records])
+        if native is not None:
+            assert (native.fn(x, y) is not NATIVE_MISS) is want, (sizes, [g.name for g in records])
+    if native is not None or not AVAILABLE:
+        return
+    pytest.fail("integer shape guards must compile natively")
