@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import Unsupported
 from ..sources import Source
 from .exact import needs_bits, same_bits
 from .kinds import GuardKind as K
@@ -97,11 +98,17 @@ class GuardBuilder:
         keys = list(keys)
         return self._add(Guard(K.KEYS, source, keys, self.bind(keys, "keys")))
 
-    def shape_env(self, shape_guard, symbol_sources=None):
-        """A ShapeEnv fact (shapes/records.ShapeGuardCode) over size sources; `symbol_sources`
-        (Symbol -> Source) names the inputs its symbols come from."""
-        symbols = getattr(shape_guard.expr, "free_symbols", ())
-        sources = {s: symbol_sources[s] for s in symbols if s in (symbol_sources or {})}
+    def shape_env(self, shape_guard, source_of_name: dict):
+        """A ShapeEnv fact (shapes/records.ShapeGuardCode: a sympy expression whose symbols each
+        read one source, named in `shape_guard.names`) over the Sources `source_of_name` gives
+        for those names. The record keeps the expression and Symbol -> Source; every check and
+        text is printed from them."""
+        missing = [str(n) for n in shape_guard.names.values() if n not in source_of_name]
+        if missing:          # e.g. a fact over a data-dependent size: no input to read it from
+            raise Unsupported(f"the size fact {shape_guard.code} reads {', '.join(missing)}, which no "
+                              "input of the frame provides", kind="guard",
+                              hints=("the code runs eagerly; avoid branching on data-dependent sizes",))
+        sources = {s: source_of_name[n] for s, n in shape_guard.names.items()}
         return self._add(Guard(K.SHAPE_ENV, None, shape_guard, location=shape_guard.location, sources=sources))
 
     def code(self, fn_source, fn):

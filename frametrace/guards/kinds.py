@@ -16,7 +16,8 @@ class GuardKind(str, enum.Enum):
     LAYOUT = "LAYOUT"              # v.flags.{c,f}_contiguous             payload: "C" or "F"
     LEN = "LEN"                    # len(v) == n                          payload: n
     KEYS = "KEYS"                  # list(v) == keys (in order)           payload: list of keys
-    SHAPE_ENV = "SHAPE_ENV"        # a ShapeEnv fact over size sources    payload: ShapeGuardCode
+    SHAPE_ENV = "SHAPE_ENV"        # a ShapeEnv fact over size sources    payload: ShapeGuardCode (sympy
+                                   #   expr), Guard.sources: Symbol -> Source
     CODE_MATCH = "CODE_MATCH"      # v.__code__ is code                   payload: code object
     BUILTIN = "BUILTIN"            # name not in the globals (source)     payload: name
     ALIAS = "ALIAS"                # (v is other) == same                 payload: (other Source, same)

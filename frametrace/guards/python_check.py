@@ -4,7 +4,7 @@ Frame locals are parameters of the check function, globals go through `___G`, an
 guard compares with are bound names (`Guard.ref`, in the entry's namespace)."""
 from __future__ import annotations
 
-from ..sources import code_of_name
+from ..shapes.printer import guard_source
 from .exact import needs_bits
 from .kinds import GuardKind as K
 
@@ -16,7 +16,7 @@ def guard_code(g) -> str:
     if k is K.RAW:
         return g.raw[0]
     if k is K.SHAPE_ENV:
-        return code_of_name(g.payload.code)
+        return shape_env_code(g)
     c = src.code
     if k is K.TYPE_MATCH:
         return f"type({c}) is {g.ref}"
@@ -48,6 +48,13 @@ def guard_code(g) -> str:
     if k is K.PREDICATE:
         return f"{g.ref}({c})"
     raise AssertionError(f"guard kind {k}")
+
+
+def shape_env_code(g) -> str:
+    """A SHAPE_ENV record's condition: its sympy expression printed over its Sources' code
+    (exact integer semantics: `//`, `%`, `min`/`max`, comparisons; shapes/printer.py)."""
+    sg = g.payload
+    return guard_source(sg.expr, sg.kind, {s: src.code for s, src in g.sources.items()})
 
 
 def _equals_code(c: str, value, ref) -> str:

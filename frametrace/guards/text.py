@@ -2,6 +2,7 @@
 (`L['x'].shape[0] == 10`, `type(L['s']) is numpy.float64`)."""
 from __future__ import annotations
 
+from ..shapes.printer import guard_source
 from .kinds import GuardKind as K
 
 
@@ -10,7 +11,8 @@ def guard_text(g) -> str:
     if k is K.RAW:
         return g.raw[1]
     if k is K.SHAPE_ENV:
-        return g.payload.code
+        sg = g.payload
+        return guard_source(sg.expr, sg.kind, {s: src.name for s, src in g.sources.items()})
     n = src.name
     if k is K.TYPE_MATCH:
         return f"type({n}) is {qualname(g.payload)}"

@@ -23,6 +23,20 @@ def pycode(expr, names: dict) -> str:
     return _Printer(names).top(sympy.sympify(expr))
 
 
+def guard_source(expr, kind: str, names: dict) -> str:
+    """One produced shape guard (shapes/records.ShapeGuardCode: `expr` of `kind`) as Python over
+    `names` (Symbol -> text). The same function writes the text users read (names: source
+    names, `L['x'].shape[0]`) and the entry's check (names: source code, `x.shape[0]`).
+
+    A fact about one source ("equality", "specialization", "range") prints both sides whole
+    (`L['y'].shape[0] == L['x'].shape[0] + 3`, `2 <= L['x'].shape[0]`); a recorded guard prints
+    as `pycode` (`(L['x'].shape[0] + 1) <= 30`)."""
+    printer = _Printer(names)
+    if kind != "guard" and isinstance(expr, Relational) and type(expr) in _REL_OPS:
+        return f"{printer.top(expr.lhs)} {_REL_OPS[type(expr)]} {printer.top(expr.rhs)}"
+    return printer.top(sympy.sympify(expr))
+
+
 class _Printer:
     def __init__(self, names):
         self.names = names

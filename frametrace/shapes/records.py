@@ -2,7 +2,7 @@
 the specialisations it made, and guards rendered as Python source."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple, Optional
 
 
@@ -51,7 +51,9 @@ class ShapeGuard:
 
 @dataclass(frozen=True)
 class ShapeGuardCode:
-    """One produced guard: Python source over size sources, its sympy form, and its origin.
+    """One produced guard: its sympy form `expr`, the source name each of its symbols reads
+    (`names`: Symbol -> name), its origin, and `code`, the text printed from those two
+    (printer.guard_source; consumers print their own form from `expr` and `names`).
 
     kind: "equality" (two sources of one symbol, duck sizing), "specialization" (a source
     equals a constant or an expression of other sources), "guard" (a recorded guard) or
@@ -60,6 +62,7 @@ class ShapeGuardCode:
     expr: object
     location: Optional[Location] = None
     kind: str = "guard"
+    names: dict = field(default_factory=dict, compare=False)
 
     def __str__(self):
         sloc = format_sloc(self.location)

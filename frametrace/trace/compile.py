@@ -105,11 +105,11 @@ def compile_frame(cache, values, options, frame_state, compile_id):
     run_passes(graph)
 
     for sg in output.shape_env.produce_guards():
-        output.guards.shape_env(sg, output.symbol_sources)
+        output.guards.shape_env(sg, output.size_sources)
     guards = list(output.guards.guards)
     namespace.update(output.guards.namespace)
 
-    bindings = [(f"___sym_{s}", output.symbol_sources[s].code) for s in graph.symbols]
+    bindings = [(f"___sym_{s}", output.symbol_sources[s]) for s in graph.symbols]   # (local, Source)
     graph_call = None
     backend_source = ""
     backend_time = 0.0

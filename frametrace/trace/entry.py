@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from ..guards.python_check import guard_code
-from ..sources import code_of_name
 
 
 def build_entry(argnames, guards, symbol_bindings, graph_call, input_codes, return_code, namespace,
@@ -10,7 +9,7 @@ def build_entry(argnames, guards, symbol_bindings, graph_call, input_codes, retu
     """Generate `entry(*frame_values)` (returns MISS if a guard fails) and `check(*frame_values)`.
 
     guards: guard records (guards/records.py), each generating its Python condition;
-    symbol_bindings: [(local name, code)]; graph_call: bound
+    symbol_bindings: [(local name, Source the symbol is read from)]; graph_call: bound
     name of the backend's run function or None when the graph is empty.
     """
     params = ", ".join(argnames)
@@ -23,8 +22,8 @@ def build_entry(argnames, guards, symbol_bindings, graph_call, input_codes, retu
              "                return ___MISS",
              "        except Exception:",
              "            return ___MISS"]
-    for local, code in symbol_bindings:
-        lines.append(f"        {local} = {code}")
+    for local, source in symbol_bindings:
+        lines.append(f"        {local} = {source.code}")
     if graph_call is not None:
         ins = ", ".join(input_codes)
         syms = ", ".join(local for local, _ in symbol_bindings)
@@ -43,6 +42,3 @@ def build_entry(argnames, guards, symbol_bindings, graph_call, input_codes, retu
     entry.source = source
     return entry, check, source
 
-
-def guard_code_from_name(name: str) -> str:
-    return code_of_name(name)

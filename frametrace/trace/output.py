@@ -28,6 +28,7 @@ class OutputGraph:
         self.input_vars: dict = {}        # source name -> VT (each input wrapped once)
         self.graph_inputs: list = []      # (input node, source)
         self.symbol_sources: dict = {}    # sympy.Symbol -> Source that binds it
+        self.size_sources: dict = {}      # source name -> Source, of every symbolic size or int input
         self.current_tx = None
         self.steps = 0
         self.array_scalar_args: frozenset = frozenset()   # locals that are graph NumPy scalars (resume)
@@ -66,6 +67,7 @@ class OutputGraph:
 
     def bind_symbol(self, sym, source):
         expr = sym.expr if hasattr(sym, "expr") else sym
+        self.size_sources[source.name] = source       # shape-env guards name it (duck sizing)
         for s in getattr(expr, "free_symbols", ()):
             if s not in self.symbol_sources:
                 self.symbol_sources[s] = source

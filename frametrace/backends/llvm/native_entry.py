@@ -44,7 +44,6 @@ from ...logs import get_logger
 from ...lower.fusion import KernelStep
 from ...lower.views import broadcast_ok
 from ...lower.weak_ints import range_checks
-from ...shapes import pycode
 from ...codegen.llvm_kernels import fpflags
 from . import fp_errors, native_fp, runtime, strict
 from .layouts import Layouts
@@ -101,8 +100,8 @@ class _Builder:
         ir.require(ir.op(f"icmp eq i64 %nargs, {len(self.argnames)}"))
         for guard in tr.hoisted(guards):             # guard records (guards/records.py)
             tr.require_top(guard)
-        for local, code in bindings:
-            tr.env[local] = V("int", tr.integer(ast.parse(code, mode="eval").body))
+        for local, source in bindings:             # (local, the Source of a symbol)
+            tr.env[local] = tr.source_size(source)
         steps, plan = [], None
         if graph_call is not None:
             plan, steps = getattr(run, "plan", None), getattr(run, "steps", None)
@@ -178,7 +177,7 @@ class _Builder:
             expr = plan.size_exprs[src]
             if expr.is_integer is not True:
                 raise NotNative(f"non-integer size {expr}")
-            env[src] = V("int", self.tr.integer(ast.parse(pycode(expr, plan.sym_names), mode="eval").body))
+            env[src] = V("int", self.tr.sym_int(expr, lambda s: self.tr.named(plan.sym_names.get(s))))
         return self.tr.as_int(env[src])
 
     def _prechecks(self, plan, steps, graph):
@@ -187,7 +186,7 @@ class _Builder:
         will_own = self.will_own
         for expr, _ in getattr(graph, "runtime_asserts", ()):
             if expr is not sympy.true:
-                ir.require(tr.boolean(ast.parse(pycode(expr, plan.sym_names), mode="eval").body))
+                ir.require(tr.sym_bool(expr, lambda s: tr.named(plan.sym_names.get(s))))
         for step in steps:
             if not isinstance(step, KernelStep):
                 self._wrapper_step(plan, step.node)

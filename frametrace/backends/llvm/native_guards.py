@@ -2,9 +2,10 @@
 
 Guards are records (guards/records.py): `Translator.require_top` compiles each from its kind,
 `Source` and payload, walking the source (frame value, global, function member, default,
-closure cell) itself. Symbol bindings and shape-env facts are size expressions in Python
-(shapes/printer.py); `Translator` compiles a small, exactly-specified subset of them over the
-frame values of a METH_FASTCALL call. Anything outside what is compiled raises `NotNative`
+closure cell) itself. Symbol bindings are Sources (`source_size`); shape-env facts, size
+variables and runtime asserts are sympy expressions, translated from their tree (`sym`, exact
+integer semantics). The entry's return expression is Python (`ev`, a small subset over the
+frame values of a METH_FASTCALL call). Anything outside what is compiled raises `NotNative`
 and the entry simply keeps only its Python path.
 
 Soundness rules (a native guard that passes where Python's fails is a wrong answer):
@@ -30,102 +31,27 @@ import types
 
 import numpy as np
 
-from csrc_free_runtime.native import ARRAY_FIELDS, C_ADDRESSES
+from csrc_free_runtime.native import ARRAY_FIELDS
 
 from ...guards.builder import RootGlobals
 from ...guards.kinds import GuardKind as K
-from ...guards.python_check import guard_code
 from ...sources import (AttrSource, ClosureSource, DefaultsSource, GlobalIn, GlobalsOfSource, GlobalSource,
                         LocalSource, ShapeSource)
+from .native_ir import INT_MAX, INT_MIN, IR, OVERFLOW_DECLS, NotNative, V   # noqa: F401 (native_entry imports them here)
+from .native_sizes import SizeExprs
 
-INT_MIN, INT_MAX = -(1 << 63), (1 << 63) - 1
 NPY_C_CONTIGUOUS, NPY_F_CONTIGUOUS = 0x1, 0x2
 _FUNCTION_MEMBERS = ("__code__", "__defaults__", "__kwdefaults__", "__closure__", "__globals__")
 _NONE = object()           # V.py of the constant None
-
-
-class NotNative(Exception):
-    """This entry (or this construct) is not compiled natively; the reason is logged."""
-
-
-class IR:
-    """Text IR of one function: numbered temporaries, blocks, entry-block allocas."""
-
-    def __init__(self):
-        self.lines: list = []
-        self.allocas: list = []
-        self._n = 0
-        self.fail = "miss"          # where a failed check goes (None: checks are over)
-
-    def tmp(self, prefix="t") -> str:
-        self._n += 1
-        return f"%{prefix}{self._n}"
-
-    def op(self, rhs: str) -> str:
-        name = self.tmp()
-        self.lines.append(f"  {name} = {rhs}")
-        return name
-
-    def do(self, text: str):
-        self.lines.append(f"  {text}")
-
-    def label(self, prefix="b") -> str:
-        self._n += 1
-        return f"{prefix}{self._n}"
-
-    def block(self, label: str):
-        self.lines.append(f"{label}:")
-
-    def alloca(self, ty: str) -> str:
-        name = self.tmp("a")
-        self.allocas.append(f"  {name} = alloca {ty}, align 8")
-        return name
-
-    def require(self, cond: str):
-        """Continue only if the i1 `cond` is true; otherwise take the miss path."""
-        if self.fail is None:
-            raise AssertionError("native entry: a guard check after the outputs were allocated")
-        ok = self.label("ok")
-        self.do(f"br i1 {cond}, label %{ok}, label %{self.fail}")
-        self.block(ok)
-
-    def cfn(self, name: str) -> str:
-        """A pointer to C function `name` (its address is fixed for this process)."""
-        return self.op(f"inttoptr i64 {C_ADDRESSES[name]} to ptr")
-
-    def call(self, ret: str, name: str, *args: str) -> str:
-        fn = self.cfn(name)
-        text = f"call {ret} {fn}({', '.join(args)})"
-        if ret == "void":
-            self.do(text)
-            return ""
-        return self.op(text)
-
-    def const_ptr(self, obj) -> str:
-        return self.op(f"inttoptr i64 {id(obj)} to ptr")
-
-    def field(self, obj: str, offset: int, ty: str) -> str:
-        p = self.op(f"getelementptr inbounds i8, ptr {obj}, i64 {offset}")
-        return self.op(f"load {ty}, ptr {p}, align {4 if ty == 'i32' else 8}")
-
-
-class V:
-    """A translated value: kind int (i64), bool (i1), float (double), obj (ptr, borrowed),
-    addr (i64 address, only for `is`), dims/strides (of array `ref`), str/const (Python
-    values known now)."""
-
-    __slots__ = ("kind", "ref", "py", "arg")
-
-    def __init__(self, kind, ref=None, py=None, arg=None):
-        self.kind, self.ref, self.py, self.arg = kind, ref, py, arg
 
 
 _INT_OPS = {ast.Add: "sadd", ast.Sub: "ssub", ast.Mult: "smul"}
 _CMP = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "slt", ast.LtE: "sle", ast.Gt: "sgt", ast.GtE: "sge"}
 
 
-class Translator:
-    """Compiles guard/size source over the frame values `argnames` (args[i] of the call)."""
+class Translator(SizeExprs):
+    """Compiles guard records, size expressions (native_sizes.py) and the entry's return
+    expression over the frame values `argnames` (args[i] of the call)."""
 
     def __init__(self, ir: IR, argnames, namespace: dict):
         self.ir = ir
@@ -139,6 +65,7 @@ class Translator:
         self.keep: list = []          # objects whose addresses the IR holds
         self.codes: dict = {}         # function source code -> its guarded code object
         self.lengths: dict = {}       # tuple/list source code -> its guarded length
+        self._sizes: dict = {}        # size Source -> V int (read once)
 
     # -- guards (from records) ---------------------------------------------------------------
     def hoisted(self, guards) -> list:
@@ -224,8 +151,8 @@ class Translator:
             a, b = self.source_addr(src), self.source_addr(other)
             ir.require(ir.op(f"icmp {'eq' if same else 'ne'} i64 {a}, {b}"))
         elif k is K.SHAPE_ENV:
-            # a size expression over size sources: the subset symbol bindings use too
-            self.ir.require(self.boolean(ast.parse(guard_code(g), mode="eval").body))
+            # the record's sympy expression, each symbol read from its Source
+            self.ir.require(self.sym_bool(g.payload.expr, lambda sym: self.source_size(g.sources[sym])))
         else:
             raise NotNative(f"{k.value} guard {g.name}")
 
@@ -300,6 +227,20 @@ class Translator:
         if isinstance(src, LocalSource) and src.local in self.argindex:
             return self.number(src.local)
         return self._number(self.types.get(src.code), self.source_obj(src), src.name)
+
+    def source_size(self, src) -> V:
+        """The int at a size source: `L['x'].shape[d]` of a guarded array, or an int frame value
+        (its exact type guarded). Read once per source."""
+        got = self._sizes.get(src)
+        if got is None:
+            if isinstance(src, ShapeSource):
+                got = V("int", self._array_field(src, "dimensions"))
+            elif isinstance(src, LocalSource) and src.local in self.argindex:
+                got = V("int", self.as_int(self.number(src.local)))
+            else:
+                raise NotNative(f"size source {src.name}")
+            self._sizes[src] = got
+        return got
 
     def _getattr(self, obj: str, member: str, release: str | None = None) -> str:
         """New reference to obj.member; a missing attribute is a miss (releasing `release`)."""
@@ -533,15 +474,8 @@ class Translator:
             return V("int", self.integer(t.args[0]))
         raise NotNative(f"call {fn}")
 
-    def arith(self, op: str, a: str, b: str) -> str:
-        """a (+|-|*) b on i64; an overflow (Python would go on exactly) is a miss."""
-        ir = self.ir
-        r = ir.op(f"call {{i64, i1}} @llvm.{op}.with.overflow.i64(i64 {a}, i64 {b})")
-        ir.require(ir.op(f"xor i1 {ir.op(f'extractvalue {{i64, i1}} {r}, 1')}, true"))
-        return ir.op(f"extractvalue {{i64, i1}} {r}, 0")
-
     def _binop(self, t) -> V:
-        a, b, ir = self.integer(t.left), None, self.ir
+        a = self.integer(t.left)
         if type(t.op) in _INT_OPS:
             return V("int", self.arith(_INT_OPS[type(t.op)], a, self.integer(t.right)))
         if isinstance(t.op, ast.Pow):
@@ -552,17 +486,7 @@ class Translator:
                 acc = self.arith("smul", acc, a)
             return V("int", acc)
         if isinstance(t.op, (ast.FloorDiv, ast.Mod)):
-            b = self.integer(t.right)
-            ir.require(ir.op(f"icmp ne i64 {b}, 0"))             # ZeroDivisionError: a miss
-            minus = ir.op(f"and i1 {ir.op(f'icmp eq i64 {a}, {INT_MIN}')}, {ir.op(f'icmp eq i64 {b}, -1')}")
-            ir.require(ir.op(f"xor i1 {minus}, true"))           # INT_MIN // -1 overflows
-            q, r = ir.op(f"sdiv i64 {a}, {b}"), ir.op(f"srem i64 {a}, {b}")
-            # Python rounds toward -inf: adjust when the remainder's sign differs from b's
-            signs = ir.op(f"icmp slt i64 {ir.op(f'xor i64 {r}, {b}')}, 0")
-            adj = ir.op(f"and i1 {ir.op(f'icmp ne i64 {r}, 0')}, {signs}")
-            if isinstance(t.op, ast.FloorDiv):
-                return V("int", ir.op(f"sub i64 {q}, {ir.op(f'zext i1 {adj} to i64')}"))
-            return V("int", ir.op(f"select i1 {adj}, i64 {ir.op(f'add i64 {r}, {b}')}, i64 {r}"))
+            return V("int", self.floordiv_mod(a, self.integer(t.right), isinstance(t.op, ast.Mod)))
         raise NotNative(f"operator {ast.unparse(t)}")
 
     def _compare(self, t) -> V:
@@ -615,7 +539,3 @@ def _shallow(src) -> bool:
     if isinstance(src, (LocalSource, GlobalSource, RootGlobals)):
         return True
     return isinstance(src, GlobalIn) and src.globals_source is None
-
-
-OVERFLOW_DECLS = "\n".join(f"declare {{i64, i1}} @llvm.{op}.with.overflow.i64(i64, i64)"
-                           for op in ("sadd", "ssub", "smul"))
