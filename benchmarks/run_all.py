@@ -17,7 +17,8 @@ import tempfile
 
 here = pathlib.Path(__file__).parent
 # detail benchmarks run by default, with their quick flags (others only with --all)
-DETAIL = {"bench_hook.py": [], "bench_llvm_math.py": ["--quick"], "bench_core.py": []}
+DETAIL = {"bench_hook.py": [], "bench_llvm_math.py": ["--quick"], "bench_core.py": [], "bench_callees.py": [],
+          "bench_whole_programs.py": [], "bench_numpy_api.py": ["--quick"]}
 
 
 def run(path, args):
@@ -41,7 +42,8 @@ def main():
             if path.name == "bench_targets.py" or (not args.all and path.name not in DETAIL):
                 continue
             extra = [] if args.all else DETAIL[path.name]
-            if args.quick and path.name in ("bench_kernels.py", "bench_llvm_math.py"):
+            if args.quick and path.name in ("bench_kernels.py", "bench_llvm_math.py", "bench_whole_programs.py",
+                                            "bench_numpy_api.py"):
                 extra = ["--quick"]
             if not run(path, extra):
                 failed.append(path.name)

@@ -84,7 +84,9 @@ def can_split(code) -> str | None:
     return None
 
 
-_FAST_OPS = {"LOAD_FAST", "STORE_FAST", "DELETE_FAST", "LOAD_FAST_CHECK"}
+# instructions naming locals (3.12: LOAD_FAST_AND_CLEAR; 3.13's superinstructions name two, as a tuple)
+_FAST_OPS = {"LOAD_FAST", "STORE_FAST", "DELETE_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR"}
+_FAST_PAIR_OPS = {"LOAD_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST"}
 
 
 def parameter_name(local: str) -> str:
@@ -104,6 +106,8 @@ def make_resume_code(code, offset: int, layout: tuple, local_names: list):
         for item in bc:
             if isinstance(item, Instr) and item.name in _FAST_OPS and item.arg in renames:
                 item.arg = renames[item.arg]
+            elif isinstance(item, Instr) and item.name in _FAST_PAIR_OPS:
+                item.arg = tuple(renames.get(n, n) for n in item.arg)
         local_names = [renames.get(n, n) for n in local_names]
     target = offset_to_pos[offset]
     label = Label()
