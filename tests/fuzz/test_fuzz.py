@@ -1,8 +1,8 @@
 """Differential fuzzing: random NumPy programs, eager vs compiled (see fuzzgen.py and
 fuzzshapes.py).
 
-`FRAMETRACE_FUZZ_EXAMPLES` sets the number of programs per test (default 150 straight-line
-programs and 150 shaped ones, ~60 s in all); `FRAMETRACE_FUZZ_RANDOM=1` draws new programs
+`FRAMETRACE_FUZZ_EXAMPLES` sets the number of programs per test (default 120 straight-line
+programs and 120 shaped ones, ~30 s of CPU in all); `FRAMETRACE_FUZZ_RANDOM=1` draws new programs
 each run (default: derandomized, so plain `pytest` is reproducible); `FRAMETRACE_FUZZ_SHRINK=1`
 lets hypothesis shrink a failure (slow: minutes). Failures that match a known, reported bug
 (KNOWN_BUGS in fuzzrun.py, each pinned by an xfail test in test_regressions.py) are not
@@ -21,7 +21,7 @@ import fuzzgen
 import fuzzrun
 import fuzzshapes
 
-EXAMPLES = int(os.environ.get("FRAMETRACE_FUZZ_EXAMPLES", "150"))
+EXAMPLES = int(os.environ.get("FRAMETRACE_FUZZ_EXAMPLES", "120"))
 RANDOM = os.environ.get("FRAMETRACE_FUZZ_RANDOM", "0") == "1"
 # shrinking a program takes minutes; run_fuzz.py --replay is faster
 SHRINK = os.environ.get("FRAMETRACE_FUZZ_SHRINK", "0") == "1"
