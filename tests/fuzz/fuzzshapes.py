@@ -11,14 +11,16 @@ call (fresh objects per call, built by factories), and says what the compiler ma
 - `errstate`: None (errors ignored, warnings silenced as in fuzzgen), "warn" (the warnings'
   categories must match) or "raise" (FloatingPointError must be raised at the same call).
 
-Shapes: Python containers around array code (dicts and lists built, mutated, returned;
-attributes written on an object argument; loops over lists of arrays; branches on sizes),
+Shapes: floats and ints computed from sizes, Python containers around array code (dicts and
+lists built, mutated, returned; attributes written on an object argument; loops over lists of
+arrays; branches on sizes),
 NumPy scalars and big Python ints as arguments, closures and defaults changing between
 calls, data-dependent sizes reused downstream, chained slicing, float error states,
 Fortran-ordered / negative-stride / self-overlapping inputs and in-place updates of views.
 """
 from __future__ import annotations
 
+import functools
 import types
 
 import numpy as np
@@ -67,6 +69,11 @@ def _sizes(src, n_calls, lo=0):
     return _Sizes(out, edge)
 
 
+def _calls(src, sizes, make):
+    """One input factory per call: make(sizes, seed), the seed drawn now."""
+    return [functools.partial(make, s, src.randint(0, 2**31)) for s in sizes]
+
+
 class _Sizes(list):
     def __init__(self, items, edge):
         super().__init__(items)
@@ -108,7 +115,7 @@ def shape_containers(src):
     lines += [f"    return {ret}"]
     mk = _array_factory(src, [("n", "m"), ("n", "m")], dt)
     sizes = _sizes(src, 3)
-    factories = [lambda s=s, seed=src.randint(0, 2**31): mk(s, seed) for s in sizes]
+    factories = _calls(src, sizes, mk)
     return _program(sizes, "\n".join(lines) + "\n", factories)
 
 
@@ -126,7 +133,7 @@ def shape_object_attrs(src):
     def factory(s, seed):
         return [mk(s, seed)[0], types.SimpleNamespace(count=100)]
     sizes = _sizes(src, 3, 1)
-    factories = [lambda s=s, seed=src.randint(0, 2**31): factory(s, seed) for s in sizes]
+    factories = _calls(src, sizes, factory)
     return _program(sizes, "\n".join(body) + "\n", factories)
 
 
@@ -142,7 +149,7 @@ def shape_loop_over_list(src):
     body += ["    return acc, out"]
     mk = _array_factory(src, [("n",)] * k, dt)
     sizes = _sizes(src, 3, 1)
-    factories = [lambda s=s, seed=src.randint(0, 2**31): [mk(s, seed)] for s in sizes]
+    factories = _calls(src, sizes, lambda s, seed: [mk(s, seed)])
     return _program(sizes, "\n".join(body) + "\n", factories, one_graph=not branch,
                     specialises="branch on a size (xs[0].shape[0] > 4)" if branch else "")
 
@@ -152,14 +159,19 @@ NP_SCALARS = {
                 np.float64("inf"), np.float64(-3.0)),
     "float32": (np.float32(1.5), np.float32(-0.0), np.float32("nan"), np.float32(3e38)),
     "int64": (np.int64(3), np.int64(-7), np.int64(0), np.int64(2**62)),
+    "bool_": (np.True_, np.False_),
+    # Python floats are graph inputs too (README: they never recompile)
+    "pyfloat": (float("nan"), -0.0, 0.0, 2.5, float("inf"), -1e308),
 }
+COMPLEX = (complex(1, 2), complex(float("inf"), float("nan")), complex(0.0, -0.0), 1j)
 BIG_INTS = (2**63, 2**64, -2**70, 2**63 - 1, -2**63)
 
 
 def shape_scalars(src):
     """NumPy scalars (NaN, -0.0, inf, extremes) and big Python ints as arguments."""
-    big = src.chance(0.3)
-    kind = None if big else src.choice(tuple(NP_SCALARS))
+    big = src.chance(0.25)
+    cplx = not big and src.chance(0.15)
+    kind = None if big or cplx else src.choice(tuple(NP_SCALARS))
     dt = src.choice(ARRAY_DTYPES)
     expr = src.choice(("x * s + s", "x + s", "np.copysign(1.0, s) * x", "x / s", "np.maximum(x, s)",
                        "(x > s).sum()", "x - s * 2", "np.where(x > 0, s, x)", "x ** 2 + s"))
@@ -170,10 +182,12 @@ def shape_scalars(src):
     factories = []
     sizes = _sizes(src, 3)
     for sz in sizes:
-        val = src.choice(BIG_INTS) if big else src.choice(NP_SCALARS[kind])
-        factories.append(lambda sz=sz, val=val, seed=src.randint(0, 2**31): [mk(sz, seed)[0], val])
-    return _program(sizes, src_text, factories, one_graph=not big,
-                    specialises="Python int beyond int64" if big else "")
+        val = src.choice(BIG_INTS) if big else src.choice(COMPLEX) if cplx else src.choice(NP_SCALARS[kind])
+        seed = src.randint(0, 2**31)
+        factories.append(lambda sz=sz, val=val, seed=seed: [mk(sz, seed)[0], val])
+    return _program(sizes, src_text, factories, one_graph=not (big or cplx),
+                    specialises="Python int beyond int64" if big else
+                    "complex Python scalar (no promise made)" if cplx else "")
 
 
 def _make_closure(c):
@@ -223,7 +237,7 @@ def shape_data_dependent(src):
     body += ["    return " + ", ".join(f"r{i}" for i in range(len(chosen))) + ","]
     mk = _array_factory(src, [("n",)], dt, specials=src.chance(0.3))
     sizes = _sizes(src, 3)
-    factories = [lambda s=s, seed=src.randint(0, 2**31): mk(s, seed) for s in sizes]
+    factories = _calls(src, sizes, mk)
     return _program(sizes, "\n".join(body) + "\n", factories)
 
 
@@ -236,7 +250,7 @@ def shape_chained_slices(src):
     body = f"def f(x):\n    for _ in range({levels}):\n        {step}\n    return x, x.shape[0]\n"
     mk = _array_factory(src, [("n",)], dt)
     sizes = _sizes(src, 3)
-    factories = [lambda s=s, seed=src.randint(0, 2**31): mk(s, seed) for s in sizes]
+    factories = _calls(src, sizes, mk)
     return _program(sizes, body, factories)
 
 
@@ -256,7 +270,7 @@ def shape_float_errors(src):
         errstate = src.choice(("warn", "raise"))
     mk = _array_factory(src, [("n",), ("n",)], dt, specials=True)
     sizes = _sizes(src, 3)
-    factories = [lambda s=s, seed=src.randint(0, 2**31): mk(s, seed) for s in sizes]
+    factories = _calls(src, sizes, mk)
     return _program(sizes, body, factories, errstate=errstate)
 
 
@@ -286,7 +300,7 @@ def shape_layouts(src):
             return [_overlapping(s["n"], s["m"], dt, np.random.default_rng(seed))]
         return mk(s, seed)
     sizes = _sizes(src, 3, 1)
-    factories = [lambda s=s, seed=src.randint(0, 2**31): factory(s, seed) for s in sizes]
+    factories = _calls(src, sizes, factory)
     # known (xfail test_negative_stride_input_does_not_recompile_per_size): the strides of a
     # negative-stride or strided input are guarded as constants, so each size recompiles
     exact_strides = layout in ("neg", "strided")
@@ -294,7 +308,24 @@ def shape_layouts(src):
                     specialises="strides of a non-contiguous input guarded exactly" if exact_strides else "")
 
 
-SHAPES = (shape_containers, shape_object_attrs, shape_loop_over_list, shape_scalars, shape_closures,
+def shape_size_floats(src):
+    """Floats and ints computed from sizes, used as scalars in array code (normalisations)."""
+    dt = src.choice(ARRAY_DTYPES)
+    exprs = ("x * (1.0 / x.shape[0])", "x / len(x) ** 0.5", "np.clip(x, -x.shape[0] / 2, x.shape[0] / 2)",
+             "x - x.sum() / x.size", "x * (x.shape[1] - 1)", "x + x.shape[0] // 2",
+             "np.full(x.shape[1], x.shape[0] * 0.5)", "x.reshape(-1)[: x.size // 2]",
+             "np.arange(x.shape[0]) / x.shape[0]", "x ** (1 / x.shape[1])")
+    chosen = [src.choice(exprs) for _ in range(src.randint(1, 3))]
+    body = ["def f(x):"] + [f"    r{i} = {e}" for i, e in enumerate(chosen)]
+    body += ["    return " + ", ".join(f"r{i}" for i in range(len(chosen))) + ","]
+    mk = _array_factory(src, [("n", "m")], dt)
+    sizes = _sizes(src, 3)
+    factories = _calls(src, sizes, mk)
+    return _program(sizes, "\n".join(body) + "\n", factories)
+
+
+SHAPES = (shape_size_floats, shape_containers, shape_object_attrs, shape_loop_over_list, shape_scalars,
+          shape_closures,
           shape_data_dependent, shape_chained_slices, shape_float_errors, shape_layouts)
 
 

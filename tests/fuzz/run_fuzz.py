@@ -2,7 +2,8 @@
 
 Prints how many programs ran and every distinct failure with the program source, its
 argument specs and calls (paste them into test_regressions.py).
-Options: --seed S (start seed), --shaped P (share of fuzzshapes programs), --backends numpy,llvm, --quiet, --stop-after K failures.
+Options: --seed S (start seed), --shaped P (share of fuzzshapes programs), --backends numpy,llvm,
+--quiet, --stop-after K failures.
 """
 from __future__ import annotations
 
