@@ -90,8 +90,18 @@ class Program:
     args: list
     calls: list
     writes_args: bool = False
+    factories: list | None = None   # fuzzshapes: fresh inputs per call (args/calls unused)
+    one_graph: bool | None = None   # dynamic=True: no recompile after the first call
+    specialises: str = ""           # why one_graph is False
+    errstate: str | None = None     # None (quiet) | "warn" | "raise" around every call
 
     def describe(self):
+        if self.factories is not None:
+            lines = [self.source.rstrip()]
+            for fac in self.factories:
+                lines.append(f"# call: {fac()!r}")
+            lines.append(f"# one_graph={self.one_graph} {self.specialises} errstate={self.errstate}")
+            return "\n".join(lines)
         lines = [self.source.rstrip(), "# args: " + ", ".join(
             f"{a.name}: {a.scalar or (a.dtype + str(tuple(a.dims)))}" for a in self.args)]
         for c in self.calls:

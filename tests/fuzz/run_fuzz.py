@@ -2,7 +2,8 @@
 
 Prints how many programs ran and every distinct failure with the program source, its
 argument specs and calls (paste them into test_regressions.py).
-Options: --seed S (start seed), --backends numpy,llvm, --quiet, --stop-after K failures.
+Options: --seed S (start seed), --shaped P (share of fuzzshapes programs), --backends numpy,llvm,
+--quiet, --stop-after K failures.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frametrace as ft  # noqa: E402
 import fuzzgen  # noqa: E402
 import fuzzrun  # noqa: E402
+import fuzzshapes  # noqa: E402
 
 
 def signature(msg: str) -> str:
@@ -37,10 +39,12 @@ def main(argv=None):
     p.add_argument("--stop-after", type=int, default=0)
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--replay", type=int, default=None, help="re-run the program of one seed")
+    p.add_argument("--shaped", type=float, default=0.5,
+                   help="share of programs from fuzzshapes (the rest: fuzzgen's straight-line ones)")
     ns = p.parse_args(argv)
     backends = ns.backends.split(",") if ns.backends else fuzzrun.available_backends()
     if ns.replay is not None:
-        prog = fuzzgen.gen_program(fuzzgen.RandomSource(ns.replay))
+        prog = fuzzshapes.gen_any(fuzzgen.RandomSource(ns.replay), ns.shaped)
         print(prog.describe())
         fails = fuzzrun.run_program(prog, backends=backends)
         print("\n\n".join(fails) or "no failure")
@@ -52,7 +56,7 @@ def main(argv=None):
     import tempfile
     with ft.config.patch(pgo=False, cache_dir=tempfile.mkdtemp(prefix="ftfuzz")):
         while time.time() < deadline:
-            prog = fuzzgen.gen_program(fuzzgen.RandomSource(seed))
+            prog = fuzzshapes.gen_any(fuzzgen.RandomSource(seed), ns.shaped)
             ft.reset()
             try:
                 fails = fuzzrun.run_program(prog, backends=backends)

@@ -1,11 +1,12 @@
-"""Differential fuzzing: random NumPy programs, eager vs compiled (see fuzzgen.py).
+"""Differential fuzzing: random NumPy programs, eager vs compiled (see fuzzgen.py and
+fuzzshapes.py).
 
-`FRAMETRACE_FUZZ_EXAMPLES` sets the number of programs (default 300, 25-60 s with the llvm
-backend); `FRAMETRACE_FUZZ_RANDOM=1` draws new programs each run (default: derandomized,
-so plain `pytest` is reproducible); `FRAMETRACE_FUZZ_SHRINK=1` lets hypothesis shrink a
-failure (slow: minutes). Failures that match a known, reported bug (KNOWN_BUGS in
-fuzzgen.py, each pinned by an xfail test in test_regressions.py) are not reported here.
-Longer runs: `python tests/fuzz/run_fuzz.py --minutes N`.
+`FRAMETRACE_FUZZ_EXAMPLES` sets the number of programs per test (default 120 straight-line
+programs and 120 shaped ones, ~30 s of CPU in all); `FRAMETRACE_FUZZ_RANDOM=1` draws new programs
+each run (default: derandomized, so plain `pytest` is reproducible); `FRAMETRACE_FUZZ_SHRINK=1`
+lets hypothesis shrink a failure (slow: minutes). Failures that match a known, reported bug
+(KNOWN_BUGS in fuzzrun.py, each pinned by an xfail test in test_regressions.py) are not
+reported here. Longer runs: `python tests/fuzz/run_fuzz.py --minutes N`.
 """
 from __future__ import annotations
 
@@ -15,12 +16,14 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+import frametrace as ft
 import fuzzgen
 import fuzzrun
+import fuzzshapes
 
-EXAMPLES = int(os.environ.get("FRAMETRACE_FUZZ_EXAMPLES", "300"))
+EXAMPLES = int(os.environ.get("FRAMETRACE_FUZZ_EXAMPLES", "120"))
 RANDOM = os.environ.get("FRAMETRACE_FUZZ_RANDOM", "0") == "1"
-# shrinking a program takes minutes; fuzzrun.minimize / run_fuzz.py --replay do it faster
+# shrinking a program takes minutes; run_fuzz.py --replay is faster
 SHRINK = os.environ.get("FRAMETRACE_FUZZ_SHRINK", "0") == "1"
 
 _settings = settings(max_examples=EXAMPLES, deadline=None, derandomize=not RANDOM,
@@ -29,16 +32,26 @@ _settings = settings(max_examples=EXAMPLES, deadline=None, derandomize=not RANDO
                      phases=[p for p in Phase if SHRINK or p is not Phase.shrink])
 
 
-@_settings
-@given(st.data())
-def test_random_programs(data):
-    prog = fuzzgen.gen_program(fuzzgen.HypothesisSource(data))
-    import frametrace as ft
+def _check(prog):
     ft.reset()
     failures = fuzzrun.unknown_failures(fuzzrun.run_program(prog), prog.source)
     if failures:
         pytest.fail("\n\n".join(failures) + "\n\n--- program ---\n" + prog.describe(),
                     pytrace=False)
+
+
+@_settings
+@given(st.data())
+def test_random_programs(data):
+    _check(fuzzgen.gen_program(fuzzgen.HypothesisSource(data)))
+
+
+@_settings
+@given(st.data())
+def test_shaped_programs(data):
+    """Containers, scalars, closures, data-dependent sizes, slicing chains, error states,
+    layouts (fuzzshapes.py); compile counts asserted where the program says so."""
+    _check(fuzzshapes.gen_shaped(fuzzgen.HypothesisSource(data)))
 
 
 def test_generator_makes_valid_programs():
@@ -47,6 +60,18 @@ def test_generator_makes_valid_programs():
     for seed in range(60):
         prog = fuzzgen.gen_program(fuzzgen.RandomSource(seed))
         fn = fuzzrun.load(prog.source)
-        _, exc = fuzzrun.run_once(fn, fuzzgen.make_inputs(prog, prog.calls[0]))
+        _, exc, _ = fuzzrun.run_once(fn, fuzzgen.make_inputs(prog, prog.calls[0]))
         ok += exc is None
     assert ok >= 35, ok
+
+
+@pytest.mark.parametrize("shape", fuzzshapes.SHAPES, ids=lambda s: s.__name__)
+def test_every_shape_makes_runnable_programs(shape):
+    """Each shape's programs mostly run eagerly (error-state ones may raise by design)."""
+    ok = 0
+    for seed in range(20):
+        prog = shape(fuzzgen.RandomSource(seed))
+        fn = fuzzrun.load(prog.source)
+        _, exc, _ = fuzzrun.run_once(fn, prog.factories[0](), prog.errstate)
+        ok += exc is None or isinstance(exc, FloatingPointError)
+    assert ok >= 14, (shape.__name__, ok)
