@@ -48,9 +48,9 @@ def _elementwise(node: Node) -> str:
         return "fallback"                      # e.g. a float16 operand
     if range_checks(node) == "numpy":
         return "fallback"                      # a run-time int beyond the dtype: NumPy compares exactly
-    placeholders = [Var("_", operand_dt(a)) if isinstance(a, Node) or not isinstance(
-        a, (bool, int, float, np.generic, type(None))) else None for a in node.args]
-    try:
+    try:                                       # an operand without a loop type (a complex Python scalar)
+        placeholders = [Var("_", operand_dt(a)) if isinstance(a, Node) or not isinstance(
+            a, (bool, int, float, np.generic, type(None))) else None for a in node.args]
         lower_elementwise(node, placeholders)
         return "pw"
     except (NotLowerable, KeyError, TypeError):

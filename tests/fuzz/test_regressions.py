@@ -386,11 +386,10 @@ def test_exp_overflow_reports_like_numpy(errstate):
 # `_elementwise` builds its placeholders with `operand_dt(a)` outside its try block, so
 # pointwise.operand_type's NotLowerable("operand 1j") escapes (strict backend: an internal error; user runs fall back
 # with a warning). Moving the placeholder list into the `try` makes it a NumPy fallback.
-# Found by fuzzshapes.shape_scalars (seeds 9, 25 of that shape). Not fixed here (lower/).
+# Found by fuzzshapes.shape_scalars (seeds 9, 25 of that shape). Fixed in lower/classify.py.
 
 @needs_llvm
 @pytest.mark.parametrize("body", ["return x > s", "return (x > s).sum()"])
-@pytest.mark.xfail(strict=True, reason="NotLowerable escapes lower/classify._elementwise")
 def test_llvm_complex_python_scalar_operand(body):
     agree(f"def f(x, s):\n    {body}\n", lambda: (np.array([0.5, 2.0]), 1j),
           lambda: (np.array([0.5, 2.0, 3.0]), complex(float("inf"), float("nan"))), backends=["llvm"])
