@@ -21,7 +21,7 @@ import dis
 import inspect
 import types
 
-from bytecode import Bytecode, Instr, Label
+from bytecode import Bytecode, Instr, Label, TryBegin
 
 from .. import pyversion
 
@@ -77,8 +77,6 @@ def can_split(code) -> str | None:
         # a cell made before the break may be shared with a closure made before it too; a resume
         # function would give the variable a new cell and the closure would stop seeing writes
         return "the function has variables captured by inner functions (cells)"
-    if pyversion.has_exception_table(code):
-        return "the function has try/with blocks"
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
         return "generators and coroutines are not split"
     return None
@@ -96,9 +94,17 @@ def parameter_name(local: str) -> str:
     return "___local_" + "".join(c if c.isalnum() else "_" for c in local)
 
 
-def make_resume_code(code, offset: int, layout: tuple, local_names: list):
-    """A copy of `code` that starts at `offset` with the given stack layout and locals as arguments."""
+def make_resume_code(code, offset: int, layout: tuple, local_names: list, stop_offsets=(), name=None):
+    """A copy of `code` that starts at `offset` with the given stack layout and locals as arguments.
+
+    stop_offsets: the copy returns `(offset, locals())` (locals(): a dict of its bound locals) when
+    control reaches one of these instructions instead of running it (resume/region.py)."""
     bc, offset_to_pos = _abstract_with_labels(code)
+    for stop_offset in sorted(stop_offsets, reverse=True):
+        stop = offset_to_pos[stop_offset]
+        added = _return_locals(stop_offset, bc[stop].lineno)
+        bc[stop:stop] = added
+        offset_to_pos = {o: p + len(added) if p >= stop else p for o, p in offset_to_pos.items()}
     renames = {n: parameter_name(n) for n in code.co_varnames if parameter_name(n) != n}
     if renames:
         for item in bc:
@@ -106,6 +112,8 @@ def make_resume_code(code, offset: int, layout: tuple, local_names: list):
                 item.arg = renames[item.arg]
         local_names = [renames.get(n, n) for n in local_names]
     target = offset_to_pos[offset]
+    while target and isinstance(bc[target - 1], TryBegin):
+        target -= 1            # jump into a try range through its start: the range's depth is known
     label = Label()
     lineno = bc[target].lineno if isinstance(bc[target], Instr) else code.co_firstlineno
     body = list(bc)
@@ -122,12 +130,23 @@ def make_resume_code(code, offset: int, layout: tuple, local_names: list):
     new.posonlyargcount = 0
     new.kwonlyargcount = 0
     new.flags = code.co_flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
-    new.name = f"__resume_at_{offset}_{code.co_name}"
+    new.name = name or f"__resume_at_{offset}_{code.co_name}"
     new.qualname = new.name
     new.filename = code.co_filename
     new.first_lineno = code.co_firstlineno
     new.docstring = None
     return new.to_code()
+
+
+def _return_locals(offset, lineno):
+    """`return (offset, locals())`: the builtin reads the calling frame, so it is loaded as a constant."""
+    out = [Instr("PUSH_NULL", lineno=lineno), Instr("LOAD_CONST", locals, lineno=lineno)]
+    if not pyversion.NULL_BELOW_CALLABLE:
+        out.reverse()
+    out = [Instr("LOAD_CONST", offset, lineno=lineno)] + out
+    out += [Instr(name, 0, lineno=lineno) for name in pyversion.CALL_PREFIX]
+    return out + [Instr("CALL", 0, lineno=lineno), Instr("BUILD_TUPLE", 2, lineno=lineno),
+                  Instr("RETURN_VALUE", lineno=lineno)]
 
 
 def make_resume_function(fn, offset, layout, local_names, array_scalars=()):
