@@ -33,6 +33,7 @@ line_started = _T.line_started
 NOT_TRACED = _T.NOT_TRACED
 WITH_STARTS = _T.WITH_STARTS
 FRAME_EXITS = _T.FRAME_EXITS
+LOCALS_SNAPSHOT = _T.LOCALS_SNAPSHOT
 
 # BINARY_OP's argument -> Python operator symbol ("+=" forms are in-place).
 BINARY_OPS = {i: sym for i, (_, sym) in enumerate(dis._nb_ops)} if hasattr(dis, "_nb_ops") else {}

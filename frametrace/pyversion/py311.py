@@ -80,3 +80,5 @@ NOT_TRACED = {
 WITH_STARTS = {"BEFORE_WITH"}
 # Instructions that leave a frame other than by raising: a region containing one is not extracted.
 FRAME_EXITS = {"RETURN_VALUE", "YIELD_VALUE", "RETURN_GENERATOR", "SEND"}
+# locals() in a function: one dict per frame that each call refreshes (False), or a new snapshot (3.13).
+LOCALS_SNAPSHOT = False

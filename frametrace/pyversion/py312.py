@@ -4,7 +4,7 @@ from .py311 import GRAPH_BREAKS as _GRAPH_BREAKS_311
 from .py311 import HANDLERS as _HANDLERS_311
 from .py311 import NOT_TRACED as _NOT_TRACED_311
 from .py311 import SIMPLE_STACK_EFFECT as _SIMPLE_311
-from .py311 import WITH_STARTS  # noqa: F401  (unchanged)
+from .py311 import LOCALS_SNAPSHOT, WITH_STARTS  # noqa: F401  (unchanged)
 
 # Jumps have no FORWARD/BACKWARD forms any more; JUMP_IF_*_OR_POP are gone.
 POP_JUMPS = {"POP_JUMP_IF_TRUE": True, "POP_JUMP_IF_FALSE": False}

@@ -47,3 +47,6 @@ def line_started(ins):
 NOT_TRACED = {k: set(v) for k, v in _NOT_TRACED_312.items()}
 NOT_TRACED["interpreter internals never stored in a function's code"] |= {
     "ENTER_EXECUTOR", "EXIT_INIT_CHECK"}
+
+# PEP 667: locals() in a function returns a new snapshot on each call.
+LOCALS_SNAPSHOT = True

@@ -211,6 +211,8 @@ def make_break_code(code, index: int, layout: tuple, local_names: list, resume_f
         raise ValueError(f"cannot break at {ins.opname}")
     bc = Bytecode(out)
     bc.freevars = list(code.co_freevars)
+    # a function's own locals (without these flags `locals()` in its frame would be the module's globals)
+    bc.flags = inspect.CO_OPTIMIZED | inspect.CO_NEWLOCALS | (0 if code.co_freevars else inspect.CO_NOFREE)
     bc.argnames = stack_args(layout) + list(local_names)
     bc.argcount = len(bc.argnames)
     bc.name = f"__break_at_{ins.offset}_{code.co_name}"

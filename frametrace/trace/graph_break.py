@@ -21,7 +21,7 @@ def breakable_index(cache, exc: Unsupported, options) -> int:
     if options.fullgraph or isinstance(exc, NumpyError):
         raise exc
     index = getattr(exc, "root_index", None)
-    if index is None:
+    if index is None or getattr(exc, "frame_bound", False):
         raise exc
     why = can_split(cache.code)
     if why is not None:

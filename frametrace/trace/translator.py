@@ -17,6 +17,7 @@ from ..config import config
 from ..errors import NumpyError, Unsupported
 from ..ir.builder import Proxy
 from ..ir.fake import FakeScalar
+from . import frame_builtins
 from .opcodes import OpcodeHandlers
 from .variables.array import ArrayVariable, check_mixing
 from .variables.base import CellBox, VariableTracker
@@ -62,6 +63,7 @@ class InstructionTranslator(OpcodeHandlers):
         self.kw_names = ()
         self.lineno = code.co_firstlineno
         self.depth = 0 if parent is None else parent.depth + 1
+        self.locals_dict = None               # 3.11/3.12: the one dict locals() refreshes and returns
         self.region_starts = frozenset()      # root only: try/with blocks split the frame there
         if pyversion.has_exception_table(code) and parent is None:
             self.region_starts = _region_starts(self.instructions, code)
@@ -311,6 +313,9 @@ class InstructionTranslator(OpcodeHandlers):
     # -- calls --
 
     def call(self, fn, args, kwargs):
+        result = frame_builtins.call(self, fn, args, kwargs)
+        if result is not None:
+            return result
         return fn.call_function(self, list(args), dict(kwargs))
 
     def inline_call(self, fn_var, args, kwargs):
