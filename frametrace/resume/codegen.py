@@ -121,7 +121,11 @@ def make_resume_code(code, offset: int, layout: tuple, local_names: list, stop_o
     # keep the prologue up to RESUME (COPY_FREE_VARS comes before it), then restore the stack
     # and jump to the resume point
     first = next(k for k, item in enumerate(body) if isinstance(item, Instr) and item.name == "RESUME")
-    prologue = _push_stack(layout, lineno) + [Instr("JUMP_FORWARD", label, lineno=lineno)]
+    # a region function runs the user's block in Python: its saved stack's parameters are unbound
+    # once pushed, so `locals()` in the block never sees them (a resume function is traced, and the
+    # tracer's locals() leaves them out; when one runs eagerly they stay visible there)
+    unbind = [Instr("DELETE_FAST", name, lineno=lineno) for name in stack_args(layout)] if stop_offsets else []
+    prologue = _push_stack(layout, lineno) + unbind + [Instr("JUMP_FORWARD", label, lineno=lineno)]
     body[first + 1:first + 1] = prologue
     new = Bytecode(body)
     new.freevars, new.cellvars = list(bc.freevars), list(bc.cellvars)

@@ -62,8 +62,11 @@ def _region_break_function(cache, index, layout, local_names, options, scalars):
     """The break function of a try/with block: run the block in Python (its region function), then
     call the resume function of the exit it reached with the locals it left bound."""
     code = cache.code
-    exits = find_exits(code, index, len(layout))
-    region = make_region_function(cache.fn, index, layout, local_names, exits)
+    try:
+        exits = find_exits(code, index, len(layout))
+        region = make_region_function(cache.fn, index, layout, local_names, exits)
+    except (RegionError, ValueError, KeyError, RuntimeError) as why:   # `bytecode` rejects the copy
+        raise Unsupported(f"the block cannot be split out: {why}", kind="exception_table") from None
     below = layout[:region_base(code, index, len(layout))]
     nbelow = len(stack_args(below))
     # the stack below the block is untouched by it; locals may be rebound to anything inside it

@@ -209,3 +209,20 @@ def test_random_inputs(n, fn, backend):
     got, got_log = run_plain(g, x, y)
     np.testing.assert_allclose(got, want, rtol=1e-12)
     assert got_log == want_log
+
+
+def locals_in_block(x, y):
+    a = x + y
+    with Recorder("l"):
+        names = sorted(locals())
+    b = a * 2
+    print(end="")                     # a graph break: the rest runs in a resume function
+    return b, names, sorted(locals())
+
+
+def test_no_generated_names_in_locals():
+    g = ft.compile(locals_in_block)
+    x, y = np.random.rand(3), np.random.rand(3)
+    want, got = locals_in_block(x, y), g(x, y)
+    np.testing.assert_allclose(got[0], want[0])
+    assert got[1:] == want[1:]
