@@ -226,3 +226,70 @@ def test_no_generated_names_in_locals():
     want, got = locals_in_block(x, y), g(x, y)
     np.testing.assert_allclose(got[0], want[0])
     assert got[1:] == want[1:]
+
+
+def helper_with_block(a):
+    b = a * 2
+    with Recorder("h"):
+        b = b + 1
+    return b - 3
+
+
+def calls_helper(x, y):
+    z = x + y
+    w = helper_with_block(z)
+    return w * z
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_callee_with_block_compiles_as_its_own_frame(backend):
+    ft.reset()
+    g = ft.compile(calls_helper, backend=backend)
+    x, y = np.random.rand(5), np.random.rand(5)
+    want, want_log = run_plain(calls_helper, x, y)
+    got, got_log = run_plain(g, x, y)
+    np.testing.assert_allclose(got, want)
+    assert got_log == want_log
+    s = ft.stats()
+    # the caller splits at the call; the callee compiles its code before and after its block
+    assert s.eager_fallbacks == 0 and s.unique_graphs >= 3
+    run_plain(g, x, y)
+    assert ft.stats().frames_compiled == s.frames_compiled and ft.stats().recompiles == 0
+
+
+BLOCK_STATEMENTS = [
+    "x = x * {c}",
+    "x = np.sin(x) + {c}",
+    "with Recorder({c}) as r:\n    x = x * r",
+    "with Recorder({c}, swallow=KeyError):\n    x = x + 1\n    if x.shape[0] > 2:\n        {{}}['k']\n    x = x - 1",
+    "try:\n    x = x / {c}\n    int('q' if x.shape[0] > 3 else '1')\nexcept ValueError:\n    log.append({c})\n    x = x + 2",
+    "try:\n    x = x - {c}\nfinally:\n    log.append('f')",
+    "if x.sum() > {c}:\n    x = x + 1",
+]
+
+
+def build_program(indices, consts):
+    import textwrap
+    body = "\n".join(BLOCK_STATEMENTS[i].format(c=c) for i, c in zip(indices, consts))
+    src = "def prog(x):\n" + textwrap.indent(body + "\nreturn x * 2", "    ")
+    ns = {"np": np, "Recorder": Recorder, "log": log}
+    exec(compile(src, f"<blocks {indices}>", "exec"), ns)
+    return ns["prog"]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.integers(0, len(BLOCK_STATEMENTS) - 1), min_size=1, max_size=5),
+       st.integers(1, 6), st.sampled_from(BACKENDS), st.data())
+def test_generated_programs(indices, n, backend, data):
+    consts = data.draw(st.lists(st.integers(1, 4), min_size=len(indices), max_size=len(indices)))
+    prog = build_program(indices, consts)
+    x = np.random.default_rng(n).standard_normal(n)
+    g = ft.compile(prog, backend=backend)
+    for _ in range(2):
+        log.clear()
+        want = prog(x.copy())
+        want_log = list(log)
+        log.clear()
+        got = g(x.copy())
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+        assert got.dtype == want.dtype and list(log) == want_log
