@@ -9,12 +9,17 @@ handlers as CPython would, and returns `locals()` when control reaches the block
 resume function of the exit runs the rest (and is compiled like any resume function).
 
 A region can be extracted when, following every normal and exception edge from its start:
-  - control leaves it only by raising or by reaching one exit offset: the first instruction
-    outside every exception range, at the stack depth below the block, that is not a jump;
+  - control leaves it only by raising or by reaching an exit: an instruction outside every
+    exception range, at the stack depth below the block, that is not an unconditional jump
+    (CPython 3.12+ copies small tails into each handler, so a block may have several exits; the
+    region function returns `(exit offset, locals())` and each exit has its own resume function);
   - it never pops the stack below the block (the caller's saved stack stays as it was), and
     reaches every instruction at one stack depth;
-  - it contains no `return`/`yield` (a `return`, `break` or `continue` out of the block gives a
-    frame exit or a second exit: such frames keep running eagerly).
+  - it contains no `return`/`yield`: a frame with such a block keeps running eagerly (logged as
+    a graph break whose reason says why the block could not be split out).
+The region function's saved-stack parameters are unbound after its prologue, so `locals()` in
+the block sees the user's names only; a local whose name is not an identifier (pytest's
+`@py_assert1`) is seen there under its parameter name (`___local__py_assert1`).
 """
 from __future__ import annotations
 

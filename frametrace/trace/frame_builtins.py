@@ -7,6 +7,10 @@ and returns one dict per frame, as CPython's f_locals does, in 3.13 each call is
 root of a trace they keep the frame eager (a break function or resume function would hand the
 user a generated frame); inside an inlined callee they break the caller's graph at the call, and
 the callee then runs in its own real frame.
+
+Known leaks of generated frames (documented, not hidden): a resume function that runs eagerly
+(a break inside a loop) still has its `___stack<i>` parameters, which `locals()` there shows; a
+callee run by a break function that looks at `sys._getframe(1)` sees the break function's frame.
 """
 from __future__ import annotations
 
