@@ -34,6 +34,8 @@ NOT_TRACED = _T.NOT_TRACED
 WITH_STARTS = _T.WITH_STARTS
 FRAME_EXITS = _T.FRAME_EXITS
 LOCALS_SNAPSHOT = _T.LOCALS_SNAPSHOT
+LOCAL_NAME_OPS = _T.LOCAL_NAME_OPS
+LOCAL_PAIR_OPS = _T.LOCAL_PAIR_OPS
 
 # BINARY_OP's argument -> Python operator symbol ("+=" forms are in-place).
 BINARY_OPS = {i: sym for i, (_, sym) in enumerate(dis._nb_ops)} if hasattr(dis, "_nb_ops") else {}

@@ -82,3 +82,7 @@ WITH_STARTS = {"BEFORE_WITH"}
 FRAME_EXITS = {"RETURN_VALUE", "YIELD_VALUE", "RETURN_GENERATOR", "SEND"}
 # locals() in a function: one dict per frame that each call refreshes (False), or a new snapshot (3.13).
 LOCALS_SNAPSHOT = False
+# Instructions naming one local (renamed when a resume function renames a parameter), and the
+# superinstructions whose argument is a pair of local names (3.13).
+LOCAL_NAME_OPS = {"LOAD_FAST", "STORE_FAST", "DELETE_FAST", "LOAD_FAST_CHECK"}
+LOCAL_PAIR_OPS = set()

@@ -4,7 +4,8 @@ from .py311 import GRAPH_BREAKS as _GRAPH_BREAKS_311
 from .py311 import HANDLERS as _HANDLERS_311
 from .py311 import NOT_TRACED as _NOT_TRACED_311
 from .py311 import SIMPLE_STACK_EFFECT as _SIMPLE_311
-from .py311 import LOCALS_SNAPSHOT, WITH_STARTS  # noqa: F401  (unchanged)
+from .py311 import LOCAL_NAME_OPS as _LOCAL_NAME_OPS_311
+from .py311 import LOCAL_PAIR_OPS, LOCALS_SNAPSHOT, WITH_STARTS  # noqa: F401  (unchanged)
 
 # Jumps have no FORWARD/BACKWARD forms any more; JUMP_IF_*_OR_POP are gone.
 POP_JUMPS = {"POP_JUMP_IF_TRUE": True, "POP_JUMP_IF_FALSE": False}
@@ -58,3 +59,6 @@ NOT_TRACED["interpreter internals never stored in a function's code"] = {"RESERV
 NOT_TRACED["an exhausted FOR_ITER skips its END_FOR (only generators' loops run it)"] = {"END_FOR"}
 
 FRAME_EXITS = _FRAME_EXITS_311 | {"RETURN_CONST"}
+
+# PEP 709's inlined comprehensions save and restore the locals they shadow.
+LOCAL_NAME_OPS = _LOCAL_NAME_OPS_311 | {"LOAD_FAST_AND_CLEAR", "STORE_FAST_MAYBE_NULL"}

@@ -82,9 +82,6 @@ def can_split(code) -> str | None:
     return None
 
 
-_FAST_OPS = {"LOAD_FAST", "STORE_FAST", "DELETE_FAST", "LOAD_FAST_CHECK"}
-
-
 def parameter_name(local: str) -> str:
     """The resume function's parameter for a local: the local's own name when it is an identifier
     (pytest's assertion rewriting makes locals like `@py_assert1`, which generated Python source
@@ -108,8 +105,12 @@ def make_resume_code(code, offset: int, layout: tuple, local_names: list, stop_o
     renames = {n: parameter_name(n) for n in code.co_varnames if parameter_name(n) != n}
     if renames:
         for item in bc:
-            if isinstance(item, Instr) and item.name in _FAST_OPS and item.arg in renames:
+            if not isinstance(item, Instr):
+                continue
+            if item.name in pyversion.LOCAL_NAME_OPS and item.arg in renames:
                 item.arg = renames[item.arg]
+            elif item.name in pyversion.LOCAL_PAIR_OPS:
+                item.arg = tuple(renames.get(n, n) for n in item.arg)
         local_names = [renames.get(n, n) for n in local_names]
     target = offset_to_pos[offset]
     while target and isinstance(bc[target - 1], TryBegin):
