@@ -31,6 +31,11 @@ HANDLERS = _T.HANDLERS
 GRAPH_BREAKS = _T.GRAPH_BREAKS
 line_started = _T.line_started
 NOT_TRACED = _T.NOT_TRACED
+WITH_STARTS = _T.WITH_STARTS
+FRAME_EXITS = _T.FRAME_EXITS
+LOCALS_SNAPSHOT = _T.LOCALS_SNAPSHOT
+LOCAL_NAME_OPS = _T.LOCAL_NAME_OPS
+LOCAL_PAIR_OPS = _T.LOCAL_PAIR_OPS
 
 # BINARY_OP's argument -> Python operator symbol ("+=" forms are in-place).
 BINARY_OPS = {i: sym for i, (_, sym) in enumerate(dis._nb_ops)} if hasattr(dis, "_nb_ops") else {}
@@ -84,3 +89,12 @@ def has_exception_table(code) -> bool:
     way out of an exception, and a traced frame never raises through them.
     """
     return any(not _is_comprehension_cleanup(code, e.target) for e in exception_entries(code))
+
+
+def protected_offsets(code) -> set:
+    """Offsets of the instructions inside try/with ranges (not the 3.12+ comprehension cleanups)."""
+    out = set()
+    for e in exception_entries(code):
+        if not _is_comprehension_cleanup(code, e.target):
+            out.update(range(e.start, e.end, 2))
+    return out

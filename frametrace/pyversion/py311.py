@@ -62,7 +62,7 @@ NOT_TRACED = {
     "generators, coroutines and async code are not traced": {
         "SEND", "GET_AWAITABLE", "GET_AITER", "GET_ANEXT", "END_ASYNC_FOR", "BEFORE_ASYNC_WITH",
         "GET_YIELD_FROM_ITER", "ASYNC_GEN_WRAP"},
-    "try/except/with: frames with an exception table run eagerly": {
+    "try/except/with: the frame is split before the block, which runs in Python (resume/region.py)": {
         "BEFORE_WITH", "PUSH_EXC_INFO", "POP_EXCEPT", "RERAISE", "CHECK_EXC_MATCH", "CHECK_EG_MATCH",
         "WITH_EXCEPT_START", "PREP_RERAISE_STAR"},
     "imports, class bodies and module-level code are not compiled functions": {
@@ -74,3 +74,15 @@ NOT_TRACED = {
     "deleting globals, attributes and cells is a side effect (graph break at the instruction)": {
         "DELETE_GLOBAL", "DELETE_ATTR", "DELETE_DEREF"},
 }
+
+# A `with` block starts here (the context manager on top of the stack): the tracer splits the frame
+# before it and resume/region.py runs the block (3.14 would use LOAD_SPECIAL).
+WITH_STARTS = {"BEFORE_WITH"}
+# Instructions that leave a frame other than by raising: a region containing one is not extracted.
+FRAME_EXITS = {"RETURN_VALUE", "YIELD_VALUE", "RETURN_GENERATOR", "SEND"}
+# locals() in a function: one dict per frame that each call refreshes (False), or a new snapshot (3.13).
+LOCALS_SNAPSHOT = False
+# Instructions naming one local (renamed when a resume function renames a parameter), and the
+# superinstructions whose argument is a pair of local names (3.13).
+LOCAL_NAME_OPS = {"LOAD_FAST", "STORE_FAST", "DELETE_FAST", "LOAD_FAST_CHECK"}
+LOCAL_PAIR_OPS = set()

@@ -1,8 +1,11 @@
 """CPython 3.12 bytecode facts: what changed from 3.11 (py311.py)."""
+from .py311 import FRAME_EXITS as _FRAME_EXITS_311
 from .py311 import GRAPH_BREAKS as _GRAPH_BREAKS_311
 from .py311 import HANDLERS as _HANDLERS_311
 from .py311 import NOT_TRACED as _NOT_TRACED_311
 from .py311 import SIMPLE_STACK_EFFECT as _SIMPLE_311
+from .py311 import LOCAL_NAME_OPS as _LOCAL_NAME_OPS_311
+from .py311 import LOCAL_PAIR_OPS, LOCALS_SNAPSHOT, WITH_STARTS  # noqa: F401  (unchanged)
 
 # Jumps have no FORWARD/BACKWARD forms any more; JUMP_IF_*_OR_POP are gone.
 POP_JUMPS = {"POP_JUMP_IF_TRUE": True, "POP_JUMP_IF_FALSE": False}
@@ -46,7 +49,7 @@ def line_started(ins):
 NOT_TRACED = {k: set(v) for k, v in _NOT_TRACED_311.items()}
 NOT_TRACED["generators, coroutines and async code are not traced"] |= {"CLEANUP_THROW", "END_SEND"}
 NOT_TRACED["generators, coroutines and async code are not traced"] -= {"ASYNC_GEN_WRAP"}
-NOT_TRACED["try/except/with: frames with an exception table run eagerly"] -= {"PREP_RERAISE_STAR"}
+NOT_TRACED["try/except/with: the frame is split before the block, which runs in Python (resume/region.py)"] -= {"PREP_RERAISE_STAR"}
 NOT_TRACED["imports, class bodies and module-level code are not compiled functions"] -= {
     "LOAD_CLASSDEREF", "PRINT_EXPR", "IMPORT_STAR"}
 NOT_TRACED["imports, class bodies and module-level code are not compiled functions"] |= {
@@ -54,3 +57,8 @@ NOT_TRACED["imports, class bodies and module-level code are not compiled functio
 # (pseudo-instructions, numbered from 256 in dis.opmap, are replaced by the compiler and never met)
 NOT_TRACED["interpreter internals never stored in a function's code"] = {"RESERVED", "INTERPRETER_EXIT"}
 NOT_TRACED["an exhausted FOR_ITER skips its END_FOR (only generators' loops run it)"] = {"END_FOR"}
+
+FRAME_EXITS = _FRAME_EXITS_311 | {"RETURN_CONST"}
+
+# PEP 709's inlined comprehensions save and restore the locals they shadow.
+LOCAL_NAME_OPS = _LOCAL_NAME_OPS_311 | {"LOAD_FAST_AND_CLEAR", "STORE_FAST_MAYBE_NULL"}

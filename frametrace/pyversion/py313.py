@@ -1,4 +1,5 @@
 """CPython 3.13 bytecode facts: what changed from 3.12 (py312.py)."""
+from .py312 import FRAME_EXITS, LOCAL_NAME_OPS, WITH_STARTS  # noqa: F401  (unchanged)
 from .py312 import GRAPH_BREAKS as _GRAPH_BREAKS_312
 from .py312 import HANDLERS as _HANDLERS_312
 from .py312 import NOT_TRACED as _NOT_TRACED_312
@@ -46,3 +47,9 @@ def line_started(ins):
 NOT_TRACED = {k: set(v) for k, v in _NOT_TRACED_312.items()}
 NOT_TRACED["interpreter internals never stored in a function's code"] |= {
     "ENTER_EXECUTOR", "EXIT_INIT_CHECK"}
+
+# PEP 667: locals() in a function returns a new snapshot on each call.
+LOCALS_SNAPSHOT = True
+
+# Superinstructions: their argument names two locals.
+LOCAL_PAIR_OPS = {"LOAD_FAST_LOAD_FAST", "STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST"}

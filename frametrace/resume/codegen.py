@@ -21,7 +21,7 @@ import dis
 import inspect
 import types
 
-from bytecode import Bytecode, Instr, Label
+from bytecode import Bytecode, Instr, Label, TryBegin
 
 from .. import pyversion
 
@@ -77,16 +77,9 @@ def can_split(code) -> str | None:
         # a cell made before the break may be shared with a closure made before it too; a resume
         # function would give the variable a new cell and the closure would stop seeing writes
         return "the function has variables captured by inner functions (cells)"
-    if pyversion.has_exception_table(code):
-        return "the function has try/with blocks"
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
         return "generators and coroutines are not split"
     return None
-
-
-# instructions naming locals (3.12: LOAD_FAST_AND_CLEAR; 3.13's superinstructions name two, as a tuple)
-_FAST_OPS = {"LOAD_FAST", "STORE_FAST", "DELETE_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR"}
-_FAST_PAIR_OPS = {"LOAD_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST"}
 
 
 def parameter_name(local: str) -> str:
@@ -98,18 +91,30 @@ def parameter_name(local: str) -> str:
     return "___local_" + "".join(c if c.isalnum() else "_" for c in local)
 
 
-def make_resume_code(code, offset: int, layout: tuple, local_names: list):
-    """A copy of `code` that starts at `offset` with the given stack layout and locals as arguments."""
+def make_resume_code(code, offset: int, layout: tuple, local_names: list, stop_offsets=(), name=None):
+    """A copy of `code` that starts at `offset` with the given stack layout and locals as arguments.
+
+    stop_offsets: the copy returns `(offset, locals())` (locals(): a dict of its bound locals) when
+    control reaches one of these instructions instead of running it (resume/region.py)."""
     bc, offset_to_pos = _abstract_with_labels(code)
+    for stop_offset in sorted(stop_offsets, reverse=True):
+        stop = offset_to_pos[stop_offset]
+        added = _return_locals(stop_offset, bc[stop].lineno)
+        bc[stop:stop] = added
+        offset_to_pos = {o: p + len(added) if p >= stop else p for o, p in offset_to_pos.items()}
     renames = {n: parameter_name(n) for n in code.co_varnames if parameter_name(n) != n}
     if renames:
         for item in bc:
-            if isinstance(item, Instr) and item.name in _FAST_OPS and item.arg in renames:
+            if not isinstance(item, Instr):
+                continue
+            if item.name in pyversion.LOCAL_NAME_OPS and item.arg in renames:
                 item.arg = renames[item.arg]
-            elif isinstance(item, Instr) and item.name in _FAST_PAIR_OPS:
+            elif item.name in pyversion.LOCAL_PAIR_OPS:
                 item.arg = tuple(renames.get(n, n) for n in item.arg)
         local_names = [renames.get(n, n) for n in local_names]
     target = offset_to_pos[offset]
+    while target and isinstance(bc[target - 1], TryBegin):
+        target -= 1            # jump into a try range through its start: the range's depth is known
     label = Label()
     lineno = bc[target].lineno if isinstance(bc[target], Instr) else code.co_firstlineno
     body = list(bc)
@@ -117,7 +122,11 @@ def make_resume_code(code, offset: int, layout: tuple, local_names: list):
     # keep the prologue up to RESUME (COPY_FREE_VARS comes before it), then restore the stack
     # and jump to the resume point
     first = next(k for k, item in enumerate(body) if isinstance(item, Instr) and item.name == "RESUME")
-    prologue = _push_stack(layout, lineno) + [Instr("JUMP_FORWARD", label, lineno=lineno)]
+    # a region function runs the user's block in Python: its saved stack's parameters are unbound
+    # once pushed, so `locals()` in the block never sees them (a resume function is traced, and the
+    # tracer's locals() leaves them out; when one runs eagerly they stay visible there)
+    unbind = [Instr("DELETE_FAST", name, lineno=lineno) for name in stack_args(layout)] if stop_offsets else []
+    prologue = _push_stack(layout, lineno) + unbind + [Instr("JUMP_FORWARD", label, lineno=lineno)]
     body[first + 1:first + 1] = prologue
     new = Bytecode(body)
     new.freevars, new.cellvars = list(bc.freevars), list(bc.cellvars)
@@ -126,12 +135,23 @@ def make_resume_code(code, offset: int, layout: tuple, local_names: list):
     new.posonlyargcount = 0
     new.kwonlyargcount = 0
     new.flags = code.co_flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
-    new.name = f"__resume_at_{offset}_{code.co_name}"
+    new.name = name or f"__resume_at_{offset}_{code.co_name}"
     new.qualname = new.name
     new.filename = code.co_filename
     new.first_lineno = code.co_firstlineno
     new.docstring = None
     return new.to_code()
+
+
+def _return_locals(offset, lineno):
+    """`return (offset, locals())`: the builtin reads the calling frame, so it is loaded as a constant."""
+    out = [Instr("PUSH_NULL", lineno=lineno), Instr("LOAD_CONST", locals, lineno=lineno)]
+    if not pyversion.NULL_BELOW_CALLABLE:
+        out.reverse()
+    out = [Instr("LOAD_CONST", offset, lineno=lineno)] + out
+    out += [Instr(name, 0, lineno=lineno) for name in pyversion.CALL_PREFIX]
+    return out + [Instr("CALL", 0, lineno=lineno), Instr("BUILD_TUPLE", 2, lineno=lineno),
+                  Instr("RETURN_VALUE", lineno=lineno)]
 
 
 def make_resume_function(fn, offset, layout, local_names, array_scalars=()):
@@ -196,6 +216,8 @@ def make_break_code(code, index: int, layout: tuple, local_names: list, resume_f
         raise ValueError(f"cannot break at {ins.opname}")
     bc = Bytecode(out)
     bc.freevars = list(code.co_freevars)
+    # a function's own locals (without these flags `locals()` in its frame would be the module's globals)
+    bc.flags = inspect.CO_OPTIMIZED | inspect.CO_NEWLOCALS | (0 if code.co_freevars else inspect.CO_NOFREE)
     bc.argnames = stack_args(layout) + list(local_names)
     bc.argcount = len(bc.argnames)
     bc.name = f"__break_at_{ins.offset}_{code.co_name}"

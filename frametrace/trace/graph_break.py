@@ -4,8 +4,9 @@ from __future__ import annotations
 from .. import pyversion
 from ..errors import NumpyError, Unsupported
 from ..ir.fake import FakeArray
-from ..resume.codegen import (STACK_PREFIX, can_split, make_break_function, make_resume_function, stack_args,
-                              stack_effect)
+from ..resume.codegen import (STACK_PREFIX, can_split, make_break_function, make_resume_function,
+                              parameter_name, stack_args, stack_effect)
+from ..resume.region import RegionError, find_exits, is_block_start, make_region_function, region_base
 from .variables.array import ArrayVariable
 from .variables.base import NullVariable
 
@@ -20,12 +21,19 @@ def breakable_index(cache, exc: Unsupported, options) -> int:
     if options.fullgraph or isinstance(exc, NumpyError):
         raise exc
     index = getattr(exc, "root_index", None)
-    if index is None:
+    if index is None or getattr(exc, "frame_bound", False):
         raise exc
     why = can_split(cache.code)
     if why is not None:
         exc.explanation += f" (and the frame cannot be split: {why})"
         raise exc
+    if getattr(exc, "stack_depth", None) is not None:       # a try/with block starts here
+        try:
+            find_exits(cache.code, index, exc.stack_depth)
+        except RegionError as why:
+            exc.explanation += f" (and the block cannot be split out: {why})"
+            raise exc from None
+        return index
     ins = pyversion.instructions(cache.code)[index]
     if ins.opname not in pyversion.CALLS and ins.opname not in pyversion.POP_JUMPS and \
             ins.opname not in pyversion.POP_JUMPS_NONE and stack_effect(ins) is None:
@@ -50,11 +58,41 @@ def _resume_trampoline(cache, offset, layout, local_names, options, scalars):
     return tramp
 
 
+def _region_break_function(cache, index, layout, local_names, options, scalars):
+    """The break function of a try/with block: run the block in Python (its region function), then
+    call the resume function of the exit it reached with the locals it left bound."""
+    code = cache.code
+    try:
+        exits = find_exits(code, index, len(layout))
+        region = make_region_function(cache.fn, index, layout, local_names, exits)
+    except (RegionError, ValueError, KeyError, RuntimeError) as why:   # `bytecode` rejects the copy
+        raise Unsupported(f"the block cannot be split out: {why}", kind="exception_table") from None
+    below = layout[:region_base(code, index, len(layout))]
+    nbelow = len(stack_args(below))
+    # the stack below the block is untouched by it; locals may be rebound to anything inside it
+    live = frozenset(n for n in scalars if n.startswith(STACK_PREFIX) and int(n[len(STACK_PREFIX):]) < len(below))
+    varnames = [n for n in code.co_varnames if not n.startswith(STACK_PREFIX)]
+    resumes: dict = {}
+
+    def run_block(*args):
+        where, bound = region(*args)
+        names = tuple(n for n in varnames if parameter_name(n) in bound)
+        resume = resumes.get((where, names))
+        if resume is None:
+            resume = resumes[where, names] = _resume_trampoline(cache, where, below, names, options, live)
+        return resume(*args[:nbelow], *[bound[parameter_name(n)] for n in names])
+
+    run_block.__qualname__ = run_block.__name__ = region.__name__
+    return run_block
+
+
 def _break_function(cache, index, layout, local_names, options, scalars=frozenset()):
     """scalars: the stack slots (`___stack<i>`) and locals that hold graph NumPy scalars."""
     store = cache.state.data.setdefault("resume", {})
     key = ("break", index, layout, tuple(local_names), tuple(sorted(scalars)))
     fn = store.get(key)
+    if fn is None and is_block_start(cache.code, index):
+        fn = store[key] = _region_break_function(cache, index, layout, local_names, options, scalars)
     if fn is None:
         instrs = pyversion.instructions(cache.code)
         ins = instrs[index]

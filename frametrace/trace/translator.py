@@ -17,6 +17,7 @@ from ..config import config
 from ..errors import NumpyError, Unsupported
 from ..ir.builder import Proxy
 from ..ir.fake import FakeScalar
+from . import frame_builtins
 from .opcodes import OpcodeHandlers
 from .variables.array import ArrayVariable, check_mixing
 from .variables.base import CellBox, VariableTracker
@@ -62,7 +63,11 @@ class InstructionTranslator(OpcodeHandlers):
         self.kw_names = ()
         self.lineno = code.co_firstlineno
         self.depth = 0 if parent is None else parent.depth + 1
-        if pyversion.has_exception_table(code):
+        self.locals_dict = None               # 3.11/3.12: the one dict locals() refreshes and returns
+        self.region_starts = frozenset()      # root only: try/with blocks split the frame there
+        if pyversion.has_exception_table(code) and parent is None:
+            self.region_starts = _region_starts(self.instructions, code)
+        elif pyversion.has_exception_table(code):
             raise Unsupported("try/except/with blocks are not traced yet", kind="exception_table",
                               context=code.co_name, location=f"{code.co_filename}:{code.co_firstlineno}",
                               hints=("move the try/with block out of the compiled function",))
@@ -87,6 +92,8 @@ class InstructionTranslator(OpcodeHandlers):
             while True:
                 if self.ip == self.stop_index:
                     raise BreakPoint(self)
+                if self.ip in self.region_starts:
+                    self._split_at_block()
                 ins = self.instructions[self.ip]
                 self.ip += 1
                 line = pyversion.line_started(ins)
@@ -113,6 +120,18 @@ class InstructionTranslator(OpcodeHandlers):
                     raise
         finally:
             self.output.current_tx = prev
+
+    def _split_at_block(self):
+        """A try/with block starts here: the frame breaks before it (resume/region.py runs it)."""
+        ins = self.instructions[self.ip]
+        kind = "with" if ins.opname in pyversion.WITH_STARTS else "try"
+        exc = Unsupported(f"a `{kind}` block is run by Python, not traced", kind="exception_table",
+                          context=f"{ins.opname} {ins.argrepr}".strip(),
+                          hints=("the code before and after the block still compiles",))
+        loc = self.location()
+        exc.location, exc.source_line = loc.short(), loc.source_line
+        exc.root_index, exc.stack_depth = self.ip, len(self.stack)
+        raise exc
 
     def jump(self, offset):
         self.ip = self.offset_to_index[offset]
@@ -294,6 +313,9 @@ class InstructionTranslator(OpcodeHandlers):
     # -- calls --
 
     def call(self, fn, args, kwargs):
+        result = frame_builtins.call(self, fn, args, kwargs)
+        if result is not None:
+            return result
         return fn.call_function(self, list(args), dict(kwargs))
 
     def inline_call(self, fn_var, args, kwargs):
@@ -322,6 +344,14 @@ class InstructionTranslator(OpcodeHandlers):
         if isinstance(v, ListIteratorVariable):
             return v
         return ListIteratorVariable(v.unpack(self))
+
+
+def _region_starts(instructions, code) -> frozenset:
+    """Indices where a try/with block begins: a `with` statement, or any instruction inside an
+    exception range (the trace meets the first one of a `try` body and splits there)."""
+    protected = pyversion.protected_offsets(code)
+    return frozenset(i for i, ins in enumerate(instructions)
+                     if ins.offset in protected or ins.opname in pyversion.WITH_STARTS)
 
 
 def _is_sym(value) -> bool:
