@@ -35,6 +35,26 @@ def _math(name):
     return lambda e, t, *xs: e.math(name, t, *xs)
 
 
+def _math_with_domain(name, pole, below):
+    """A vectorised math function whose domain errors NumPy reports: "divide" at the pole
+    (log(0) = -inf), "invalid" below the domain (log(-1) = nan). The library computes the
+    values; these flags are what NumPy's own loops would raise."""
+    def rule(e, t, x):
+        T = reg(t)
+        r = e.math(name, t, x)
+        at_pole = e.emit(f"fcmp oeq {T} {x}, {_fc(t, pole)}", "i1")
+        offset = e.emit(f"fsub {T} {x}, {_fc(t, pole)}", T)          # +-0.0 at the pole
+        if T != "double":
+            offset = e.emit(f"fpext {T} {offset} to double", "double")
+        r = raise_flag_if(e, t, at_pole, r, "divide", zero=offset)
+        return raise_flag_if(e, t, e.emit(f"fcmp olt {T} {x}, {_fc(t, below)}", "i1"), r, "invalid")
+    return rule
+
+
+# log-family poles and domains: (pole, smallest valid argument)
+_DOMAINS = {"log": (0.0, 0.0), "log2": (0.0, 0.0), "log10": (0.0, 0.0), "log1p": (-1.0, -1.0)}
+
+
 def _isnan(e, t, x):
     return e.emit(f"fcmp uno {reg(t)} {x}, {x}", "i1")
 
@@ -196,20 +216,35 @@ FLOAT = {
 }
 for _n, _lw in lowered_as(Loop).items():     # float bodies calling the vectorised math library
     if _lw.math:
-        FLOAT[_n] = _math(_n)
+        FLOAT[_n] = _math_with_domain(_n, *_DOMAINS[_n]) if _n in _DOMAINS else _math(_n)
 
 # ----------------------------------------------------------------------------- integer rules
 
 
-def raise_flag_if(e, t, cond, value, flag="divide"):
-    """`value`, after setting the FP status flag NumPy's integer loops report ("divide" by
-    zero: 1/0, "over"flow: 1e308*1e308) where `cond` holds (fpflags.py reads it). The
-    unordered test on the product keeps it alive; it is never true."""
+def raise_flag_if(e, t, cond, value, flag="divide", zero=None):
+    """`value`, after setting the FP status flag NumPy reports ("divide" by zero: 1/0,
+    "over"flow: 1e308*1e308, "invalid": 0/0) where `cond` holds (fpflags.py reads it). A
+    comparison that is never true keeps the operation alive. `zero`: a run-time double that is
+    +-0.0 wherever `cond` holds; dividing by it cannot be folded away (a constant divisor is
+    folded into a select of constants and the flag is lost)."""
+    divisor = zero
+    zero = "0.0" if reg(t) in ("float", "double") else "0"
+    if flag == "divide" and divisor is not None:
+        x = e.emit(f"select i1 {cond}, double {divisor}, double 1.0", "double")
+        y = e.emit(f"fdiv double 1.0, {x}", "double")
+        never = e.emit(f"fcmp uno double {y}, {y}", "i1")
+        return _sel(e, t, never, zero, value)
+    if flag == "invalid":
+        x = e.emit(f"select i1 {cond}, double 0.0, double 1.0", "double")
+        y = e.emit(f"fdiv double {x}, {x}", "double")
+        never = e.emit(f"fcmp ogt double {y}, 2.0", "i1")
+        return _sel(e, t, never, zero, value)
     big = "0.0" if flag == "divide" else "1.0e+308"
     x = e.emit(f"select i1 {cond}, double {big}, double 1.0", "double")
     y = e.emit(f"fdiv double 1.0, {x}" if flag == "divide" else f"fmul double {x}, 1.0e+308", "double")
     never = e.emit(f"fcmp uno double {y}, {y}", "i1")
-    return _sel(e, t, never, "0", value)
+    return _sel(e, t, never, zero, value)
+
 
 
 def _i_divmod(signed):
