@@ -37,7 +37,8 @@ def kind(dtype: str) -> str:
 # reduction combiners red_add/red_mul (reassoc for floats), red_max/red_min (NaN-propagating),
 # red_and/red_or, argbetter_max/argbetter_min(x, best) -> bool (NumPy's first-NaN rule).
 # clip_scalar(x, lo, hi): NumPy's clip loop for bounds that do not move (scalars, size-1 arrays): ties keep x.
-_INTERNAL = "affine cast where clip clip_scalar red_add red_mul red_max red_min red_and red_or argbetter_max argbetter_min"
+_INTERNAL = ("affine cast where clip clip_scalar red_add red_mul red_max red_min red_and red_or "
+             "argbetter_max argbetter_min")
 
 # (loop-IR op, operand kind) -> operand count: the ufuncs' loop bodies as registered
 # (ir/ops/elementwise.py, `Loop(kinds)`), and the internal ops (0: any count)

@@ -49,7 +49,8 @@ def line_started(ins):
 NOT_TRACED = {k: set(v) for k, v in _NOT_TRACED_311.items()}
 NOT_TRACED["generators, coroutines and async code are not traced"] |= {"CLEANUP_THROW", "END_SEND"}
 NOT_TRACED["generators, coroutines and async code are not traced"] -= {"ASYNC_GEN_WRAP"}
-NOT_TRACED["try/except/with: the frame is split before the block, which runs in Python (resume/region.py)"] -= {"PREP_RERAISE_STAR"}
+_SPLIT_BLOCKS = "try/except/with: the frame is split before the block, which runs in Python (resume/region.py)"
+NOT_TRACED[_SPLIT_BLOCKS] -= {"PREP_RERAISE_STAR"}
 NOT_TRACED["imports, class bodies and module-level code are not compiled functions"] -= {
     "LOAD_CLASSDEREF", "PRINT_EXPR", "IMPORT_STAR"}
 NOT_TRACED["imports, class bodies and module-level code are not compiled functions"] |= {

@@ -17,7 +17,7 @@ def use_locals(x, k):
 
 
 def use_vars(x, k):
-    z = np.cos(x)
+    z = np.cos(x)  # noqa: F841 - read through vars()
     return vars()["z"] - k, list(vars())
 
 
@@ -78,8 +78,8 @@ def calls_inner_locals(x, k):
     return d["b"] - d["a"], sorted(d)
 
 
-PROGRAMS = [use_locals, use_vars, locals_twice, locals_refresh, returns_locals, locals_after_break, use_dir, use_getframe,
-            calls_getframe, calls_inner_locals]
+PROGRAMS = [use_locals, use_vars, locals_twice, locals_refresh, returns_locals, locals_after_break, use_dir,
+            use_getframe, calls_getframe, calls_inner_locals]
 
 
 def same(a, b):

@@ -262,7 +262,8 @@ BLOCK_STATEMENTS = [
     "x = np.sin(x) + {c}",
     "with Recorder({c}) as r:\n    x = x * r",
     "with Recorder({c}, swallow=KeyError):\n    x = x + 1\n    if x.shape[0] > 2:\n        {{}}['k']\n    x = x - 1",
-    "try:\n    x = x / {c}\n    int('q' if x.shape[0] > 3 else '1')\nexcept ValueError:\n    log.append({c})\n    x = x + 2",
+    "try:\n    x = x / {c}\n    int('q' if x.shape[0] > 3 else '1')\n"
+    "except ValueError:\n    log.append({c})\n    x = x + 2",
     "try:\n    x = x - {c}\nfinally:\n    log.append('f')",
     "if x.sum() > {c}:\n    x = x + 1",
 ]

@@ -377,7 +377,8 @@ class FunctionEmitter:
         params += [f"{T.reg(s.dtype)} %a{j}" for j, s in enumerate(k.slots)]
         body = [self.lines[0]] + self.allocas + self.lines[1:]
         # a body between the entry's flag reads stays a call: no FP op moves across them
-        attrs = "noinline optnone nounwind" if self.tiny else "noinline nounwind" if self.fp else "alwaysinline nounwind"
+        attrs = ("noinline optnone nounwind" if self.tiny else "noinline nounwind" if self.fp
+                 else "alwaysinline nounwind")
         if self.fp:
             self.mod.decls.update(fpflags.DECLS)
         text = [f"define internal void @{k.name}.body({', '.join(params)}) {attrs} {{"]

@@ -73,7 +73,8 @@ def _raises(e) -> bool:
         return False
     operand = getattr(e.args[0], "dtype", e.dtype) if e.args else e.dtype
     if e.op == "cast":                            # float -> int or a narrower float
-        return operand.startswith("float") and (not e.dtype.startswith("float") or (operand, e.dtype) == ("float64", "float32"))
+        return operand.startswith("float") and (not e.dtype.startswith("float")
+                                                or (operand, e.dtype) == ("float64", "float32"))
     if operand.startswith("float") or e.dtype.startswith("float"):
         return e.op not in _QUIET
     divisor = e.args[1] if len(e.args) == 2 else None      # x // 3: never zero, never -1

@@ -209,7 +209,8 @@ FLOAT = {
     "isfinite": lambda e, t, x: e.emit(f"fcmp one {reg(t)} {e.intrinsic('fabs', t, x)}, "
                                        f"{_fc(t, math.inf)}", "i1"),
     "signbit": _f_signbit, "logical_not": lambda e, t, x: e.emit(f"fcmp oeq {reg(t)} {x}, 0.0", "i1"),
-    "clip": _f_clip, "clip_scalar": _f_clip_scalar, "red_add": lambda e, t, a, b: e.emit(f"fadd reassoc {reg(t)} {a}, {b}", reg(t)),
+    "clip": _f_clip, "clip_scalar": _f_clip_scalar,
+    "red_add": lambda e, t, a, b: e.emit(f"fadd reassoc {reg(t)} {a}, {b}", reg(t)),
     "red_mul": lambda e, t, a, b: e.emit(f"fmul reassoc {reg(t)} {a}, {b}", reg(t)),
     "red_max": _intr("maximum"), "red_min": _intr("minimum"),
     "argbetter_max": _f_argbetter("ogt"), "argbetter_min": _f_argbetter("olt"),

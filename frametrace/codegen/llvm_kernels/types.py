@@ -84,7 +84,8 @@ def _cvtt(e, x, ts, td):
     n = bits({"i32": "int32", "i64": "int64"}[td])
     lo, hi = const(-2.0 ** (n - 1), "float64"), const(2.0 ** (n - 1), "float64")
     xd = x if ts == "double" else e.emit(f"fpext {ts} {x} to double", "double")
-    ok = e.emit(f"and i1 {e.emit(f'fcmp oge double {xd}, {lo}', 'i1')}, {e.emit(f'fcmp olt double {xd}, {hi}', 'i1')}", "i1")
+    above, below = e.emit(f"fcmp oge double {xd}, {lo}", "i1"), e.emit(f"fcmp olt double {xd}, {hi}", "i1")
+    ok = e.emit(f"and i1 {above}, {below}", "i1")
     v = e.emit(f"freeze {td} {e.emit(f'fptosi {ts} {x} to {td}', td)}", td)
     return e.emit(f"select i1 {ok}, {td} {v}, {td} {-(1 << (n - 1))}", td)
 
