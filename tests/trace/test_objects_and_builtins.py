@@ -3,6 +3,8 @@ generators and builtins over containers: traced inline, compared with plain Pyth
 import dataclasses
 import functools
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -63,6 +65,8 @@ class Stack:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.xfail(sys.version_info >= (3, 12), strict=True,
+                   reason="3.12+: LOAD_SUPER_ATTR (zero-argument super()) is a graph break, not traced yet")
 def test_callable_objects_in_lists_with_methods_properties_super(backend):
     model = Stack(4, 3)
     f = ft.compile(lambda m, x: m(x), backend=backend)
@@ -134,6 +138,8 @@ def builtins_over_containers(xs, d):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.xfail(sys.version_info >= (3, 12), strict=True,
+                   reason="3.12+: a generator body is an exception-table region; inlined generators break")
 def test_generators_and_builtins_over_containers(backend):
     xs = [rng.standard_normal(n) for n in (3, 1, 4)]
     d = {"a": rng.standard_normal(2), "b": rng.standard_normal(2)}
