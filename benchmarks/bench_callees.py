@@ -18,15 +18,8 @@ import time
 import numpy as np
 
 import frametrace as ft
+from bench_hook import add, fib
 from common import per_call
-
-
-def fib(n):
-    return n if n < 2 else fib(n - 1) + fib(n - 2)
-
-
-def add(a, b):
-    return a + b
 
 
 def program():
