@@ -181,13 +181,6 @@ class DefaultsSource(ChainedSource):
         return f"{self.base.code}.__defaults__[{self.index}]"
 
 
-def code_of_name(name: str) -> str:
-    """Rewrite a source name (`L['x'].shape[0]`) into entry-function code (`x.shape[0]`)."""
-    import re
-    name = re.sub(r"L\['([A-Za-z_][A-Za-z_0-9]*)'\]", r"\1", name)
-    return name.replace("G[", "___G[").replace("np.asarray(", f"{INT_LIST_CONVERT}(")
-
-
 # the entry's name for the function that turns a list of ints into an int64 array
 INT_LIST_CONVERT = "___int64_array"
 

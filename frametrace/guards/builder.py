@@ -129,7 +129,3 @@ class GuardBuilder:
         """`fn(value)` holds: a property of a value that no other kind states (`says` completes
         the sentence "L['x'] ...", e.g. "is a list of ints that fit int64")."""
         return self._add(Guard(K.PREDICATE, source, (fn, says), self.bind(fn, "fn")))
-
-    def raw(self, code: str, text: str, location=None):
-        """A condition given as code and text (legacy GuardSet.add; kept until its callers move)."""
-        return self._add(Guard(K.RAW, None, location=location, raw=(code, text)))

@@ -22,4 +22,3 @@ class GuardKind(str, enum.Enum):
     BUILTIN = "BUILTIN"            # name not in the globals (source)     payload: name
     ALIAS = "ALIAS"                # (v is other) == same                 payload: (other Source, same)
     PREDICATE = "PREDICATE"        # fn(v) is true                        payload: (fn, what it says)
-    RAW = "RAW"                    # a condition given as code and text (legacy GuardSet.add)

@@ -13,8 +13,6 @@ SAME_BITS = "___same_bits"          # exact.same_bits, bound by the builder when
 
 def guard_code(g) -> str:
     k, src = g.kind, g.source
-    if k is K.RAW:
-        return g.raw[0]
     if k is K.SHAPE_ENV:
         return shape_env_code(g)
     c = src.code

@@ -19,11 +19,10 @@ class Guard:
     """One guard. `ref` is the name under which generated checks see the payload object (for
     kinds that compare with an object: a type, an identity, a dtype, a code object...)."""
     kind: GuardKind
-    source: object                 # frametrace.sources.Source, or None (RAW)
+    source: object                 # frametrace.sources.Source, or None (SHAPE_ENV)
     payload: object = None
     ref: str | None = None
     location: object = None        # user location (shape-env guards)
-    raw: tuple | None = None       # (code, text) of a RAW guard
     sources: dict | None = None    # SHAPE_ENV: sympy Symbol -> the Source that binds it
 
     @property

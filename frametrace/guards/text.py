@@ -8,8 +8,6 @@ from .kinds import GuardKind as K
 
 def guard_text(g) -> str:
     k, src = g.kind, g.source
-    if k is K.RAW:
-        return g.raw[1]
     if k is K.SHAPE_ENV:
         sg = g.payload
         return guard_source(sg.expr, sg.kind, {s: src.name for s, src in g.sources.items()})

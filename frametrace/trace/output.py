@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import Unsupported
-from ..guards.guard_set import GuardSet
+from ..guards.builder import GuardBuilder
 from ..ir.builder import GraphBuilder
 from ..ir.fake import FakeScalar
 from .variables.array import ArrayVariable
@@ -24,7 +24,7 @@ class OutputGraph:
         self.policy = policy
         self.frame_state = frame_state
         self.root_globals = root_globals
-        self.guards = GuardSet()
+        self.guards = GuardBuilder()
         self.input_vars: dict = {}        # source name -> VT (each input wrapped once)
         self.graph_inputs: list = []      # (input node, source)
         self.symbol_sources: dict = {}    # sympy.Symbol -> Source that binds it
@@ -113,7 +113,7 @@ class Reconstructor:
         if type(value) in (int, bool, str, type(None)) or (type(value) is float and value == value
                                                           and value not in (float("inf"), float("-inf"))):
             return repr(value)
-        # not `___const_N`: guard bindings (GuardSet.bind) use that prefix in the same namespace
+        # not `___const_N`: guard bindings (GuardBuilder.bind) use that prefix in the same namespace
         name = f"___value_{len(self.namespace)}"
         self.namespace[name] = value
         return name

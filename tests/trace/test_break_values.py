@@ -56,8 +56,8 @@ def test_unbacked_size_across_break(backend, capsys):
 def test_explainer_counts_raising_and_non_bool_guards_as_failing():
     b, y = GuardBuilder(), LocalSource("y")
     b.equals(y, 5)                                   # type(L['y']) is int, L['y'] == 5
-    b.raw("y.missing > 0", "L['y'].missing > 0")
+    b.predicate(y, lambda v: v.missing > 0, "has .missing > 0")      # raises on an int or array
     b.length(y, 3)
     info = EntryInfo("0/0", ("y",), b.guards, b.namespace, None, 0, "")
-    assert info.failing_guards([np.arange(3)]) == ["type(L['y']) is int", "L['y'] == 5", "L['y'].missing > 0"]
-    assert info.failing_guards([5]) == ["L['y'].missing > 0", "len(L['y']) == 3"]
+    assert info.failing_guards([np.arange(3)]) == ["type(L['y']) is int", "L['y'] == 5", "L['y'] has .missing > 0"]
+    assert info.failing_guards([5]) == ["L['y'] has .missing > 0", "len(L['y']) == 3"]
