@@ -9,14 +9,14 @@ import sys
 
 from bytecode import Instr
 
-# version -> (instructions before CALL, is the NULL pushed below the callable?)
-# (3.11 has only directed conditional jumps; 3.13 jumps on exact bools, made by TO_BOOL)
-_CALL_PROTOCOL = {
-    (3, 11): (("PRECALL",), True),
-    (3, 12): ((), True),
-    (3, 13): ((), False),
+# version -> (instructions before CALL, is the NULL pushed below the callable?, the jump-if-true
+# sequence: 3.11 has only directed jumps; 3.13 jumps on exact bools, made by TO_BOOL)
+_PROTOCOL = {
+    (3, 11): (("PRECALL",), True, ("POP_JUMP_FORWARD_IF_TRUE",)),
+    (3, 12): ((), True, ("POP_JUMP_IF_TRUE",)),
+    (3, 13): ((), False, ("TO_BOOL", "POP_JUMP_IF_TRUE")),
 }
-CALL_PREFIX, NULL_BELOW_CALLABLE = _CALL_PROTOCOL.get(sys.version_info[:2], _CALL_PROTOCOL[(3, 13)])
+CALL_PREFIX, NULL_BELOW_CALLABLE, _JUMP_IF_TRUE = _PROTOCOL.get(sys.version_info[:2], _PROTOCOL[(3, 13)])
 
 
 def load_callable(value, lineno) -> list:
@@ -31,8 +31,5 @@ def call(nargs: int, lineno) -> list:
 
 def jump_if_true(label, lineno) -> list:
     """Pop the top of the stack and jump forward to `label` when it is true."""
-    if sys.version_info[:2] == (3, 11):
-        return [Instr("POP_JUMP_FORWARD_IF_TRUE", label, lineno=lineno)]
-    if sys.version_info[:2] == (3, 12):
-        return [Instr("POP_JUMP_IF_TRUE", label, lineno=lineno)]
-    return [Instr("TO_BOOL", lineno=lineno), Instr("POP_JUMP_IF_TRUE", label, lineno=lineno)]
+    *convert, jump = _JUMP_IF_TRUE
+    return [Instr(name, lineno=lineno) for name in convert] + [Instr(jump, label, lineno=lineno)]
