@@ -37,6 +37,12 @@ _DEFAULTS = {
     "num_threads": 0,
     # how many bytecode instructions one trace may execute before giving up
     "max_trace_steps": 200_000,
+    # Python loops over a symbolic range, or a data-dependent while, become one loop node whose
+    # body is traced once (trace/loops.py); False unrolls every loop as TorchDynamo does
+    "loop_nodes": True,
+    # a `for` over a constant range of at least this many iterations is a loop node too
+    # (shorter ones, and loops over tuples and lists, are unrolled)
+    "loop_unroll_limit": 32,
     # how deep user calls are inlined
     "max_inline_depth": 32,
     # MPI ranks exchange observed sizes at each compile (frametrace.distributed)

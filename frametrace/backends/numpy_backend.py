@@ -53,6 +53,9 @@ def generate_source(graph: Graph):
         # a gather's `size` is the unbacked symbol its own result defines
         attrs = [(k, v) for k, v in node.attrs if not (op.kind == "gather" and k == "size")]
         kwargs = "".join(f", {k}={_arg_code(v, names, sym_names, consts)}" for k, v in attrs)
+        if node.op == "loop":                      # a structured loop: its body compiled on its own
+            consts[f"___body{i}"] = compile_graph(node.attr("body").graph)
+            kwargs += f", runner=___body{i}"
         if args == "" and kwargs:
             kwargs = kwargs[2:]
         call = f"{ref}({args}{kwargs})"

@@ -102,23 +102,62 @@ class GraphBuilder:
         node = self.graph.add_input(source=source, kind="scalar", dtype=dtype, scalar=True)
         return Proxy(node, FakeScalar(pytype))
 
+    predicates: tuple = ()      # bool values: the branches of data-dependent `if`s being traced
+
     def emit(self, op: str, *args, **attrs):
-        """Run `op`'s meta rule and append its node; returns a Proxy (None for mutations)."""
+        """Run `op`'s meta rule and append its node; returns a Proxy (None for mutations).
+        Inside a branch of a data-dependent `if` (if-converted by the tracer: trace/loops.py),
+        `dst[...] = src` writes `where(branch taken, src, dst)`: the old contents where the
+        branch is not taken; other writes are unsupported there."""
+        if self.predicates and get_op(op).kind == "mutation":
+            if op != "assign":
+                raise Unsupported(f"{op} under a data-dependent condition", kind="loop",
+                                  hints=("write with `x[...] = value`, or compute the value with np.where",))
+            dst, src = args
+            if _value_dtype(src) != dst.dtype:
+                src = self._emit("astype", src, dtype=dst.dtype)
+            src = self._emit("where", self.predicates[-1], src, dst)
+            return self._emit("assign", dst, src)
+        return self._emit(op, *args, **attrs)
+
+    def push_predicate(self, cond: Proxy) -> None:
+        """Enter a branch taken when `cond` (a bool value) holds, inside the current one."""
+        if self.predicates:
+            cond = self._emit("logical_and", self.predicates[-1], cond)
+        self.predicates = self.predicates + (cond,)
+
+    def pop_predicate(self) -> None:
+        self.predicates = self.predicates[:-1]
+
+    def _emit(self, op: str, *args, **attrs):
         opdef = get_op(op)
         if opdef.kind == "mutation" and args and isinstance(args[0], Proxy):
             _check_write_target(args[0].node, op)
         result = opdef.meta(*_meta_arg(args), **{k: _meta_arg(v) for k, v in attrs.items()})
-        node_attrs = tuple(sorted((k, to_expr(v)) for k, v in attrs.items()))
-        node_args = tuple(to_expr(a) for a in args)
+        node_attrs = tuple(sorted((k, self.lift_args(to_expr(v))) for k, v in attrs.items()))
+        node_args = tuple(self.lift_args(to_expr(a)) for a in args)
         if result is None:
-            self.graph.add(Node(op, node_args, node_attrs))
+            self.added(self.graph.add(Node(op, node_args, node_attrs)))
             return None
         if isinstance(result, FakeScalar):     # Python scalar arithmetic on run-time scalars
             dtype = _PY_DTYPE[result.pytype]
             node = self.graph.add(Node(op, node_args, node_attrs, (), dtype, True))
-            _FAKES[node] = result
-            return Proxy(node, result)
-        node = Node(op, node_args, node_attrs, to_expr(result.shape), result.dtype, result.scalar)
-        self.graph.add(node)
+        else:
+            node = self.graph.add(Node(op, node_args, node_attrs, to_expr(result.shape), result.dtype,
+                                       result.scalar))
         _FAKES[node] = result
+        self.added(node)
         return Proxy(node, result)
+
+    # hooks of a loop body's builder (ir/subgraph.py): nodes of an enclosing graph become inputs
+    def lift_args(self, a):
+        return a
+
+    def added(self, node: Node) -> None:
+        pass
+
+
+def _value_dtype(x):
+    if isinstance(x, Proxy):
+        return None if isinstance(x.fake, FakeScalar) else x.dtype
+    return x.dtype if isinstance(x, np.generic) else None

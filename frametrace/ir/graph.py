@@ -163,6 +163,10 @@ def format_graph(g: Graph, name: str = "graph") -> str:
         lhs = f"%{names[n]} = " if n.dtype is not None else ""
         typ = f"  : {n.type_str()}" if n.dtype is not None else ""
         lines.append(f"  {lhs}{n.op}({args}{attrs}){typ}")
+        body = n.attr("body") if n.op == "loop" else None
+        if body is not None:                   # a structured loop (ir/ops/loops.py): its body
+            inner = format_graph(body.graph, f"{body.kind}_body")
+            lines.extend("    " + line for line in inner.splitlines())
     outs = ", ".join(format_arg(o, names) for o in g.outputs)
     lines.append(f"  return ({outs})")
     return "\n".join(lines)

@@ -85,6 +85,9 @@ def verify_graph(graph: Graph, where: str = "") -> None:
                                 f"binds before it{at}")
         bound |= own
         defined.add(node)
+        body = node.attr("body")
+        if node.op == "loop" and body is not None:
+            verify_graph(body.graph, f"{where} in the loop body at {body.location}".strip())
     for out in graph.outputs:
         if out not in defined:
             raise IRVerifyError(f"output {out!r} is not a value of the graph{at}")
@@ -151,7 +154,8 @@ def _verify_meta(graph: Graph, at: str) -> None:
             got_dtype, got_shape = np.dtype({bool: np.bool_, int: np.int64, float: np.float64,
                                              complex: np.complex128}[result.pytype]), ()
         else:
-            got_dtype, got_shape = result.dtype, tuple(int(d) for d in result.shape)
+            got_dtype = result.dtype
+            got_shape = tuple(int(evaluate_size(sympy.sympify(d), binding)) for d in result.shape)
         want_shape = () if isinstance(want, FakeScalar) else want.shape
         if got_dtype != node.dtype or got_shape != want_shape:
             raise IRVerifyError(f"{node.op} node {node!r}: recorded {node.type_str()} at sizes "

@@ -173,10 +173,10 @@ class Plan:
     def _mutation_hazards(self):
         """A lazy value defined before a write to memory it reads, and used after it, is
         stored before the write (NumPy computed it then)."""
-        writes = [(self.pos[n], self.alias_class(self.assign_base(n)[0] if self.cat[n] == "assign"
-                                                 else n)) for n in self.nodes
+        writes = [(self.pos[n], self.alias_class(w)) for n in self.nodes
                   if n in self.live and (self.cat[n] == "assign" or (
-                      self.cat[n] == "fallback" and get_op(n.op).kind in _IMPURE_KINDS))]
+                      self.cat[n] == "fallback" and get_op(n.op).kind in _IMPURE_KINDS))
+                  for w in self._written(n)]
         if not writes:
             return
         memo: dict = {}
@@ -188,6 +188,17 @@ class Plan:
             last = self._last_use(n, memo)
             if any(self.pos[n] < p < last and c in classes for p, c in writes):
                 self.need[n] = True
+
+    def _written(self, n: Node) -> list:
+        """The values whose memory a write step may change: an assign's base; a structured
+        loop's captured arrays it writes into (ir/ops/loops.py); else the node itself."""
+        if self.cat[n] == "assign":
+            return [self.assign_base(n)[0]]
+        body = n.attr("body") if n.op == "loop" else None
+        if body is not None:
+            captured = body.split_args(n.args)[2]
+            return [n] + [captured[i] for i in body.writes if isinstance(captured[i], Node)]
+        return [n]
 
     # -- facts used by fusion ----------------------------------------------------------
     def readers(self) -> dict:

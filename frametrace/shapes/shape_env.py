@@ -24,6 +24,7 @@ from . import constraints as C
 from .printer import pycode
 from .records import RuntimeAssert
 from .records import sloc_suffix as _sloc
+from .loop_index import LoopIndices
 from .refine import GuardLearning
 from .symbols import SymbolFactory
 from .value_ranges import UNKNOWN, ValueRanges, bound_expr, decide
@@ -57,7 +58,7 @@ def _exactly_integer(expr) -> bool:
     return not any(p.exp.is_negative for p in expr.atoms(sympy.Pow))
 
 
-class ShapeEnv(SymbolFactory, GuardLearning):
+class ShapeEnv(SymbolFactory, GuardLearning, LoopIndices):
     """Symbols, hints, value ranges, replacements and guards of one compilation."""
 
     def __init__(self, specialize_zero_one: bool = True, duck_shape: bool = True,
@@ -214,6 +215,11 @@ class ShapeEnv(SymbolFactory, GuardLearning):
         if static is not None:
             log.debug("eval %s == %s [statically known]", expr, static)
             return static
+        if self.free_unbacked_symbols(expr) and self.__dict__.get("_loop_bounds"):
+            decided = self.decide_over_loop_indices(expr)     # a loop body (loop_index.py)
+            if decided is not None:
+                log.debug("eval %s == %s [for every loop index in range]", expr, decided)
+                return decided
         if self.free_unbacked_symbols(expr):
             if fallback_value is not None:
                 log.debug("eval %s == %s [data-dependent, assumed without a guard]",

@@ -18,6 +18,7 @@ from .entry import build_entry
 from .output import OutputGraph, Reconstructor
 from ..errors import Unsupported
 from .graph_break import break_return_code, breakable_index
+from .loops import LoopRestart
 from .translator import BreakPoint, InstructionTranslator
 from .variables.base import CellBox
 
@@ -50,7 +51,20 @@ class EntryInfo:
         return failing_guards(self.guards, self.namespace, self.argnames, values)
 
 
-def _trace(cache, values, options, frame_state, stop_index=None):
+def _trace(cache, values, options, frame_state, stop_index=None, loop_plan=None):
+    """As _trace_once; a loop that cannot be a loop node as first tried (trace/loops.py) is
+    traced again peeled or unrolled, with the decision kept in `loop_plan` for later retraces."""
+    plan = {} if loop_plan is None else loop_plan
+    while True:
+        try:
+            return _trace_once(cache, values, options, frame_state, stop_index, plan)
+        except LoopRestart as restart:
+            if plan.get(restart.key) == restart.decision:
+                raise Unsupported(f"loop could not be traced: {restart.reason}", kind="loop") from None
+            plan[restart.key] = restart.decision
+
+
+def _trace_once(cache, values, options, frame_state, stop_index, loop_plan):
     """Run the symbolic interpreter over the frame: (output, root translator, returned VT)."""
     from ..shapes import ShapeEnv
     fn, code = cache.fn, cache.code
@@ -58,6 +72,7 @@ def _trace(cache, values, options, frame_state, stop_index=None):
                          backed_size_oblivious=config.backed_size_oblivious)
     output = OutputGraph(shape_env, DynamicPolicy(options.dynamic), frame_state, fn.__globals__)
     output.array_scalar_args = getattr(fn, ARRAY_SCALARS_ATTR, frozenset())
+    output.loop_plan = loop_plan
     shape_env.set_location_provider(output.location)
     nfree = len(code.co_freevars)
     arg_values = values[:len(values) - nfree]
@@ -73,13 +88,14 @@ def _trace(cache, values, options, frame_state, stop_index=None):
 def compile_frame(cache, values, options, frame_state, compile_id):
     """Trace the frame; on an Unsupported instruction that can be split, compile the part
     before it and hand the rest to a resume function (a graph break)."""
+    loop_plan: dict = {}
     try:
-        output, _, result = _trace(cache, values, options, frame_state)
+        output, _, result = _trace(cache, values, options, frame_state, loop_plan=loop_plan)
         brk = None
     except Unsupported as exc:
         index = breakable_index(cache, exc, options)
         try:
-            _trace(cache, values, options, frame_state, stop_index=index)
+            _trace(cache, values, options, frame_state, stop_index=index, loop_plan=loop_plan)
         except BreakPoint as bp:
             brk = bp
             output, result = bp.tx.output, None

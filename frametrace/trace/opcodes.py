@@ -15,6 +15,7 @@ from .variables.constant import ConstantVariable, SymNumberVariable
 from .variables.containers import (DictVariable, ListIteratorVariable, ListVariable, SliceVariable,
                                    TupleVariable, constant_key)
 from .variables.functions import NestedUserFunctionVariable
+from . import loops
 from .opcodes_py312 import BoundMethodVariable, VersionedOpcodes
 
 
@@ -312,6 +313,8 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
 
     def _pop_jump(self, ins):
         value = self.pop()
+        if isinstance(value, ArrayVariable) and loops.handles_jump(self, ins, value):
+            return                                   # a loop test, a loop, or an if in a loop body
         if value.truth(self) == pyversion.POP_JUMPS[ins.opname]:
             self.jump(ins.argval)
 
@@ -333,6 +336,9 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
 
     def op_FOR_ITER(self, ins):
         it = self.stack[-1]
+        if isinstance(it, loops.RangeLoopIterator):
+            loops.trace_for(self, ins, it)
+            return
         if not isinstance(it, ListIteratorVariable):
             raise Unsupported(f"iterating {it.describe()}", kind="iter")
         item = it.next_item()

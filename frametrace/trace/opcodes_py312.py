@@ -10,6 +10,7 @@ import types
 
 from .. import pyversion
 from ..errors import Unsupported
+from . import loops
 from .variables.base import NullVariable, VariableTracker
 from .variables.constant import ConstantVariable
 from .variables.containers import DictVariable, SliceVariable
@@ -134,6 +135,9 @@ class VersionedOpcodes:
     def for_iter_skip_end_for(self, ins):
         """3.12+: an exhausted FOR_ITER pops the iterator and skips the END_FOR (and POP_TOP) at its target."""
         it = self.stack[-1]
+        if isinstance(it, loops.RangeLoopIterator):
+            loops.trace_for(self, ins, it)
+            return
         if not hasattr(it, "next_item"):
             raise Unsupported(f"iterating {it.describe()}", kind="iter")
         item = it.next_item()

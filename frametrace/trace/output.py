@@ -37,6 +37,9 @@ class OutputGraph:
         self.builder.input_layout = self.input_layout
         self._wrap = VariableBuilder(self)
         self.side_effects = SideEffects(self._wrap.guard_not_aliased)
+        self.loop_plan: dict = {}         # (code, header offset) -> "peel" | "unroll" (trace/loops.py)
+        self.loop_stack: list = []        # the loop bodies being traced, innermost last
+        self.loop_notes: list = []        # (key, decision, reason) of this trace's loop restarts
 
     def wrap(self, value, source):
         return self._wrap(value, source)

@@ -23,12 +23,18 @@ class SideEffects:
         self._containers: dict = {}    # id(container VT) -> container VT
         self._globals: dict = {}       # (globals dict code, name) -> value VT
         self._order: list = []         # ("attr", key) / ("container", key), first mutation first
+        self.frozen = 0                # > 0 while a loop body is traced once (trace/loops.py)
 
     def __bool__(self):
         return bool(self._order)
 
+    def _check_frozen(self, what):
+        if self.frozen:
+            raise Unsupported(f"{what} inside a loop body (a Python side effect per iteration)", kind="loop")
+
     def store_attr(self, obj, name: str, value):
         """`obj.name = value` on an object that came from an input or a global."""
+        self._check_frozen(f"setting attribute {name!r}")
         if obj.source is None:
             raise Unsupported(f"setting attribute {name!r} of an object created while tracing",
                               kind="side_effect")
@@ -41,6 +47,7 @@ class SideEffects:
     def store_global(self, globals_dict: dict, globals_code: str, name: str, value):
         """`global name; name = value`: a store into a module's globals dict, which the entry
         reaches as `globals_code`."""
+        self._check_frozen(f"storing global {name!r}")
         key = (id(globals_dict), name)
         if key not in self._globals:
             self._order.append(("global", key))
@@ -57,6 +64,7 @@ class SideEffects:
 
     def mutate(self, container):
         """A list or dict VT changed in place; replayed if the caller can see it."""
+        self._check_frozen(f"changing a {container.describe()}")
         if container.source is None:
             return
         key = id(container)

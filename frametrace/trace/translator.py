@@ -17,7 +17,7 @@ from ..config import config
 from ..errors import NumpyError, Unsupported
 from ..ir.builder import Proxy
 from ..ir.fake import FakeScalar
-from . import frame_builtins
+from . import frame_builtins, loops
 from .opcodes import OpcodeHandlers
 from .variables.array import ArrayVariable, check_mixing
 from .variables.base import CellBox, VariableTracker
@@ -94,21 +94,8 @@ class InstructionTranslator(OpcodeHandlers):
                     raise BreakPoint(self)
                 if self.ip in self.region_starts:
                     self._split_at_block()
-                ins = self.instructions[self.ip]
-                self.ip += 1
-                line = pyversion.line_started(ins)
-                if line is not None:
-                    self.lineno = line
-                self.output.steps += 1
-                if self.output.steps > config.max_trace_steps:
-                    raise Unsupported(f"trace exceeded {config.max_trace_steps} instructions", kind="budget",
-                                      hints=("a very long unrolled loop; mark its bound static or use NumPy ops",))
                 try:
-                    handler = self.dispatch.get(ins.opname)
-                    if handler is None:
-                        raise Unsupported(f"opcode {ins.opname} is not supported", kind="opcode",
-                                          context=f"{ins.opname} {ins.argrepr}".strip())
-                    handler(self, ins)
+                    self.step()
                 except ReturnSignal as ret:
                     return ret.value
                 except Unsupported as exc:
@@ -120,6 +107,23 @@ class InstructionTranslator(OpcodeHandlers):
                     raise
         finally:
             self.output.current_tx = prev
+
+    def step(self):
+        """Execute the instruction at `ip`."""
+        ins = self.instructions[self.ip]
+        self.ip += 1
+        line = pyversion.line_started(ins)
+        if line is not None:
+            self.lineno = line
+        self.output.steps += 1
+        if self.output.steps > config.max_trace_steps:
+            raise Unsupported(f"trace exceeded {config.max_trace_steps} instructions", kind="budget",
+                              hints=("a very long unrolled loop; mark its bound static or use NumPy ops",))
+        handler = self.dispatch.get(ins.opname)
+        if handler is None:
+            raise Unsupported(f"opcode {ins.opname} is not supported", kind="opcode",
+                              context=f"{ins.opname} {ins.argrepr}".strip())
+        handler(self, ins)
 
     def _split_at_block(self):
         """A try/with block starts here: the frame breaks before it (resume/region.py runs it)."""
@@ -343,6 +347,10 @@ class InstructionTranslator(OpcodeHandlers):
     def iterate(self, v):
         if isinstance(v, ListIteratorVariable):
             return v
+        if isinstance(v, RangeVariable):
+            loop = loops.want_range_loop(self, v)        # a loop node rather than unrolled
+            if loop is not None:
+                return loop
         return ListIteratorVariable(v.unpack(self))
 
 

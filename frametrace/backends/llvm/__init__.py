@@ -74,6 +74,7 @@ def compile_graph(graph: Graph):
 def _compile(graph: Graph):
     stages = dict(PIPELINE)
     plan = stages["plan"](graph)
+    plan.loop_runners = {n: compile_graph(n.attr("body").graph) for n in graph.nodes if n.op == "loop"}
     steps = stages["steps"](plan)
     kernels = [s.kernel for s in steps if isinstance(s, KernelStep)]
     quick = tiers.assign(plan, kernels, getattr(graph, "hints", None))    # small symbolic kernels

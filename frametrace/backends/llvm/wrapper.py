@@ -78,6 +78,9 @@ class _Gen:
         ref = self.const(op.ref, f"op_{n.op}_")
         attrs = [(k, v) for k, v in n.attrs if not (op.kind == "gather" and k == "size")]
         args = [self.arg(a) for a in n.args] + [f"{k}={self.arg(v)}" for k, v in attrs]
+        runner = getattr(self.plan, "loop_runners", {}).get(n)
+        if runner is not None:                    # a structured loop: its body compiled on its own
+            args.append(f"runner={self.const(runner, 'body')}")
         call = f"{ref}({', '.join(args)})"
         if n.dtype is None:
             self.lines.append(f"    {call}")

@@ -20,5 +20,5 @@ Shared helpers: `symbolic` (size arithmetic over int | SymInt), `promotion` (Num
 rules by probing NumPy on one-element stand-ins), `broadcast`, `indexing` (canonical
 getitem indices).
 """
-from . import (advanced_index, creation, data_dependent, elementwise, linalg, mutation,  # noqa: F401
+from . import (advanced_index, creation, data_dependent, elementwise, linalg, loops, mutation,  # noqa: F401
                reductions, shape_ops, views)

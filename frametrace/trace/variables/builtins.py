@@ -181,7 +181,7 @@ class BuiltinVariable(VariableTracker):
         if len(args) == 1:
             args = args[0].unpack(tx)
         if any(isinstance(a, ArrayVariable) for a in args):
-            return None
+            return _scalar_minmax(tx, args, pick)
         values = [tx.unwrap(a) for a in args]
         if any(isinstance(a, SymNumberVariable) for a in args):
             from ...shapes import sym_max, sym_min
@@ -333,3 +333,21 @@ class MathFunctionVariable(VariableTracker):
 
 
 MATH_FUNCTIONS = {getattr(math, n) for n in dir(math) if callable(getattr(math, n))}
+
+
+def _scalar_minmax(tx, args, pick):
+    """min/max of NumPy or run-time Python scalars, as Python computes it: the first item,
+    replaced by each later one that compares smaller (larger); NaN stays where Python leaves
+    it. The items must share one type (else the result's type would depend on the data)."""
+    if not args or not all(not isinstance(a, ArrayVariable) or a.proxy.ndim == 0 for a in args):
+        return None
+    op = "<" if pick is builtins.min else ">"
+    result = args[0]
+    for item in args[1:]:
+        better = tx.compare(item, result, op)
+        if not isinstance(better, ArrayVariable):
+            result = item if better.truth(tx) else result
+            continue
+        raw = [v.proxy if isinstance(v, ArrayVariable) else tx.unwrap(v) for v in (item, result)]
+        result = tx.wrap_result(tx.output.builder.emit("select", better.proxy, *raw))
+    return result

@@ -1,0 +1,79 @@
+"""Loop indices: symbols bound by a structured loop, known only to lie in its range.
+
+Inside a loop body traced once for every iteration (trace/loops.py), the index of
+`for i in range(start, stop, step)` is an unbacked symbol `i<N>` with no hint and the
+bounds `lo <= i <= hi` (size expressions of the enclosing code). A comparison that mentions
+it (a bounds check `i - 1 < x.shape[0]`, the sign test of a negative index) is decided for
+every iteration at once: an expression linear in the index with a constant coefficient is
+monotonic, so it holds on the whole range when it holds at both ends. The answer at the
+ends may guard on the enclosing sizes, as any size comparison does; the index itself is
+never guarded. Anything else (equalities, non-linear forms) is data-dependent: the caller
+gets DataDependentError and the loop is unrolled or the graph breaks.
+
+The bounds hold only inside the body (zero-trip loops never run it), so they are scoped:
+`LoopIndices.enter` / `exit` around the body trace. Mixed into ShapeEnv.
+"""
+from __future__ import annotations
+
+import itertools
+
+import sympy
+
+from .value_ranges import UNKNOWN
+
+_RELATIONS = (sympy.StrictLessThan, sympy.LessThan, sympy.StrictGreaterThan, sympy.GreaterThan)
+
+
+class LoopIndices:
+    """Mixin of ShapeEnv: the loop indices in scope and deciding comparisons over them."""
+
+    def _loop_state(self) -> dict:
+        state = self.__dict__.get("_loop_bounds")
+        if state is None:
+            state = self.__dict__["_loop_bounds"] = {}
+            self.__dict__["_loop_ids"] = itertools.count()
+        return state
+
+    def enter_loop_index(self, lo, hi):
+        """A new index symbol with `lo <= i <= hi` (sympy expressions) in scope."""
+        bounds = self._loop_state()
+        sym = sympy.Symbol(f"i{next(self.__dict__['_loop_ids'])}", integer=True)
+        self._order[sym] = (1, len(self._order))          # unbacked: no hint, never guarded
+        self.var_to_range[sym] = UNKNOWN
+        bounds[sym] = (sympy.sympify(lo), sympy.sympify(hi))
+        self.version += 1
+        return sym
+
+    def exit_loop_index(self, sym) -> None:
+        self._loop_state().pop(sym, None)
+        self.version += 1
+
+    def is_loop_index(self, sym) -> bool:
+        return sym in self._loop_state()
+
+    def decide_over_loop_indices(self, expr):
+        """True/False if the comparison `expr` has that value for every index in range, else
+        None (see the module doc). May add guards on the enclosing sizes."""
+        bounds = self._loop_state()
+        syms = [s for s in expr.free_symbols if s in bounds]
+        if not syms or not isinstance(expr, _RELATIONS):
+            return None
+        diff = sympy.expand(expr.lhs - expr.rhs)
+        if not diff.free_symbols.isdisjoint(self.replacements):
+            diff = sympy.expand(self.simplify(diff))
+        cases = [diff]
+        for sym in sorted(syms, key=lambda s: -self._order[s][1]):   # innermost first
+            for case in cases:
+                slope = sympy.diff(case, sym)
+                if slope.free_symbols or not slope.is_number:
+                    return None                                        # not linear with a constant slope
+            lo, hi = bounds[sym]
+            cases = [sympy.expand(c.xreplace({sym: end})) for c in cases for end in (lo, hi)]
+        answers = set()
+        for case in cases:
+            if any(s in bounds for s in case.free_symbols):
+                return None                                            # a bound in terms of an inner index
+            answers.add(bool(self.evaluate_expr(type(expr)(case, 0))))
+            if len(answers) > 1:
+                return None
+        return answers.pop()
