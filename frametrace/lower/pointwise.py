@@ -53,6 +53,15 @@ LOOP_OPS = {
 _PY_OF = {"bool": bool, "int64": int, "float64": float}
 
 
+class _WeakTypes:
+    """Membership by identity: np.dtype("int64") == int holds, yet a NumPy operand is strong."""
+    def __contains__(self, t):
+        return t is bool or t is int or t is float
+
+
+_WEAK_TYPES = _WeakTypes()
+
+
 def weak_node(node: Node) -> bool:
     """A Python scalar at run time (NEP 50 weak): a scalar input, or Python-operator
     arithmetic on weak values only (the meta rule's FakeScalar case)."""
@@ -62,7 +71,7 @@ def weak_node(node: Node) -> bool:
             and node.dtype.name in _PY_OF):
         return False
     pyop = UNARY.get(node.op, BINARY.get(node.op))
-    return pyop is not None and all(operand_type(a) in (bool, int, float) for a in node.args)
+    return pyop is not None and all(operand_type(a) in _WEAK_TYPES for a in node.args)
 
 
 def operand_type(a):

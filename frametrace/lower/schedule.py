@@ -15,6 +15,7 @@ import math
 import sympy
 
 from ..ir.graph import Graph, Node
+from ..ir.ops.loops import written_values
 from ..ir.registry import get_op, may_raise
 from .classify import categorize, view_is_inlinable
 from .pointwise import SUPPORTED_DTYPES
@@ -190,15 +191,11 @@ class Plan:
                 self.need[n] = True
 
     def _written(self, n: Node) -> list:
-        """The values whose memory a write step may change: an assign's base; a structured
-        loop's captured arrays it writes into (ir/ops/loops.py); else the node itself."""
+        """The values whose memory a write step may change: an assign's base; an impure
+        fallback itself and what it writes into (a structured loop's captured arrays)."""
         if self.cat[n] == "assign":
             return [self.assign_base(n)[0]]
-        body = n.attr("body") if n.op == "loop" else None
-        if body is not None:
-            captured = body.split_args(n.args)[2]
-            return [n] + [captured[i] for i in body.writes if isinstance(captured[i], Node)]
-        return [n]
+        return [n] + written_values(n)
 
     # -- facts used by fusion ----------------------------------------------------------
     def readers(self) -> dict:

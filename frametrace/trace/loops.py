@@ -32,7 +32,7 @@ from ..errors import NumpyError, Unsupported
 from ..ir.builder import Proxy, to_expr
 from ..ir.fake import FakeArray, FakeScalar
 from ..ir.graph import Node
-from ..ir.ops.loops import LoopBody
+from ..ir.ops.loops import LoopBody, written_values
 from ..ir.registry import get_op
 from ..ir.subgraph import SubgraphBuilder
 from ..logs import get_logger
@@ -188,7 +188,13 @@ def trace_while(tx, ins, cond, header: int, exit_ip: int) -> None:
 def handles_jump(tx, ins, cond) -> bool:
     """A conditional jump on array data: a while loop's test, a while loop, or an `if` inside a
     loop body (if-converted). False: not ours (the caller asks for its truth: a graph break)."""
-    if not config.loop_nodes or not isinstance(cond, ArrayVariable):
+    if not config.loop_nodes:
+        return False
+    if isinstance(cond, SymNumberVariable):
+        cond = _index_condition(tx, cond)
+        if cond is None:
+            return False
+    if not isinstance(cond, ArrayVariable):
         return False
     jump_if = pyversion.POP_JUMPS[ins.opname]
     target = tx.offset_to_index.get(ins.argval)
@@ -442,17 +448,8 @@ def _finish_body(tx, key, bb, kind, carried, index, exit_ip) -> LoopBody:
 
 
 def _written_bases(n: Node) -> list:
-    op = get_op(n.op)
-    if op.kind == "mutation":
-        targets = [n.args[0]]
-    elif n.op == "loop":
-        body = n.attr("body")
-        captured = body.split_args(n.args)[2]
-        targets = [captured[i] for i in body.writes]
-    else:
-        return []
     out = []
-    for t in targets:
+    for t in written_values(n):
         while isinstance(t, Node) and t.op != "input" and get_op(t.op).kind == "view":
             t = t.args[0]
         if isinstance(t, Node):
@@ -480,6 +477,20 @@ def if_convert(tx, ins, cond) -> None:
     if end != target:
         end2 = _run_branch(tx, bb, taken, stop=lambda ip: ip == end or ip >= ctx.exit_ip or
                            (ip == ctx.header and ctx.tx is tx), ctx=ctx)
+        if end2 != end and ctx.header in (end, end2):
+            # one branch ends the iteration (`continue`), the other joins the code after the `if`:
+            # that one runs the rest of the iteration too, under its own condition
+            rest = (locals_f, stack_f, end, not_taken) if end2 == ctx.header else \
+                (tx.locals, tx.stack, end2, taken)
+            other = (tx.locals, tx.stack) if end2 == ctx.header else (locals_f, stack_f)
+            tx.locals, tx.stack, tx.ip = rest[0], rest[1], rest[2]
+            _run_branch(tx, bb, rest[3], stop=lambda ip: ip == ctx.header, ctx=ctx)
+            if end2 == ctx.header:
+                locals_f, stack_f = tx.locals, tx.stack
+                tx.locals, tx.stack = other
+            else:
+                locals_f, stack_f = other
+            end = end2 = ctx.header
         if end2 != end:
             raise Unsupported("the branches of an `if` in a loop body do not meet", kind="loop")
     locals_t, stack_t = tx.locals, tx.stack
@@ -553,7 +564,25 @@ def _truth_value(tx, cond, when):
         builder.emit("not_equal", p, 0) if not (isinstance(p.fake, FakeScalar) and p.fake.pytype is bool) else p
     if isinstance(b.fake, FakeArray) and b.ndim:
         b = builder.emit("reshape", b, shape=())
+    if isinstance(b.fake, FakeScalar):                  # a Python bool: the same test on np.bool_
+        b = builder.emit("astype", b, dtype=np.dtype(np.bool_))
     return b if when else builder.emit("logical_not", b)
+
+
+def _index_condition(tx, cond):
+    """A size condition that depends on a loop index (`if i % 2 == 0:` in a body) as a bool
+    value of the graph; None when the shape environment decides it (a guard at most)."""
+    env = tx.output.shape_env
+    expr = getattr(cond.value, "expr", None)
+    if expr is None or not tx.output.loop_stack or not any(env.is_loop_index(s) for s in expr.free_symbols):
+        return None
+    if env.maybe_evaluate_static(expr) is not None:
+        return None
+    try:
+        env.decide_over_loop_indices(expr)
+    except Unsupported:
+        pass
+    return ArrayVariable(tx.output.builder.emit("py_scalar", expr))
 
 
 def _and(tx, a, b):

@@ -313,7 +313,7 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
 
     def _pop_jump(self, ins):
         value = self.pop()
-        if isinstance(value, ArrayVariable) and loops.handles_jump(self, ins, value):
+        if isinstance(value, (ArrayVariable, SymNumberVariable)) and loops.handles_jump(self, ins, value):
             return                                   # a loop test, a loop, or an if in a loop body
         if value.truth(self) == pyversion.POP_JUMPS[ins.opname]:
             self.jump(ins.argval)

@@ -32,6 +32,7 @@ from ...lower.fusion import KernelStep, group
 from ...lower.loop_ir import Op, format_kernel
 from ...lower.schedule import Plan
 from . import jit, runtime, tiers, wrapper
+from .loops import NotNative, native_loop
 
 PIPELINE = (
     ("plan", lambda g: Plan(g)),                                  # categories, materialisation
@@ -42,6 +43,7 @@ PIPELINE = (
 )
 
 _log = get_logger("output_code")
+_loop_log = get_logger("loops")
 
 
 # An internal error while compiling a graph falls back to the NumPy backend for that graph
@@ -74,12 +76,15 @@ def compile_graph(graph: Graph):
 def _compile(graph: Graph):
     stages = dict(PIPELINE)
     plan = stages["plan"](graph)
-    plan.loop_runners = {n: compile_graph(n.attr("body").graph) for n in graph.nodes if n.op == "loop"}
+    plan.loop_natives, plan.loop_runners = _loops(graph)
     steps = stages["steps"](plan)
     kernels = [s.kernel for s in steps if isinstance(s, KernelStep)]
     quick = tiers.assign(plan, kernels, getattr(graph, "hints", None))    # small symbolic kernels
+    kernels += [nl.kernel for nl in plan.loop_natives.values()]
     ir = stages["llvm_ir"](kernels) if kernels else ""
     module = stages["module"](ir, [k.name for k in kernels]) if kernels else None
+    for nl in plan.loop_natives.values():
+        nl.fn = module.functions[nl.kernel.name]
     source, namespace = stages["wrapper"](plan, steps, module)
     refs = namespace.pop("_kernel_refs", {})
     run_tiers = namespace["_tier_up"] = tiers.TierUp(namespace, refs, kernels, stages["llvm_ir"]) if quick else None
@@ -95,6 +100,23 @@ def _compile(graph: Graph):
     if _log.isEnabledFor(10):
         _log.debug("%s\n%s", source, run.loop_ir)
     return run
+
+
+def _loops(graph: Graph):
+    """Each structured loop node (ir/ops/loops.py) as a native kernel when its body works on
+    elements (loops.py), else its body compiled as a graph of its own, run per iteration."""
+    natives, runners = {}, {}
+    for n in graph.nodes:
+        if n.op != "loop":
+            continue
+        try:
+            natives[n] = native_loop(n, f"loop{len(natives)}", runtime.ARRAY_LAYOUT_OK)
+            _loop_log.debug("loop at %s: native kernel", n.attr("body").location)
+        except NotNative as why:
+            _loop_log.info("loop at %s: the wrapper runs it, its body a graph of its own (%s)",
+                           n.attr("body").location, why)
+            runners[n] = compile_graph(n.attr("body").graph)
+    return natives, runners
 
 
 # the loop-IR listing prints each expression as a tree: a fused chain that shares

@@ -36,6 +36,7 @@ import numpy as np
 
 from ...codegen.llvm_kernels import fpflags
 from ...ir.graph import Node
+from ...ir.ops.loops import written_values
 from ...ir.registry import get_op
 from ..numpy_backend import compile_graph as numpy_compile
 
@@ -47,14 +48,17 @@ def mutated_inputs(graph) -> list:
     index = {n: i for i, n in enumerate(graph.inputs)}
     out = []
     for n in graph.nodes:
-        if get_op(n.op).kind != "mutation" or not n.args or not isinstance(n.args[0], Node):
-            continue
-        d = n.args[0]
+        for d in written_values(n):
+            _add_input(d, index, out)
+    return out
+
+
+def _add_input(d, index, out):
+    if True:
         while d not in index and get_op(d.op).kind == "view" and d.args and isinstance(d.args[0], Node):
             d = d.args[0]
         if d in index and index[d] not in out:
             out.append(index[d])
-    return out
 
 
 try:        # NumPy's error state: one capsule per np.errstate/np.seterr, in a ContextVar

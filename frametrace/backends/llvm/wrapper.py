@@ -25,6 +25,7 @@ from ...ir.registry import get_op
 from ...lower.fusion import KernelStep, WrapperStep
 from ...lower.schedule import Plan
 from ...lower.weak_ints import check_positions
+from ...ir.ops.loops import written_values
 from . import fp_errors, runtime
 from .layouts import Layouts, alloc, relayout
 
@@ -77,6 +78,9 @@ class _Gen:
         op = get_op(n.op)
         ref = self.const(op.ref, f"op_{n.op}_")
         attrs = [(k, v) for k, v in n.attrs if not (op.kind == "gather" and k == "size")]
+        native = getattr(self.plan, "loop_natives", {}).get(n)
+        if native is not None:                    # a loop over elements: one kernel (loops.py)
+            ref, attrs = self.const(native, "loop"), []
         args = [self.arg(a) for a in n.args] + [f"{k}={self.arg(v)}" for k, v in attrs]
         runner = getattr(self.plan, "loop_runners", {}).get(n)
         if runner is not None:                    # a structured loop: its body compiled on its own
@@ -223,7 +227,8 @@ class _Gen:
         that overlaps itself, FP exception flags the kernels set."""
         g, head, tail = self.plan.graph, [], []
         mutated = fp_errors.mutated_inputs(g)
-        fp = any(fpflags.may_raise(s.kernel) for s in steps if isinstance(s, KernelStep))
+        fp = any(fpflags.may_raise(s.kernel) for s in steps if isinstance(s, KernelStep)) or \
+            any(fpflags.may_raise(nl.kernel) for nl in getattr(self.plan, "loop_natives", {}).values())
         if not (mutated and steps) and not fp:
             return head, tail
         self.ns.update(_fb=fp_errors.Fallback(g, mutated), _fpw=fp_errors.WORD,
@@ -243,10 +248,8 @@ class _Gen:
         g, plan = self.plan.graph, self.plan
         index, getitem = set(g.inputs), self.const(get_op("getitem").ref, "op_getitem_")
         regions: dict = {}
-        for n in g.nodes:
-            if get_op(n.op).kind != "mutation" or not n.args or not isinstance(n.args[0], Node):
-                continue
-            chain, d = [], n.args[0]
+        for d in (d for n in g.nodes for d in written_values(n)):
+            chain = []
             while d not in index and get_op(d.op).kind == "view" and d.args and isinstance(d.args[0], Node):
                 chain.append(d)
                 d = d.args[0]

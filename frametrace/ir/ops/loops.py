@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import sympy
 
 from ..fake import FakeArray, FakeScalar
 from ..graph import Graph
@@ -135,6 +136,8 @@ def _kind_of(x):
     if isinstance(x, (bool, int, float, complex)):
         return ("py", type(x))
     expr = getattr(x, "expr", x)                     # a size (SymInt) or a size expression
+    if isinstance(expr, sympy.logic.boolalg.Boolean):
+        return ("py", bool)
     if getattr(expr, "is_integer", False):
         return ("py", int)
     raise TypeError(f"not a value: {x!r}")
@@ -169,3 +172,17 @@ def py_scalar_meta(value):
     """A constant or a size as a value of the graph (a carried value rebound to a constant)."""
     kind = _kind_of(value)
     return FakeScalar(kind[1]) if kind[0] == "py" else FakeArray((), kind[1], True)
+
+
+def written_values(node) -> list:
+    """The values whose memory `node` writes into: a mutation's destination, the captured
+    arrays a loop node writes (`body.writes`); [] for a node that writes nothing."""
+    from ..graph import Node
+    from ..registry import get_op
+    if node.op == "loop":
+        body = node.attr("body")
+        captured = body.split_args(node.args)[2]
+        return [captured[i] for i in body.writes if isinstance(captured[i], Node)]
+    if get_op(node.op).kind == "mutation" and node.args and isinstance(node.args[0], Node):
+        return [node.args[0]]
+    return []

@@ -1,0 +1,373 @@
+"""Native element loops: a loop node (ir/ops/loops.py) whose body works on elements becomes
+one kernel with the loop inside it.
+
+A body qualifies when every value in it is a scalar: element reads `x[i - 1, j]` and writes
+`d[i, j] = v` of arrays the loop captures (indices affine in the loop indices and sizes),
+NumPy and Python scalar arithmetic with a native loop body, `select` (if-converted
+branches, `min`/`max`), nested loops of the same kind, and carried scalars. Python ints
+only compare and select (their arithmetic does not overflow, int64 would); Python floats
+add, subtract and multiply (IEEE, as Python). Anything else keeps the generic path: the
+wrapper runs the loop, calling the body's own compiled graph each iteration.
+
+The kernel (loop IR, lower/loop_ir.py):
+
+    acc c_k = arg (initial carried values)          for each carried value
+    for k in [0, trip):   i = start + step * k      (step +1 or -1)
+        let t_n = <node n>                          every body node, in program order
+        b[idx] = ...                                element writes
+        c_k := t_out_k                              after all outputs are computed
+    out_k[()] = c_k                                 final values, read back by the wrapper
+
+Bounds were proved by the tracer over the whole range (shapes/loop_index.py), so there are
+no checks in the loop. Buffers may alias (a loop may read and write one array through two
+views), so none is `noalias`. FP exception flags go to the wrapper's word like any kernel's.
+"""
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import sympy
+
+from ...codegen.llvm_kernels import pack_format
+from ...ir.graph import IndexSlice, Node
+from ...ir.registry import get_op, may_raise
+from ...lower.loop_ir import (Acc, Affine, Arg, Buffer, Const, Kernel, Let, Load, Loop, Op, Slot, Store, Update,
+                              Var, cast)
+from ...lower.pointwise import SUPPORTED_DTYPES, NotLowerable, lower_elementwise, weak_node
+
+_PY_FLOAT_OPS = frozenset({"add", "subtract", "multiply", "negative", "positive", "absolute"})
+_COMPARE = frozenset({"less", "less_equal", "greater", "greater_equal", "equal", "not_equal"})
+
+
+class NotNative(Exception):
+    """This loop keeps the generic path (the message says why, for the logs)."""
+
+
+class NativeLoop:
+    """The kernel of one loop node and the call that runs it from the wrapper."""
+
+    def __init__(self, node: Node, kernel: Kernel, plan: list, out_types: list, object_abi: bool):
+        self.node, self.kernel = node, kernel
+        self.plan, self.out_types = plan, out_types       # how each kernel argument comes from the node's
+        self._pack = struct.Struct(pack_format(kernel, object_abi)).pack
+        self.object_abi = object_abi
+        self.fn = None                                   # set once the module is loaded
+
+    def __call__(self, *args):
+        bufs, slots, outs = [], [], []
+        for kind, src, dt in self.plan:
+            if kind == "buf":
+                bufs.append(args[src])
+            elif kind == "out":
+                out = np.empty((), dt)
+                outs.append(out)
+                bufs.append(out)
+            elif kind == "trip":
+                start, stop, step = args[0], args[1], args[2]
+                slots.append(len(range(start, stop, step)))
+            else:
+                value = args[src]
+                slots.append(float(value) if dt == "f" else int(value))
+        if self.object_abi:
+            packed = self._pack(*(id(b) for b in bufs), *slots)
+        else:
+            strides = [s for b in bufs for s in b.strides]
+            packed = self._pack(*(b.ctypes.data for b in bufs), *strides, *slots)
+        self.fn(0, 1, packed)
+        return tuple(t(o[()]) if t is not None else o[()] for o, t in zip(outs, self.out_types))
+
+
+def native_loop(node: Node, name: str, object_abi: bool) -> NativeLoop:
+    """The native kernel of loop `node`, or NotNative."""
+    return _Builder(node, name).build(object_abi)
+
+
+class _Builder:
+    def __init__(self, node: Node, name: str):
+        self.node, self.name = node, name
+        self.buffers: list = []
+        self.slots: list = []
+        self.plan: list = []          # per buffer, then per slot: ("buf"|"out", arg index, dtype) / ("slot", ...)
+        self.slot_plan: list = []
+        self.sym: dict = {}           # size / index symbol -> Affine
+        self.env: dict = {}           # body node -> expression (Var of its let) or ("buf", index)
+        self.lets = 0
+        self.loops = 0
+
+    # -- arguments --------------------------------------------------------------------------------
+    def slot(self, source_index, dtype: str, kind: str = "slot"):
+        slot_dt = "float64" if dtype.startswith("float") else ("uint64" if dtype == "uint64" else "int64")
+        self.slots.append(Slot(f"arg{len(self.slots)}", slot_dt))
+        self.slot_plan.append((kind, source_index, "f" if slot_dt == "float64" else "i"))
+        return cast(Arg(len(self.slots) - 1, slot_dt), dtype)
+
+    def buffer(self, source_index, dtype, ndim, written, kind="buf"):
+        self.buffers.append(Buffer(f"b{len(self.buffers)}", dtype, ndim, written, noalias=False))
+        self.plan.append((kind, source_index, dtype))
+        return len(self.buffers) - 1
+
+    # -- the kernel -------------------------------------------------------------------------------
+    def build(self, object_abi: bool) -> NativeLoop:
+        node, body = self.node, self.node.attr("body")
+        if body.kind != "for":
+            raise NotNative("a while loop")
+        nhead = 3
+        head, carried, captured, sizes = body.split_args(node.args)
+        step = head[2]
+        if not isinstance(step, int) or step not in (1, -1):
+            raise NotNative("a step other than 1 or -1")
+        for k, s in enumerate(sizes):
+            self.sym[s] = Affine(syms=((self._size_slot(nhead + len(carried) + len(captured) + k), 1),))
+        start = self._int_arg(head[0], 0)
+        trip_slot = len(self.slots)
+        self.slots.append(Slot("trip", "int64"))
+        self.slot_plan.append(("trip", None, "i"))
+        stmts = []
+        carried_exprs = []
+        for k, value in enumerate(carried):
+            dt = _dtype_of(body.graph.inputs[k])
+            acc = f"c{k}"
+            init = self._value_arg(value, nhead + k, dt)
+            stmts.append(Acc(acc, dt, init))
+            carried_exprs.append(Var(acc, dt))
+        cap_inputs = body.graph.inputs[len(carried):]
+        for k, (value, inp) in enumerate(zip(captured, cap_inputs)):
+            self._bind_input(inp, value, nhead + len(carried) + k, k in body.writes)
+        for k, inp in enumerate(body.graph.inputs[:len(carried)]):
+            self.env[inp] = carried_exprs[k]
+        var = self._loop_var()
+        self.sym[body.index] = Affine(((var, step),)) + start
+        inner = self._body(body.graph, [f"c{k}" for k in range(len(carried))])
+        stmts.append(Loop(var, Arg(trip_slot, "int64"), inner))
+        out_types = []
+        for k, inp in enumerate(body.graph.inputs[:len(carried)]):
+            dt = _dtype_of(inp)
+            b = self.buffer(None, dt, 0, True, kind="out")
+            stmts.append(Store(b, (), Var(f"c{k}", dt)))
+            out_types.append(_python_type(inp))
+        kernel = Kernel(self.name, stmts, self.buffers, self.slots, work=str(2 ** 40),   # never "tiny" (optnone)
+                        note=f"loop at {body.location}")
+        return NativeLoop(node, kernel, self.plan + self.slot_plan, out_types, object_abi)
+
+    def _size_slot(self, index):
+        self.slots.append(Slot(f"size{len(self.slots)}", "int64"))
+        self.slot_plan.append(("slot", index, "i"))
+        return Arg(len(self.slots) - 1, "int64")
+
+    def _int_arg(self, value, index) -> Affine:
+        if isinstance(value, int):
+            return Affine(const=value)
+        if isinstance(value, sympy.Basic):
+            return self.affine(value)
+        raise NotNative(f"a loop bound {value!r}")
+
+    def _value_arg(self, value, index, dt):
+        """The expression of a loop-node argument that is a scalar value."""
+        if isinstance(value, (bool, int, float, np.generic)) and not isinstance(value, Node):
+            try:
+                return Const(np.dtype(dt).type(value).item(), dt)
+            except (OverflowError, ValueError) as exc:
+                raise NotNative(str(exc)) from None
+        if isinstance(value, sympy.Basic):
+            return cast(Op("affine", "int64", (self.affine(value),)), dt)
+        if isinstance(value, Node):
+            return self.slot(index, dt)
+        raise NotNative(f"argument {value!r}")
+
+    def _bind_input(self, inp: Node, value, index, written):
+        dt = _dtype_of(inp)
+        if inp.attr("kind") == "scalar" or (inp.scalar and inp.shape == ()):
+            if written:
+                raise NotNative("a write into a scalar")
+            self.env[inp] = self._value_arg(value, index, dt)
+        else:
+            self.env[inp] = ("buf", self.buffer(index, dt, inp.ndim, written), inp)
+
+    def _loop_var(self):
+        self.loops += 1
+        return f"k{self.loops}"
+
+    # -- sizes and indices ------------------------------------------------------------------------
+    def affine(self, expr) -> Affine:
+        expr = sympy.sympify(expr)
+        if not isinstance(expr, sympy.Expr):
+            raise NotNative(f"a condition on the loop index ({expr})")
+        expr = sympy.expand(expr)
+        out = Affine()
+        for term in sympy.Add.make_args(expr):
+            coef, rest = term.as_coeff_Mul()
+            if not coef.is_Integer:
+                raise NotNative(f"a non-integer index {expr}")
+            if rest == 1:
+                out = out + Affine(const=int(coef))
+            elif rest in self.sym:
+                out = out + self.sym[rest].scale(int(coef))
+            else:
+                raise NotNative(f"index {expr} is not affine in the loop indices and sizes")
+        return out
+
+    # -- the body ---------------------------------------------------------------------------------
+    def _body(self, graph, accs) -> list:
+        stmts = []
+        for n in graph.nodes:
+            stmts.extend(self._node(n))
+        values = []
+        for k, out in enumerate(graph.outputs):
+            name = f"o{self.lets}_{k}"
+            dt = _dtype_of(out)
+            stmts.append(Let(name, cast(self.expr(out), dt)))
+            values.append(Var(name, dt))
+        for acc, v in zip(accs, values):
+            stmts.append(Update(acc, v))
+        return stmts
+
+    def expr(self, a):
+        if isinstance(a, Node):
+            e = self.env.get(a)
+            if isinstance(e, tuple) and e[0] == "view":       # a one-element view read as a value
+                return self._element(a, a.args[0], a.attr("index"), store=True)
+            if e is None or isinstance(e, tuple):
+                raise NotNative(f"value {a!r} is an array")
+            return e
+        if isinstance(a, sympy.Basic):
+            return Op("affine", "int64", (self.affine(a),))
+        return None
+
+    def _let(self, n: Node, value) -> list:
+        name = f"t{self.lets}"
+        self.lets += 1
+        dt = _dtype_of(n)
+        self.env[n] = Var(name, dt)
+        return [Let(name, cast(value, dt))]
+
+    def _node(self, n: Node) -> list:
+        op = get_op(n.op)
+        if n.op == "getitem":
+            if n.shape != ():
+                self.env[n] = ("view", n)     # only as the destination of an element write
+                return []
+            return self._let(n, self._element(n, n.args[0], n.attr("index")))
+        if n.op == "assign":
+            dst, src = n.args
+            if not (isinstance(dst, Node) and dst.op == "getitem"):
+                raise NotNative("a write that is not to one element")
+            load = self._element(dst, dst.args[0], dst.attr("index"), store=True)
+            _, buf, _inp = self.env[dst.args[0]]
+            if not self.buffers[buf].written:
+                raise NotNative("a write into an array the loop does not declare written")
+            if isinstance(src, int) and not isinstance(src, bool) and load.dtype not in ("int64", "float64"):
+                raise NotNative("a Python int stored into a narrow array")
+            value = self.expr(src)
+            value = _constant(src, load.dtype) if value is None else cast(value, load.dtype)
+            return [Store(buf, load.index, value)]
+        if n.op == "loop":
+            return self._inner_loop(n)
+        if n.op == "loop_out":
+            state, k = n.args[0], n.args[1]
+            self.env[n] = self.env[state][k]
+            return []
+        if n.op == "py_scalar":
+            value = n.args[0]
+            e = self.expr(value)
+            return self._let(n, e if e is not None else _constant(value, _dtype_of(n)))
+        if n.op == "select":
+            c, a, b = (self.expr(x) if self.expr(x) is not None else _constant(x, _dtype_of(n)) for x in n.args)
+            dt = _dtype_of(n)
+            return self._let(n, Op("where", dt, (cast(c, "bool"), cast(a, dt), cast(b, dt))))
+        if op.kind != "elementwise" or may_raise(n):
+            raise NotNative(f"{n.op} in the body")
+        if n.dtype is None or n.dtype.name not in SUPPORTED_DTYPES:
+            raise NotNative(f"dtype {n.dtype}")
+        if weak_node(n) and n.dtype.kind in "iu" and n.op not in _COMPARE:
+            raise NotNative(f"Python int arithmetic ({n.op})")
+        if weak_node(n) and n.dtype.kind == "f" and n.op not in _PY_FLOAT_OPS:
+            raise NotNative(f"Python float {n.op}")
+        try:
+            value = lower_elementwise(n, [self.expr(a) for a in n.args])
+        except (NotLowerable, KeyError, TypeError) as exc:
+            raise NotNative(f"{n.op}: {exc}") from None
+        return self._let(n, value)
+
+    def _element(self, n: Node, base, index, store=False) -> Load:
+        """The element `base[index]` reads (or, `store`: writes: `x[i] = v` is the one-element
+        view `x[i:i+1]` in the graph)."""
+        entry = self.env.get(base)
+        if not (isinstance(entry, tuple) and entry[0] == "buf"):
+            raise NotNative("indexing a value that is not a captured array")
+        _, buf, inp = entry
+        if not isinstance(index, tuple) or len(index) != inp.ndim or \
+                not all(d == 1 for d in n.shape) or (n.shape and not store):
+            raise NotNative("a slice or a partial index (array work in the body)")
+        idx = []
+        for e in index:
+            if isinstance(e, IndexSlice) and store and e.step in (None, 1) and e.start is not None and \
+                    e.stop is not None and sympy.simplify(sympy.sympify(e.stop) - sympy.sympify(e.start)) == 1:
+                e = e.start
+            if isinstance(e, bool) or not isinstance(e, (int, sympy.Basic)):
+                raise NotNative(f"index {e!r}")
+            idx.append(Affine(const=e) if isinstance(e, int) else self.affine(e))
+        return Load(buf, tuple(idx), self.buffers[buf].dtype)
+
+    def _inner_loop(self, n: Node) -> list:
+        body = n.attr("body")
+        if body.kind != "for":
+            raise NotNative("a while loop inside")
+        head, carried, captured, sizes = body.split_args(n.args)
+        start, stop, step = head
+        if not isinstance(step, int) or step not in (1, -1):
+            raise NotNative("an inner step other than 1 or -1")
+        for s in sizes:
+            if s not in self.sym:
+                raise NotNative(f"inner loop size {s}")
+        lo, hi = self._int_arg(start, None), self._int_arg(stop, None)
+        trip = hi + lo.scale(-1) if step == 1 else lo + hi.scale(-1)
+        stmts, accs = [], []
+        for k, (value, inp) in enumerate(zip(carried, body.graph.inputs)):
+            dt = _dtype_of(inp)
+            acc = f"c{self.lets}_{k}"
+            self.lets += 1
+            init = self.expr(value)
+            stmts.append(Acc(acc, dt, cast(init, dt) if init is not None else _constant(value, dt)))
+            self.env[inp] = Var(acc, dt)
+            accs.append(acc)
+        for value, inp in zip(captured, body.graph.inputs[len(carried):]):
+            outer = self.env.get(value) if isinstance(value, Node) else None
+            if outer is None:
+                e = self.expr(value)
+                if e is None:
+                    e = _constant(value, _dtype_of(inp))
+                self.env[inp] = e
+            else:
+                self.env[inp] = outer
+        for k in body.writes:
+            entry = self.env[body.graph.inputs[len(carried) + k]]
+            if not (isinstance(entry, tuple) and self.buffers[entry[1]].written):
+                raise NotNative("an inner loop writes an array the outer loop does not")
+        var = self._loop_var()
+        self.sym[body.index] = Affine(((var, step),)) + lo
+        inner = self._body(body.graph, accs)
+        stmts.append(Loop(var, Op("affine", "int64", (trip,)), inner))
+        self.env[n] = [Var(a, _dtype_of(inp)) for a, inp in zip(accs, body.graph.inputs)]
+        return stmts
+
+
+def _dtype_of(n: Node) -> str:
+    name = n.dtype.name
+    if name not in SUPPORTED_DTYPES:
+        raise NotNative(f"dtype {name}")
+    return name
+
+
+def _python_type(inp: Node):
+    """How a final carried value is handed back: a Python scalar type, or None (NumPy scalar)."""
+    if inp.attr("kind") == "scalar":
+        return {"b": bool, "i": int, "f": float}.get(inp.dtype.kind)
+    return None
+
+
+def _constant(value, dt):
+    try:
+        return Const(np.dtype(dt).type(value).item(), dt)
+    except (OverflowError, ValueError, TypeError) as exc:
+        raise NotNative(f"constant {value!r}: {exc}") from None
