@@ -172,9 +172,15 @@ class Layouts:
             elif not e.free_symbols <= set(self.symbols):
                 got = (None, _not_known)         # data-dependent: not a function of the leaves
             else:
-                src = pycode(e, self._sym_names)
-                src = src if src.isidentifier() else f"({src})"
-                got = (src, eval(f"lambda {', '.join(self.leaf_names)}: {src}", {}))
+                try:
+                    src = pycode(e, self._sym_names)
+                except NotImplementedError:      # a function pycode cannot print: not known
+                    src = None
+                if src is None:
+                    got = (None, _not_known)
+                else:
+                    src = src if src.isidentifier() else f"({src})"
+                    got = (src, eval(f"lambda {', '.join(self.leaf_names)}: {src}", {}))
             self._sizes[e] = got
         return got
 

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import operator
 
+import numpy as np
+
 _CMP = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
         ">": operator.gt, ">=": operator.ge}
 
@@ -64,14 +66,26 @@ def source(x) -> str:
     """The source of an int or TracedInt (what `result` sources are made of)."""
     if isinstance(x, TracedInt):
         return x.src
-    if type(x) is int or type(x) is bool:
+    if isinstance(x, (int, np.integer)):
         return repr(int(x)) if x >= 0 else f"({int(x)})"
     raise TypeError(f"not an integer: {x!r}")
+
+
+def _operand(x, trace):
+    """(value, source) of an int operand, or None (the operation is not traced)."""
+    if isinstance(x, TracedInt):
+        if x.trace is not trace:
+            raise ValueError("TracedInts of two traces")
+        return x.value, x.src
+    if isinstance(x, (int, np.integer)):
+        return int(x), source(x)
+    return None
 
 
 class TracedInt:
     """A concrete int plus the source of its expression over the leaves of a Trace."""
     __slots__ = ("value", "src", "trace")
+    __array_ufunc__ = None                       # NumPy ints defer to our reflected operators
 
     def __init__(self, value: int, src: str, trace: Trace):
         self.value, self.src, self.trace = value, src, trace
@@ -81,16 +95,12 @@ class TracedInt:
 
     # ---- arithmetic: exact on ints --------------------------------------------------------
     def _arith(self, other, op, reflected=False):
-        if isinstance(other, TracedInt):
-            if other.trace is not self.trace:
-                raise ValueError("TracedInts of two traces")
-            ov, osrc = other.value, other.src
-        elif type(other) is int or type(other) is bool:
-            ov, osrc = int(other), source(int(other))
-            if ov == (1 if op == "*" else 0) and not (reflected and op == "-"):
-                return self                      # x * 1, x + 0, x - 0, 0 + x, 1 * x
-        else:
+        o = _operand(other, self.trace)
+        if o is None:
             return NotImplemented
+        ov, osrc = o
+        if not isinstance(other, TracedInt) and ov == (1 if op == "*" else 0) and not (reflected and op == "-"):
+            return self                          # x * 1, x + 0, x - 0, 0 + x, 1 * x
         a, b = (ov, self.value) if reflected else (self.value, ov)
         sa, sb = (osrc, self.src) if reflected else (self.src, osrc)
         value = a + b if op == "+" else a - b if op == "-" else a * b
@@ -114,12 +124,10 @@ class TracedInt:
 
     # ---- decisions: answered concretely, recorded ------------------------------------------
     def _cmp(self, other, op):
-        if isinstance(other, TracedInt):
-            ov, osrc = other.value, other.src
-        elif type(other) is int or type(other) is bool:
-            ov, osrc = int(other), source(int(other))
-        else:
+        o = _operand(other, self.trace)
+        if o is None:
             return NotImplemented
+        ov, osrc = o
         answer = _CMP[op](self.value, ov)
         if osrc == self.src:
             return answer                        # x == x: the same for every value

@@ -186,3 +186,25 @@ def test_traced_ints_refuse_inexact_operations():
         with pytest.raises(TypeError):
             op()
     assert int(a) == 6 and t.facts == {"(a == 6)": True}    # int() specialises the class
+
+
+_OPS = [lambda x, y: x + y, lambda x, y: x - y, lambda x, y: y - x, lambda x, y: x * y,
+        lambda x, y: -x, lambda x, y: abs(x), lambda x, y: np.int64(3) * x, lambda x, y: 0 - x,
+        lambda x, y: x * 1, lambda x, y: 1 * x + 0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(a=st.integers(-50, 50), b=st.integers(-50, 50), a2=st.integers(-50, 50), b2=st.integers(-50, 50),
+       ops=st.lists(st.tuples(st.integers(0, len(_OPS) - 1), st.booleans()), min_size=1, max_size=8))
+def test_traced_int_arithmetic_is_pythons(a, b, a2, b2, ops):
+    """Values and sources of traced arithmetic (NumPy ints too) equal Python's on any leaves."""
+    t = Trace(["a", "b"])
+    xs, plain, other = [t.leaf(a, 0), t.leaf(b, 1)], [a, b], [a2, b2]
+    for k, swap in ops:
+        i, j = (-1, -2) if swap else (-2, -1)
+        xs.append(_OPS[k](xs[i], xs[j]))
+        plain.append(_OPS[k](plain[i], plain[j]))
+        other.append(_OPS[k](other[i], other[j]))
+    assert isinstance(xs[-1], TracedInt) and xs[-1].value == plain[-1]
+    assert eval(xs[-1].src, {"a": a2, "b": b2, "abs": abs}) == other[-1]
+    assert t.facts == {}                            # arithmetic decides nothing
