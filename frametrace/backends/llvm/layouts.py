@@ -92,6 +92,9 @@ class Layouts:
             self.stride_leaves[n] = range(j, j + n.ndim)
             j += n.ndim
         self.leaf_names = [f"v{k}" for k in range(j)]
+        # the call's leaves as one tuple (the exact-size cache key), read in generated code
+        self._key = eval("lambda inputs, symbol_values: (*symbol_values, "
+                         + "".join(f"*inputs[{i}].strides, " for i in self.stride_inputs) + ")", {})
         self._sym_names = {s: self.leaf_names[k] for k, s in enumerate(self.symbols)}
         self._sizes: dict = {}                   # graph size expr -> (source, function)
         self._classes: list = []                 # (check, result) per size class seen
@@ -143,11 +146,9 @@ class Layouts:
 
     def __call__(self, inputs, symbol_values):
         """None when every allocation is C order, else (strides or None) per allocation."""
-        if self.fast(inputs):
+        if self.order_keeping and self.fast(inputs):
             return None
-        key = tuple(symbol_values)
-        for i in self.stride_inputs:
-            key += inputs[i].strides
+        key = self._key(inputs, symbol_values)
         got = self._cache.get(key)
         if got is None:
             for check, result in self._classes:
