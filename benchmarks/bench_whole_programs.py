@@ -7,6 +7,13 @@ and recompiles of the compiled runs, and the cold first token (fresh process, em
 imports not included, compiles included). Numba cannot compile these programs (classes,
 dicts of weights, Python lists): its column is "n/a" by design, not for lack of installation.
 
+"new sizes" is the median step of the first decode after compiling (steps 2..: every
+sequence length new to the compiled graph), where the later rounds repeat lengths already
+seen. "matvec floor" (Llama) is NumPy doing nothing but one step's matrix-vector products
+(every weight read once): no implementation reading float64 weights can go below it.
+One thread everywhere: OpenBLAS/OpenMP threads are set to 1 before NumPy loads (unless the
+environment says otherwise), kernels to `--threads`.
+
     python benchmarks/bench_whole_programs.py [--quick] [--threads 1]
 """
 from __future__ import annotations
@@ -16,6 +23,9 @@ import os
 import statistics
 import sys
 import time
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")              # "1 thread" holds for NumPy's BLAS too
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "examples"))
@@ -65,7 +75,7 @@ def measure(name, n_tokens, rounds):
     want, _ = steps(eager_model, n_tokens)
     ft.reset()
     compiled_model = ft.compile(make())
-    got, _ = steps(compiled_model, n_tokens)            # warm-up decode: compiles happen here
+    got, first = steps(compiled_model, n_tokens)        # warm-up decode: compiles happen here
     same_compile = got == want
     s = ft.stats()
     compile_stats = (s.unique_graphs, s.graph_breaks, s.recompiles)
@@ -80,7 +90,25 @@ def measure(name, n_tokens, rounds):
         with ft.enabled():
             variants["ft.enable"] += steps(hooked_model, n_tokens)[1][1:]
     medians = {k: statistics.median(v) for k, v in variants.items()}
+    medians["new sizes"] = statistics.median(first[2:])     # steps 0 and 1 compile
+    if name == "llama":
+        medians["matvec floor"] = matvec_floor(eager_model, rounds * n_tokens)
     return medians, compile_stats, same_compile, same_hook
+
+
+def matvec_floor(model, n):
+    """Median seconds of one Llama decode step's matrix-vector products alone (NumPy)."""
+    mats = [m for layer in model.layers for m in (layer.attention.wq, layer.attention.wk,
+            layer.attention.wv, layer.attention.wo, layer.feed_forward.w1,
+            layer.feed_forward.w3, layer.feed_forward.w2)] + [model.output]
+    rows = {m.shape[0]: np.ones((1, m.shape[0])) for m in mats}
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        for m in mats:
+            rows[m.shape[0]] @ m
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
 
 
 COLD = """
@@ -115,6 +143,7 @@ def main():
     args = ap.parse_args()
     n_tokens, rounds = (10, 1) if args.quick else (30, 3)
     print(f"{'model':<8} {'NumPy ms/tok':>12} {'ft.compile':>11} {'x':>6} {'ft.enable':>10} {'x':>6} "
+          f"{'new sizes':>10} {'x':>6} {'floor':>6} "
           f"{'graphs':>6} {'breaks':>6} {'recomp':>6} {'same':>5} {'cold 1st tok s':>14} {'Numba':>6}")
     with ft.config.patch(pgo=False, num_threads=args.threads):
         for name in MODELS:
@@ -123,7 +152,9 @@ def main():
             base = medians["numpy"]
             print(f"{name:<8} {base * 1e3:>12.2f} {medians['ft.compile'] * 1e3:>11.2f} "
                   f"{base / medians['ft.compile']:>5.2f}x {medians['ft.enable'] * 1e3:>10.2f} "
-                  f"{base / medians['ft.enable']:>5.2f}x {graphs:>6} {breaks:>6} {recompiles:>6} "
+                  f"{base / medians['ft.enable']:>5.2f}x {medians['new sizes'] * 1e3:>10.2f} "
+                  f"{base / medians['new sizes']:>5.2f}x "
+                  f"{medians.get('matvec floor', float('nan')) * 1e3:>6.2f} {graphs:>6} {breaks:>6} {recompiles:>6} "
                   f"{'yes' if same_c and same_h else 'NO':>5} {cold:>14.2f} {'n/a':>6}", flush=True)
 
 

@@ -78,12 +78,12 @@ def operand_type(a):
     """np.dtype for strong operands, the Python type for weak ones (for resolve_dtypes)."""
     if isinstance(a, Node):
         return _PY_OF[a.dtype.name] if weak_node(a) else a.dtype
+    if isinstance(a, np.generic):              # before float: np.float64 subclasses float
+        return a.dtype
     if isinstance(a, (bool, int, float)):
         return type(a)
     if isinstance(a, sympy.Basic):
         return int if a.is_integer is not False else float
-    if isinstance(a, np.generic):
-        return a.dtype
     raise NotLowerable(f"operand {a!r}")
 
 

@@ -7,14 +7,18 @@ take strides as arguments, so any layout works; this module decides which one, a
 
     lay = Layouts(plan, steps)          # compile time: which allocations may not be C order
     L = lay(inputs, symbol_values)      # run time: None (all C order: the fast path), or
-                                        # {node index: strides} from ir/numpy_api/layout.py
+                                        # (strides or None per allocation) from ir/numpy_api/layout.py
     v = alloc(shape, dtype, strides)    # np.empty with those (dense) strides
 
 The fast path: every array input of 2+ dims is C-contiguous and no value between the inputs
 and an allocation changes the axis order (a transpose, a NumPy fallback): then NumPy's K
 order is C order. Otherwise NumPy's layout model (numpy_api/layout.py, the one the tracer
-uses for ravel/reshape decisions) is evaluated on the actual input strides and sizes, cached
-per (input strides, sizes). The native entry (native_entry.py) only serves the fast path.
+uses for ravel/reshape decisions) decides, evaluated on traced ints (traced_ints.py): once per
+*size class* it runs on the call's symbol values and input strides, recording every comparison
+it makes; the class becomes two generated functions (is a call in the class; its strides), so
+a call with new sizes in a known class costs a few integer comparisons, and a call with the
+sizes of an earlier call a dict lookup. The native entry (native_entry.py) only serves the
+fast path.
 """
 from __future__ import annotations
 
@@ -23,53 +27,42 @@ import sympy
 
 from ...ir.graph import Node
 from ...ir.numpy_api import layout as np_layout
+from ...ir.registry import get_op
 from ...lower.fusion import KernelStep
+from ...shapes import pycode
+from .traced_ints import Trace, TracedInt, source
 
 # views that keep a C-contiguous operand's axis order (K order of the result stays C)
 _ORDER_KEEPING_VIEWS = ("getitem", "expand_dims", "squeeze", "broadcast_to", "reshape")
 _COMPUTED = ("pw", "red", "scan")            # values the kernels compute (allocated here)
-_CACHE_LIMIT = 64
+_CACHE_LIMIT = 64                            # calls' exact (sizes, strides) remembered
+_CLASS_LIMIT = 16                            # size classes remembered
+# what the layout rule raises where it cannot decide (an unbacked size, an unsupported form,
+# a deep graph's RecursionError): that allocation is C order, in every call of the class
+_UNDECIDED = (TypeError, ValueError, ArithmeticError, RuntimeError)
 
 
-class _ConcreteEnv:
-    """The ShapeEnv interface SymInt uses, answering from concrete symbol values (no guards)."""
-    replacements_version = 0
+class _TracingBuilder:
+    """What layout.strides_of asks of a builder, answered with traced ints: graph sizes are
+    expressions of the symbol leaves, input strides are leaves of their own."""
 
-    def __init__(self, values: dict):
-        self.values = values
-
-    def simplify(self, e):
-        return e.xreplace(self.values)
-
-    def _num(self, e):
-        e = sympy.sympify(e).xreplace(self.values)
-        if not e.is_number and e not in (sympy.true, sympy.false):
-            raise TypeError(f"size {e} is not known")      # an unbacked size: layout not known
-        return e
-
-    def size_hint(self, e, allow_none=False):
-        return int(self._num(e))
-
-    def guard_int(self, e, reason=""):
-        return int(self._num(e))
-
-    def guard_float(self, e, reason=""):
-        return float(self._num(e))
-
-    def evaluate_expr(self, e):
-        return bool(self._num(e))
-
-
-class _RuntimeBuilder:
-    """What layout.strides_of asks of a builder: input strides and a ShapeEnv."""
-
-    def __init__(self, inputs: dict, values: dict):
-        self._inputs = inputs
-        self.shape_env = _ConcreteEnv(values)
+    def __init__(self, layouts: "Layouts", trace: Trace, key: tuple):
+        self._lay, self._key, self._trace = layouts, key, trace
+        self._strides = {n: tuple(trace.leaf(key[j], j) for j in cols)
+                         for n, cols in layouts.stride_leaves.items()}
 
     def input_layout(self, node, shape):
-        a = self._inputs.get(node)
-        return None if a is None else tuple(a.strides)
+        return self._strides.get(node)
+
+    def size_of(self, e):
+        """A graph size as an int or a TracedInt; TypeError when not a function of the leaves."""
+        src, fn = self._lay.size_code(e)
+        if fn is None:
+            return src                           # a constant
+        value = fn(*self._key)
+        if type(value) is not int:
+            raise TypeError(f"size {e} is not an integer expression")
+        return TracedInt(value, src, self._trace)
 
 
 class Layouts:
@@ -90,7 +83,22 @@ class Layouts:
         self.symbols = list(g.symbols)
         seen: set = set()
         self.order_keeping = all(self._keeps_c_order(n, seen) for n in self.nodes)
-        self._cache: dict = {}
+        # the leaves of a call: symbol values, then the strides of the inputs the rule may read
+        read = self._inputs_read()
+        self.stride_inputs = [i for i, n in self.array_inputs if n in read and n.ndim]
+        self.stride_leaves, j = {}, len(self.symbols)
+        for i in self.stride_inputs:
+            n = g.inputs[i]
+            self.stride_leaves[n] = range(j, j + n.ndim)
+            j += n.ndim
+        self.leaf_names = [f"v{k}" for k in range(j)]
+        # the call's leaves as one tuple (the exact-size cache key), read in generated code
+        self._key = eval("lambda inputs, symbol_values: (*symbol_values, "
+                         + "".join(f"*inputs[{i}].strides, " for i in self.stride_inputs) + ")", {})
+        self._sym_names = {s: self.leaf_names[k] for k, s in enumerate(self.symbols)}
+        self._sizes: dict = {}                   # graph size expr -> (source, function)
+        self._classes: list = []                 # (check, result) per size class seen
+        self._cache: dict = {}                   # exact leaves -> layouts
 
     def __bool__(self):
         return bool(self.nodes)
@@ -118,38 +126,97 @@ class Layouts:
             stack += [a for a in n.args if isinstance(a, Node)]
         return True
 
+    def _inputs_read(self) -> set:
+        """Graph inputs whose strides the layout rule may read for self.nodes: every input
+        above them, except behind a value NumPy always allocates in C order."""
+        out, seen, stack = set(), set(), list(self.nodes)
+        while stack:
+            n = stack.pop()
+            if n in seen or not isinstance(n, Node):
+                continue
+            seen.add(n)
+            if n.op == "input":
+                out.add(n)
+            elif n.op not in np_layout._C_ORDER or get_op(n.op).kind == "view":
+                stack += [a for a in n.args if isinstance(a, Node)]
+        return out
+
     def fast(self, inputs) -> bool:
         return self.order_keeping and all(inputs[i].flags.c_contiguous for i in self.c_inputs)
 
     def __call__(self, inputs, symbol_values):
-        """None when every allocation is C order, else {index: strides or None}."""
-        if self.fast(inputs):
+        """None when every allocation is C order, else (strides or None) per allocation."""
+        if self.order_keeping and self.fast(inputs):
             return None
-        key = tuple(inputs[i].strides for i, _ in self.array_inputs) + tuple(symbol_values)
+        key = self._key(inputs, symbol_values)
         got = self._cache.get(key)
         if got is None:
-            got = self._compute(inputs, symbol_values)
+            for check, result in self._classes:
+                if check(*key):
+                    got = result(*key)
+                    break
+            else:
+                got = self._new_class(key)
             if len(self._cache) >= _CACHE_LIMIT:
                 self._cache.clear()
             self._cache[key] = got
         return got
 
-    def _compute(self, inputs, symbol_values) -> dict:
-        arrays = {n: inputs[i] for i, n in self.array_inputs}
-        b = _RuntimeBuilder(arrays, dict(zip(self.symbols, (sympy.Integer(int(v)) for v in symbol_values))))
-        out = {}
-        for i, n in enumerate(self.nodes):
+    def size_code(self, e):
+        """(source, function of the leaves) of a graph size, or (int, None) for a constant;
+        built with sympy once per expression."""
+        got = self._sizes.get(e)
+        if got is None:
+            e = sympy.sympify(e)
+            if e.is_Integer:
+                got = (int(e), None)
+            elif not e.free_symbols <= set(self.symbols):
+                got = (None, _not_known)         # data-dependent: not a function of the leaves
+            else:
+                try:
+                    src = pycode(e, self._sym_names)
+                except NotImplementedError:      # a function pycode cannot print: not known
+                    src = None
+                if src is None:
+                    got = (None, _not_known)
+                else:
+                    src = src if src.isidentifier() else f"({src})"
+                    got = (src, eval(f"lambda {', '.join(self.leaf_names)}: {src}", {}))
+            self._sizes[e] = got
+        return got
+
+    def _new_class(self, key):
+        """Run the layout rule on traced ints for this call; remember its size class."""
+        trace = Trace(self.leaf_names)
+        b = _TracingBuilder(self, trace, key)
+        out = []
+        for n in self.nodes:
             try:
                 st = np_layout.strides_of(b, n)
                 if st is not None:
-                    st = tuple(int(s) for s in st)
-                    shape = [b.shape_env.guard_int(d) for d in n.shape]
+                    st = tuple(st)
+                    shape = [np_layout._size(b, d) for d in n.shape]
                     if st == np_layout.c_strides(shape, n.dtype.itemsize):
                         st = None
-            except (TypeError, ValueError, ArithmeticError, RuntimeError):   # RecursionError too
+                    else:
+                        st = tuple(source(s) for s in st)
+            except _UNDECIDED:
                 st = None
-            out[i] = st
-        return out
+            out.append(st)
+        if all(st is None for st in out):
+            result = "None"                      # all C order: the wrapper's fast lines
+        else:
+            result = "(" + "".join("None, " if st is None else f"({''.join(s + ', ' for s in st)}), "
+                                   for st in out) + ")"
+        check, fn = trace.compile(result)
+        if len(self._classes) >= _CLASS_LIMIT:
+            self._classes.clear()
+        self._classes.append((check, fn))
+        return fn(*key)
+
+
+def _not_known(*leaves):
+    raise TypeError("a data-dependent size: the layout is not known")
 
 
 def alloc(shape, dtype, strides):

@@ -74,8 +74,46 @@ class _Gen:
             return repr(a)
         return self.const(a)
 
+    def inline(self, n: Node):
+        """Python for a wrapper op that needs no call of its reference (the same NumPy
+        operation, without the reference's argument conversions), or None."""
+        op, x = get_op(n.op), n.args[0] if n.args else None
+        if not isinstance(x, Node) or x.ndim == 0:
+            return None                           # a NumPy or Python scalar: the reference
+        v = self.plan.var[x]
+        if n.op == "getitem":                     # getitem_ref: x[py_index(index)]
+            parts = [self.index_part(e) for e in n.attr("index")]
+            if None in parts:
+                return None
+            return f"{v}[{''.join(p + ', ' for p in parts)}]" if parts else f"{v}[()]"
+        if n.op == "transpose":                   # np.transpose(x, axes)
+            return f"{v}.transpose({self.arg(tuple(n.attr('axes')))})"
+        if n.op == "reshape":                     # np.reshape(x, shape)
+            return f"{v}.reshape({self.arg(tuple(n.attr('shape')))})"
+        if op.kind == "elementwise" and op.ufunc is not None and not n.attrs and op.ref is not op.ufunc:
+            # the reference picks Python semantics only when every operand is a Python scalar
+            return f"{self.const(op.ufunc, f'uf_{n.op}_')}({', '.join(self.arg(a) for a in n.args)})"
+        return None
+
+    def index_part(self, e):
+        """One canonical index entry as subscript text (py_index's value), or None."""
+        if e is None:
+            return "None"
+        if isinstance(e, IndexSlice):
+            if type(e.step) is not int or e.step <= 0 or not all(_int_size(b) for b in (e.start, e.stop)):
+                return None                       # py_slice's negative-step cases
+            return f"{self.arg(e.start)}:{self.arg(e.stop)}" + (f":{e.step}" if e.step != 1 else "")
+        return self.arg(e) if _int_size(e) else None
+
     def wrapper_step(self, n: Node):
         op = get_op(n.op)
+        fast = self.inline(n) if n.dtype is not None else None
+        if fast is not None:
+            self.lines.append(f"    {self.plan.var[n]} = {fast}    # {n.op}: {n.type_str()}")
+            if self.plan.cat[n] in ("fallback", "matmul") and not self.plan.by_value(n):
+                v = self.plan.var[n]
+                self.lines.append(f"    if type({v}) is not _ndarray: {v} = _asarray({v})")
+            return
         ref = self.const(op.ref, f"op_{n.op}_")
         attrs = [(k, v) for k, v in n.attrs if not (op.kind == "gather" and k == "size")]
         native = getattr(self.plan, "loop_natives", {}).get(n)
@@ -258,7 +296,11 @@ class _Gen:
             expr = plan.var[d]
             if all(v.op == "getitem" and _backed(v.attr("index"), g.symbols) for v in chain):
                 for v in reversed(chain):
-                    expr = f"{getitem}({expr}, index={self.arg(v.attr('index'))})"
+                    parts = [self.index_part(e) for e in v.attr("index")]
+                    if v.args[0].ndim and parts and None not in parts:
+                        expr = f"{expr}[{''.join(p + ', ' for p in parts)}]"
+                    else:
+                        expr = f"{getitem}({expr}, index={self.arg(v.attr('index'))})"
             regions.setdefault(expr, plan.var[d])
         whole = {root for expr, root in regions.items() if expr == root}
         return [expr for expr, root in regions.items() if expr == root or root not in whole]
@@ -274,6 +316,11 @@ class _Gen:
                     done.add(name)
             out.append(line)
         return out
+
+
+def _int_size(e) -> bool:
+    """An int, or a sympy expression of integer value (a size), as a slice bound or index."""
+    return type(e) is int or (isinstance(e, sympy.Basic) and e.is_integer is True)
 
 
 def _backed(index, symbols) -> bool:

@@ -34,9 +34,13 @@ def _node(x):
 
 
 def _size(b, e):
-    """A graph size (int or sympy expr) as an int or SymInt, so comparisons become guards."""
+    """A graph size (int or sympy expr) as an int or SymInt, so comparisons become guards.
+    A builder with `size_of` answers itself (the LLVM wrapper's run-time layouts: traced ints)."""
     if isinstance(e, int):
         return e
+    size_of = getattr(b, "size_of", None)
+    if size_of is not None:
+        return size_of(e)
     e = sympy.sympify(e)
     if e.is_Integer:
         return int(e)

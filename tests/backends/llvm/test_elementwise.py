@@ -179,3 +179,15 @@ def test_bool_ops():
     t = Traced(lambda a, b: ((a & b) | ~a, a ^ b, np.logical_and(a, b), a < b, a + b, a * b),
                A(("n",), "bool"), A(("n",), "bool"))
     t.check(sample("bool", (50,)), sample("bool", (50,)))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+@pytest.mark.parametrize("const", [np.float64(6.928), np.float32(0.5), np.int64(3)])
+def test_numpy_scalar_constants_are_strong_and_fused(dtype, const):
+    """A NumPy scalar constant (`x / np.sqrt(48)`) is a strong operand (NEP 50: float32 / an
+    np.float64 is float64) and is computed inside the kernel, not handed to NumPy."""
+    t = Traced(lambda x: x / const + 1, A((None, 5), dtype))
+    for n in (3, 8, 1):
+        t.check(sample(dtype, (n, 5), special=False))
+    divides = [n for n in t.graph.nodes if n.op == "true_divide"]
+    assert divides and all(t.run.plan.cat[n] == "pw" for n in divides)
