@@ -22,11 +22,13 @@ differ from NumPy's pairwise summation by rounding (see lower/reductions.py).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 
 from ...codegen.llvm_kernels import module_ir
 from ...config import config
 from ...ir.graph import Graph
+from ...ir.registry import get_op
 from ...logs import get_logger
 from ...lower.fusion import KernelStep, group
 from ...lower.loop_ir import Op, format_kernel
@@ -111,12 +113,19 @@ def _loops(graph: Graph):
             continue
         try:
             natives[n] = native_loop(n, f"loop{len(natives)}", runtime.ARRAY_LAYOUT_OK)
+            natives[n].generic = functools.partial(_generic_loop, n)
             _loop_log.debug("loop at %s: native kernel", n.attr("body").location)
         except NotNative as why:
             _loop_log.info("loop at %s: the wrapper runs it, its body a graph of its own (%s)",
                            n.attr("body").location, why)
             runners[n] = compile_graph(n.attr("body").graph)
     return natives, runners
+
+
+def _generic_loop(n):
+    """The loop node run by the wrapper, its body compiled as a graph of its own."""
+    body = n.attr("body")
+    return functools.partial(get_op("loop").ref, body=body, runner=compile_graph(body.graph))
 
 
 # the loop-IR listing prints each expression as a tree: a fused chain that shares

@@ -19,8 +19,10 @@ The kernel (loop IR, lower/loop_ir.py):
     out_k[()] = c_k                                 final values, read back by the wrapper
 
 Bounds were proved by the tracer over the whole range (shapes/loop_index.py), so there are
-no checks in the loop. Buffers may alias (a loop may read and write one array through two
-views), so none is `noalias`. FP exception flags go to the wrapper's word like any kernel's.
+no checks in the loop. Buffers are `noalias` (LLVM then keeps `out[i - 1]` in a register
+from the previous iteration's store, and vectorises loops without a carried dependence): a
+call whose arrays share memory (a loop reading and writing one array through two views)
+runs the generic path instead. FP exception flags go to the wrapper's word like any kernel's.
 """
 from __future__ import annotations
 
@@ -53,8 +55,16 @@ class NativeLoop:
         self._pack = struct.Struct(pack_format(kernel, object_abi)).pack
         self.object_abi = object_abi
         self.fn = None                                   # set once the module is loaded
+        self.generic = None                              # () -> the loop run per iteration (overlapping arrays)
+        self._generic = None
+        self._arrays = [src for kind, src, _ in plan if kind == "buf"]
 
     def __call__(self, *args):
+        arrays = self._arrays
+        for a in range(len(arrays)):                     # the kernel's buffers are `noalias`
+            for b in range(a + 1, len(arrays)):
+                if np.may_share_memory(args[arrays[a]], args[arrays[b]]):
+                    return self._run_generic(args)
         bufs, slots, outs = [], [], []
         for kind, src, dt in self.plan:
             if kind == "buf":
@@ -76,6 +86,12 @@ class NativeLoop:
             packed = self._pack(*(b.ctypes.data for b in bufs), *strides, *slots)
         self.fn(0, 1, packed)
         return tuple(t(o[()]) if t is not None else o[()] for o, t in zip(outs, self.out_types))
+
+    def _run_generic(self, args):
+        """Arrays that share memory: the body's own compiled graph, once per iteration."""
+        if self._generic is None:
+            self._generic = self.generic()
+        return self._generic(*args)
 
 
 def native_loop(node: Node, name: str, object_abi: bool) -> NativeLoop:
@@ -103,7 +119,7 @@ class _Builder:
         return cast(Arg(len(self.slots) - 1, slot_dt), dtype)
 
     def buffer(self, source_index, dtype, ndim, written, kind="buf"):
-        self.buffers.append(Buffer(f"b{len(self.buffers)}", dtype, ndim, written, noalias=False))
+        self.buffers.append(Buffer(f"b{len(self.buffers)}", dtype, ndim, written))
         self.plan.append((kind, source_index, dtype))
         return len(self.buffers) - 1
 

@@ -207,13 +207,15 @@ class FunctionEmitter:
         self.cse[a] = acc
         return acc
 
-    def offset(self, buf: int, index: tuple) -> str | None:
-        """Byte offset sum(index_d * stride_d), or None for offset 0."""
+    def offset(self, buf: int, index: tuple, known: dict | None = None) -> str | None:
+        """Byte offset sum(index_d * stride_d), or None for offset 0; `known`: dim -> its
+        stride as a constant (the fast copy of a loop, where it was tested)."""
         off = None
         for d, a in enumerate(index):
             if not a.terms and not a.syms and a.const == 0:
                 continue
-            term = self.emit(f"mul i64 {self.affine(a)}, %st{buf}_{d}", "i64")
+            stride = known[d] if known and d in known else f"%st{buf}_{d}"
+            term = self.emit(f"mul i64 {self.affine(a)}, {stride}", "i64")
             off = term if off is None else self.emit(f"add i64 {off}, {term}", "i64")
         return off
 
@@ -298,13 +300,14 @@ class FunctionEmitter:
         cond, access = versions if versions else (None, None)
         if cond is None:
             self._counted(lp, start, stop, exit_, None if access is None else
-                          {k: (b, s, False) for k, (b, s) in access.items()})
+                          {k: (b, s, False) for k, (b, s, _) in access.items()})
         else:
             fast, slow = self.new_label("fast"), self.new_label("slow")
             self.line(f"br i1 {cond}, label %{fast}, label %{slow}")
             for lbl, is_fast in ((fast, True), (slow, False)):
                 self.label(lbl)
-                self._counted(lp, start, stop, exit_, {k: (b, s, is_fast) for k, (b, s) in access.items()},
+                self._counted(lp, start, stop, exit_,
+                              {k: (fb if is_fast else b, s, is_fast) for k, (b, s, fb) in access.items()},
                               scalar=not is_fast)
         self.label(exit_)
 
@@ -347,6 +350,16 @@ class FunctionEmitter:
             rest = tuple(a.without(lp.var) for a in index)
             off = self.offset(buf, rest)
             base = f"%b{buf}" if off is None else self.emit(f"getelementptr i8, ptr %b{buf}, i64 {off}", "ptr")
+            # the fast copy knows the stride of the one dim moving by one element: its offset is in
+            # elements there, so LLVM sees how far apart `x[i + 1]` and `x[i]` are (store-to-load
+            # forwarding of a recurrence, exact dependence distances for the vectoriser)
+            moving = [d for d, a in enumerate(index) if a.coef(lp.var)]
+            fast_base = base
+            if len(moving) == 1 and index[moving[0]].coef(lp.var) == 1 and off is not None:
+                size = T.itemsize(self.k.buffers[buf].dtype)
+                off = self.offset(buf, rest, {moving[0]: size})
+                fast_base = f"%b{buf}" if off is None else \
+                    self.emit(f"getelementptr i8, ptr %b{buf}, i64 {off}", "ptr")
             step = None
             for d, a in enumerate(index):
                 c = a.coef(lp.var)
@@ -356,7 +369,7 @@ class FunctionEmitter:
             if step is not None:
                 size = T.itemsize(self.k.buffers[buf].dtype)
                 conds.append(self.emit(f"icmp eq i64 {step}, {size}", "i1"))
-            access[(buf, index)] = (base, step)
+            access[(buf, index)] = (base, step, fast_base)
         return (self._all(conds) if conds else None), access
 
     def _all(self, conds) -> str:
