@@ -78,6 +78,25 @@ def _is_comprehension_cleanup(code, target: int) -> bool:
     return False
 
 
+_STOPITERATION_ERROR = "INTRINSIC_STOPITERATION_ERROR"
+
+
+def _is_generator_stop_handler(code, target: int) -> bool:
+    """3.12+: a generator's body is covered by an implicit handler that turns a StopIteration escaping
+    it into RuntimeError (PEP 479): `CALL_INTRINSIC_1 INTRINSIC_STOPITERATION_ERROR; RERAISE`."""
+    if not code.co_flags & 0x20:                      # CO_GENERATOR
+        return False
+    handler = [ins for ins in dis.get_instructions(code) if ins.offset >= target][:2]
+    return [ins.opname for ins in handler] == ["CALL_INTRINSIC_1", "RERAISE"] and \
+        INTRINSIC_1.get(handler[0].arg) == _STOPITERATION_ERROR
+
+
+def _is_implicit_handler(code, target: int) -> bool:
+    """Handlers the compiler adds without a try/with in the source (a traced frame never raises
+    through them: a trace that would raise stops and runs eagerly)."""
+    return _is_comprehension_cleanup(code, target) or _is_generator_stop_handler(code, target)
+
+
 def exception_entries(code):
     return list(dis.Bytecode(code).exception_entries) if getattr(code, "co_exceptiontable", b"") else []
 
@@ -85,16 +104,15 @@ def exception_entries(code):
 def has_exception_table(code) -> bool:
     """try/except/with blocks (kept in an exception table, not in SETUP_* instructions since 3.11).
 
-    The entries 3.12+ adds for inlined comprehensions do not count: they only restore locals on the
-    way out of an exception, and a traced frame never raises through them.
+    The entries 3.12+ adds for inlined comprehensions and around generator bodies do not count.
     """
-    return any(not _is_comprehension_cleanup(code, e.target) for e in exception_entries(code))
+    return any(not _is_implicit_handler(code, e.target) for e in exception_entries(code))
 
 
 def protected_offsets(code) -> set:
-    """Offsets of the instructions inside try/with ranges (not the 3.12+ comprehension cleanups)."""
+    """Offsets of the instructions inside try/with ranges (not the 3.12+ implicit handlers)."""
     out = set()
     for e in exception_entries(code):
-        if not _is_comprehension_cleanup(code, e.target):
+        if not _is_implicit_handler(code, e.target):
             out.update(range(e.start, e.end, 2))
     return out
