@@ -2,8 +2,6 @@
 handler of this version's opcodes is exercised by a traced program."""
 import dis
 
-import sys
-
 import numpy as np
 
 import frametrace as ft
