@@ -66,35 +66,55 @@ def format_has_spec(instr) -> bool:
     return instr.opname in _SPEC_ON_STACK and bool(instr.arg & 0x04)
 
 
-def _is_comprehension_cleanup(code, target: int) -> bool:
+_CLEANUP_OPS = frozenset({"SWAP", "POP_TOP", "STORE_FAST", "STORE_FAST_MAYBE_NULL"})
+
+
+def _is_comprehension_cleanup(handler) -> bool:
     """PEP 709: an inlined comprehension's handler only restores the shadowed locals and re-raises."""
-    for ins in dis.get_instructions(code):
-        if ins.offset < target:
-            continue
+    for ins in handler:
         if ins.opname == "RERAISE":
             return True
-        if ins.opname not in ("SWAP", "POP_TOP", "STORE_FAST", "STORE_FAST_MAYBE_NULL"):
+        if ins.opname not in _CLEANUP_OPS:
             return False
     return False
+
+
+def _is_generator_stop_handler(code, handler) -> bool:
+    """3.12+: a generator's body is covered by an implicit handler that turns a StopIteration escaping
+    it into RuntimeError (PEP 479): `CALL_INTRINSIC_1 INTRINSIC_STOPITERATION_ERROR; RERAISE`."""
+    return bool(code.co_flags & 0x20) and [ins.opname for ins in handler[:2]] == ["CALL_INTRINSIC_1", "RERAISE"] \
+        and INTRINSIC_1.get(handler[0].arg) == "INTRINSIC_STOPITERATION_ERROR"
 
 
 def exception_entries(code):
     return list(dis.Bytecode(code).exception_entries) if getattr(code, "co_exceptiontable", b"") else []
 
 
-def has_exception_table(code) -> bool:
-    """try/except/with blocks (kept in an exception table, not in SETUP_* instructions since 3.11).
+def user_exception_entries(code) -> list:
+    """The exception-table entries of try/except/with blocks in the source.
 
-    The entries 3.12+ adds for inlined comprehensions do not count: they only restore locals on the
-    way out of an exception, and a traced frame never raises through them.
+    Not the ones the compiler adds by itself (3.12+): an inlined comprehension's cleanup, which
+    restores the locals it shadows, and a generator's StopIteration -> RuntimeError handler. A traced
+    frame never raises through them (a trace that would raise stops and the frame runs eagerly).
     """
-    return any(not _is_comprehension_cleanup(code, e.target) for e in exception_entries(code))
+    entries = exception_entries(code)
+    if not entries:
+        return []
+    instrs = instructions(code)
+    at = {ins.offset: i for i, ins in enumerate(instrs)}
+    out = []
+    for e in entries:
+        handler = instrs[at[e.target]:]
+        if not (_is_comprehension_cleanup(handler) or _is_generator_stop_handler(code, handler)):
+            out.append(e)
+    return out
+
+
+def has_exception_table(code) -> bool:
+    """try/except/with blocks (kept in an exception table, not in SETUP_* instructions since 3.11)."""
+    return bool(user_exception_entries(code))
 
 
 def protected_offsets(code) -> set:
-    """Offsets of the instructions inside try/with ranges (not the 3.12+ comprehension cleanups)."""
-    out = set()
-    for e in exception_entries(code):
-        if not _is_comprehension_cleanup(code, e.target):
-            out.update(range(e.start, e.end, 2))
-    return out
+    """Offsets of the instructions inside try/with ranges (not the 3.12+ implicit handlers)."""
+    return {off for e in user_exception_entries(code) for off in range(e.start, e.end, 2)}

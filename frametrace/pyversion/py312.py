@@ -38,7 +38,6 @@ HANDLERS.update({
 
 GRAPH_BREAKS = dict(_GRAPH_BREAKS_311)
 GRAPH_BREAKS.update({
-    "LOAD_SUPER_ATTR": "super() is not traced: graph break",
     "CALL_INTRINSIC_2": "only exception groups and type parameters use it: not traced",
 })
 

@@ -179,7 +179,22 @@ class VersionedOpcodes:
         raise Unsupported("CALL_INTRINSIC_2 (exception groups, type parameters) is not traced", kind="opcode")
 
     def op_LOAD_SUPER_ATTR(self, ins):
-        raise Unsupported("super() is not traced", kind="opcode")
+        """`super().name` / `super(cls, obj).name`: [super, cls, obj] -> the attribute (or its method form).
+
+        Like CPython: when `super` is the builtin, cls and obj come from the stack (the `__class__`
+        cell and the first argument for the zero-argument form); a rebound `super` is called as written.
+        """
+        obj = self.pop()
+        cls = self.pop()
+        global_super = self.pop()
+        two_args = bool(ins.arg & 2)
+        if global_super.is_python_constant() and global_super.as_python_constant() is super \
+                and cls.is_python_constant() and isinstance(cls.as_python_constant(), type):
+            bound = self.call(global_super, [cls, obj], {})
+        else:
+            bound = self.call(global_super, [cls, obj] if two_args else [], {})
+        self.push(bound)
+        self.dispatch["LOAD_ATTR"](self, ins)       # the low bit asks for the method form, as for LOAD_ATTR
 
     def op_TO_BOOL(self, ins):
         """3.13: every consumer of TO_BOOL's result asks for its truth, so the value itself stands in."""

@@ -3,8 +3,6 @@ generators and builtins over containers: traced inline, compared with plain Pyth
 import dataclasses
 import functools
 
-import sys
-
 import numpy as np
 import pytest
 
@@ -65,13 +63,30 @@ class Stack:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.xfail(sys.version_info >= (3, 12), strict=True,
-                   reason="3.12+: LOAD_SUPER_ATTR (zero-argument super()) is a graph break, not traced yet")
 def test_callable_objects_in_lists_with_methods_properties_super(backend):
     model = Stack(4, 3)
     f = ft.compile(lambda m, x: m(x), backend=backend)
     for n in (2, 3, 5):
         x = rng.standard_normal((n, 4))
+        assert_same(f(model, x), model(x))
+    whole_graph()
+    assert ft.stats().unique_graphs <= 2
+
+
+class Grandchild(Child):
+    def act(self, x):                   # a chain: each super() resolves past its own __class__
+        return super().act(x) + super(Child, self).act(x) + super().scale
+
+    def __call__(self, x):
+        return super().__call__(x) - self.act(x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_super_chains_attributes_and_the_two_argument_form(backend):
+    model = Grandchild(3)
+    f = ft.compile(lambda m, x: m(x), backend=backend)
+    for n in (2, 4, 7):
+        x = rng.standard_normal((n, 3))
         assert_same(f(model, x), model(x))
     whole_graph()
     assert ft.stats().unique_graphs <= 2
@@ -138,8 +153,6 @@ def builtins_over_containers(xs, d):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.xfail(sys.version_info >= (3, 12), strict=True,
-                   reason="3.12+: a generator body is an exception-table region; inlined generators break")
 def test_generators_and_builtins_over_containers(backend):
     xs = [rng.standard_normal(n) for n in (3, 1, 4)]
     d = {"a": rng.standard_normal(2), "b": rng.standard_normal(2)}

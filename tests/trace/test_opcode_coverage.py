@@ -2,8 +2,6 @@
 handler of this version's opcodes is exercised by a traced program."""
 import dis
 
-import sys
-
 import numpy as np
 
 import frametrace as ft
@@ -90,11 +88,6 @@ def generator_sum(x, flags=(1, 2)):
     return x * sum(v * 2 for v in flags)
 
 
-# 3.12+ wrap a generator's body in an exception-table entry (StopIteration -> RuntimeError), so
-# inlined generators are not traced there yet: a known gap of issue 13, the frame breaks instead
-GENERATORS_UNTRACED = {"RETURN_GENERATOR", "YIELD_VALUE"} if sys.version_info >= (3, 12) else set()
-
-
 def test_programs_cover_every_handler(monkeypatch):
     executed = set()
     table = {name: fn for name, fn in InstructionTranslator.dispatch.items() if name in _opcodes()}
@@ -127,11 +120,14 @@ def test_programs_cover_every_handler(monkeypatch):
     from test_side_effects import test_global_statements_are_replayed
     ft.reset()
     test_global_statements_are_replayed()                                                  # STORE_GLOBAL
+    from test_objects_and_builtins import test_super_chains_attributes_and_the_two_argument_form
+    ft.reset()
+    test_super_chains_attributes_and_the_two_argument_form("numpy")                      # LOAD_SUPER_ATTR (3.12+)
     # handlers that only raise Unsupported (the frame then runs eagerly or breaks), no-ops, and jump
     # forms the compiler emits only in rare shapes (their semantics are shared with the forms exercised above)
     only_unsupported = set(pyversion.GRAPH_BREAKS) | {
         "LOAD_FAST_CHECK", "CACHE", "EXTENDED_ARG", "NOP", "JUMP_ABSOLUTE", "POP_JUMP_BACKWARD_IF_TRUE",
         "POP_JUMP_BACKWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE", "POP_JUMP_BACKWARD_IF_FALSE",
         "JUMP_BACKWARD_NO_INTERRUPT", "COPY_FREE_VARS", "RAISE_VARARGS", "LOAD_ASSERTION_ERROR"}
-    missing = set(table) - executed - only_unsupported - GENERATORS_UNTRACED
+    missing = set(table) - executed - only_unsupported
     assert not missing, sorted(missing)
