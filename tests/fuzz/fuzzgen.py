@@ -203,7 +203,7 @@ class Gen:
             self.envs.append(env)
 
     def names(self):
-        return [k for k in self.envs[0] if k != "np"]
+        return [k for k in self.envs[0] if k != "np" and not k.startswith("_")]
 
     def value(self, name, i=0):
         return self.envs[i][name]
@@ -279,6 +279,8 @@ class Gen:
         a = self.pick(arrs) if arrs else self.pick()
         v = self.fresh()
         nd = np.ndim(self.value(a))
+        if s.chance(0.1):
+            return self.loop_stmt(a, v, nd)
         kind = s.randint(0, 99)
         if kind < 16:
             b = self.operand(a)
@@ -375,6 +377,40 @@ class Gen:
         return s.choice((f"{v} = {a} + 1 if {a}.sum() > 0 else {a} - 1",
                          f"{v} = float({a}.sum()) * 2",
                          f"{v} = {a}.sum().item() + 1"))
+
+    def loop_stmt(self, a, v, nd):
+        """A Python loop (trace/loops.py makes loop nodes of these): a recurrence over the
+        first axis, an accumulation with a data-dependent branch, a while loop on data, a
+        nested element loop. Loop variables start with `_` (not reused as operands)."""
+        s = self.src
+        i, j, acc = f"_i{self.counter}", f"_j{self.counter}", f"_a{self.counter}"
+        if nd == 0:
+            return (f"{v} = np.asarray({a}, dtype=np.float64).copy()\n{acc} = 0\n"
+                    f"while {v} > 1.0 and {acc} < 4:\n    {v} = {v} * 0.5\n    {acc} += 1")
+        r = s.randint(0, 4)
+        step = s.choice(("", "", ", -1"))
+        if r == 0:
+            rng = f"range(1, {v}.shape[0])" if not step else f"range({v}.shape[0] - 2, -1, -1)"
+            prev = f"{i} - 1" if not step else f"{i} + 1"
+            coef = s.choice(("0.5", "2", "-1", self.scalar_name or "3"))
+            return (f"{v} = {a}.copy()\nfor {i} in {rng}:\n"
+                    f"    {v}[{i}] = {v}[{i}] * {coef} + {v}[{prev}]")
+        if r == 1:
+            init = s.choice(("0.0", "0", f"{a}.ravel()[0] * 0" if nd else "0"))
+            body = f"{a}[{i}]" if nd == 1 else f"{a}[{i}].sum()"
+            return (f"{acc} = {init}\nfor {i} in range({a}.shape[0]):\n"
+                    f"    if {body} > {s.choice(('0', '1', '-1'))}:\n        {acc} = {acc} + {body}\n"
+                    f"    else:\n        {acc} = {acc} * {s.choice(('1', '2', '0.5'))}\n{v} = {acc}")
+        if r == 2:
+            return (f"{v} = {a}.astype(np.float64)\n{acc} = 0\n"
+                    f"while np.abs({v}).max() > 1.0 and {acc} < 6:\n"
+                    f"    {v} = {v} * 0.5 + 0.1\n    {acc} += 1")
+        if r == 3 and nd >= 2:
+            return (f"{v} = np.zeros({a}.shape[:2])\nfor {i} in range({a}.shape[0]):\n"
+                    f"    for {j} in range({a}.shape[1]):\n"
+                    f"        {v}[{i}, {j}] = {v}[{i} - 1, {j}] + {a}[{i}, {j}] if {i} > 0 else {a}[{i}, {j}] * 2")
+        return (f"{v} = {a}.copy()\nfor {i} in range({s.choice(('3', '40', f'{a}.shape[0]'))}):\n"
+                f"    {v} = {v} * 0.5 + {a}")
 
     def inplace(self, a, v):
         s = self.src
