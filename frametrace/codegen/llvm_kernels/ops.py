@@ -42,11 +42,7 @@ def _math_with_domain(name, pole, below):
     def rule(e, t, x):
         T = reg(t)
         r = e.math(name, t, x)
-        at_pole = e.emit(f"fcmp oeq {T} {x}, {_fc(t, pole)}", "i1")
-        offset = e.emit(f"fsub {T} {x}, {_fc(t, pole)}", T)          # +-0.0 at the pole
-        if T != "double":
-            offset = e.emit(f"fpext {T} {offset} to double", "double")
-        r = raise_flag_if(e, t, at_pole, r, "divide", zero=offset)
+        r = raise_flag_if(e, t, e.emit(f"fcmp oeq {T} {x}, {_fc(t, pole)}", "i1"), r, "divide")
         return raise_flag_if(e, t, e.emit(f"fcmp olt {T} {x}, {_fc(t, below)}", "i1"), r, "invalid")
     return rule
 
@@ -222,30 +218,13 @@ for _n, _lw in lowered_as(Loop).items():     # float bodies calling the vectoris
 # ----------------------------------------------------------------------------- integer rules
 
 
-def raise_flag_if(e, t, cond, value, flag="divide", zero=None):
-    """`value`, after setting the FP status flag NumPy reports ("divide" by zero: 1/0,
-    "over"flow: 1e308*1e308, "invalid": 0/0) where `cond` holds (fpflags.py reads it). A
-    comparison that is never true keeps the operation alive. `zero`: a run-time double that is
-    +-0.0 wherever `cond` holds; dividing by it cannot be folded away (a constant divisor is
-    folded into a select of constants and the flag is lost)."""
-    divisor = zero
-    zero = "0.0" if reg(t) in ("float", "double") else "0"
-    if flag == "divide" and divisor is not None:
-        x = e.emit(f"select i1 {cond}, double {divisor}, double 1.0", "double")
-        y = e.emit(f"fdiv double 1.0, {x}", "double")
-        never = e.emit(f"fcmp uno double {y}, {y}", "i1")
-        return _sel(e, t, never, zero, value)
-    if flag == "invalid":
-        x = e.emit(f"select i1 {cond}, double 0.0, double 1.0", "double")
-        y = e.emit(f"fdiv double {x}, {x}", "double")
-        never = e.emit(f"fcmp ogt double {y}, 2.0", "i1")
-        return _sel(e, t, never, zero, value)
-    big = "0.0" if flag == "divide" else "1.0e+308"
-    x = e.emit(f"select i1 {cond}, double {big}, double 1.0", "double")
-    y = e.emit(f"fdiv double 1.0, {x}" if flag == "divide" else f"fmul double {x}, 1.0e+308", "double")
-    never = e.emit(f"fcmp uno double {y}, {y}", "i1")
-    return _sel(e, t, never, zero, value)
-
+def raise_flag_if(e, t, cond, value, flag="divide"):
+    """`value`, after reporting the FP error kind `flag` ("divide" by zero, "over"flow,
+    "invalid", "under"flow; fpflags.py) wherever `cond` holds, as NumPy's loops would. The
+    report is an integer OR into the kernel's flag accumulator (FunctionEmitter.raise_flag),
+    not an FP operation: the optimiser cannot fold it away, whatever it knows of the sizes."""
+    e.raise_flag(cond, flag)
+    return value
 
 
 def _i_divmod(signed):
