@@ -262,6 +262,44 @@ def test_writing_into_a_read_only_array_raises_numpys_message(backend):
     np.testing.assert_array_equal(x, np.ones(4))
 
 
+_READ_ONLY_WRITES = {
+    "x += 1": "output array is read-only",
+    "np.add(y, 1, out=x)": "output array is read-only",
+    "v = x[1:]\n    v *= 2": "output array is read-only",
+    "np.sum(y2, axis=0, out=x)": "output array is read-only",
+    "np.cumsum(y, out=x)": "output array is read-only",
+    "np.clip(y, 0, 1, out=x)": "output array is read-only",
+    "x[0] = 1": "assignment destination is read-only",
+    "x[x > 1] = 0": "assignment destination is read-only",
+    "x.fill(3)": "assignment destination is read-only",
+    "np.copyto(x, y)": "assignment destination is read-only",
+    "x.sort()": "sort array is read-only",
+    "y += 1\n    x *= 2": "output array is read-only",       # y is written before NumPy raises
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dynamic", [None, True])
+@pytest.mark.parametrize("body", list(_READ_ONLY_WRITES))
+def test_each_write_into_a_read_only_array_raises_numpys_message(backend, dynamic, body):
+    ns = {"np": np}
+    exec(f"def put(x, y, y2):\n    {body}\n    return x\n", ns)
+    put = ns["put"]
+    f = ft.compile(put, backend=backend, dynamic=dynamic)
+    for n in (4, 6, 9):
+        results = []
+        for fn in (put, f):
+            x, y, y2 = np.arange(float(n))[::-1].copy(), np.ones(n), np.ones((3, n))
+            x.flags.writeable = False
+            with pytest.raises(ValueError) as err:
+                fn(x, y, y2)
+            np.testing.assert_array_equal(x, np.arange(float(n))[::-1])
+            results.append((str(err.value), y.tolist()))
+        assert results[0] == results[1] and results[0][0] == _READ_ONLY_WRITES[body]
+        x = np.arange(float(n))                    # a writeable x: no error, NumPy's result
+        assert_same(f(x.copy(), np.ones(n), np.ones((3, n))), put(x.copy(), np.ones(n), np.ones((3, n))))
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_error_state_seen_from_every_thread_of_a_split_kernel(backend):
     x = np.ones(3_000_000)

@@ -209,7 +209,7 @@ class _Builder:
                     n = n * r.args[0].shape[d]
                 if not isinstance(n, int):
                     ir.require(ir.op(f"icmp ne i64 {self.size(plan, plan.size_source(n))}, 0"))
-            for n in step.writable:
+            for n, _ in step.writable:
                 var = plan.var[n]
                 if var in will_own:
                     continue                       # a fresh array: writeable

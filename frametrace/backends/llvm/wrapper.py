@@ -97,8 +97,8 @@ class _Gen:
                 n = n * r.args[0].shape[d]
             if not isinstance(n, int):
                 self.lines.append(f"    if {plan.size_source(n)} == 0: _empty_reduction({r.op!r})")
-        for n in step.writable:
-            self.lines.append(f"    if not {plan.var[n]}.flags.writeable: _read_only()")
+        for n, message in step.writable:
+            self.lines.append(f"    if not {plan.var[n]}.flags.writeable: _read_only({message!r})")
         for v in step.copies:                     # the source reads the old contents
             self.lines.append(f"    {v}_before = {v}.copy()")
         for n, donor in step.reuse:
