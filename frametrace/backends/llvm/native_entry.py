@@ -116,7 +116,8 @@ class _Builder:
         fp = any(fpflags.may_raise(s.kernel) for s in steps if isinstance(s, KernelStep))
         regions = native_fp.written_regions(self, plan, graph) if fp else []
         ir.fail = None                 # from here on, nothing may miss
-        saved = native_fp.snapshot(self, regions) if fp else None
+        signs = any(fpflags.tracks_zero_signs(s.kernel) for s in steps if isinstance(s, KernelStep))
+        saved = native_fp.snapshot(self, regions, always=signs) if fp else None
         for step in steps:
             self._launch(plan, step, run)
         if fp:

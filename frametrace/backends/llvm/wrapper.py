@@ -221,9 +221,10 @@ class _Gen:
         g, head, tail = self.plan.graph, [], []
         mutated = fp_errors.mutated_inputs(g)
         fp = any(fpflags.may_raise(s.kernel) for s in steps if isinstance(s, KernelStep))
+        signs = any(fpflags.tracks_zero_signs(s.kernel) for s in steps if isinstance(s, KernelStep))
         if not (mutated and steps) and not fp:
             return head, tail
-        self.ns.update(_fb=fp_errors.Fallback(g, mutated), _fpw=fp_errors.WORD,
+        self.ns.update(_fb=fp_errors.Fallback(g, mutated, signs), _fpw=fp_errors.WORD,
                        _self_overlapping=fp_errors.self_overlapping)
         for i in mutated:
             head.append(f"    if _self_overlapping(inputs[{i}]): return _fb.run(inputs, symbol_values)")

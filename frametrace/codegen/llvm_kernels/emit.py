@@ -133,11 +133,14 @@ class FunctionEmitter:
         holds; the function's exit adds the accumulator to the process-wide word (fpflags.py).
         Integer ops only: the optimiser cannot fold them away (a flag raised by an FP operation
         can be, once it knows the sizes), and in a loop they are an OR reduction it vectorises."""
+        self.raise_bits(self.emit(f"select i1 {cond}, i32 {fpflags.BIT[kind]}, i32 0", "i32"))
+
+    def raise_bits(self, bit: str):
+        """OR the i32 value `bit` (flag bits, fpflags.BIT) into the kernel's accumulator."""
         if self.flags is None:
             self.flags = "%flags.acc"
             self.allocas += [f"  {self.flags} = alloca i32", f"  store i32 0, ptr {self.flags}"]
             self.mod.decls.add(fpflags.WORD_DECL)
-        bit = self.emit(f"select i1 {cond}, i32 {fpflags.BIT[kind]}, i32 0", "i32")
         old = self.emit(f"load i32, ptr {self.flags}", "i32")
         self.line(f"store i32 {self.emit(f'or i32 {old}, {bit}', 'i32')}, ptr {self.flags}")
 

@@ -48,7 +48,14 @@ SYMBOL = "frametrace_fpflags"
 INVALID, DIVIDE, OVERFLOW, UNDERFLOW = 0x1, 0x4, 0x8, 0x10   # MXCSR status bits NumPy reports
 REPORTED = INVALID | DIVIDE | OVERFLOW | UNDERFLOW
 KINDS = {INVALID: "invalid", DIVIDE: "divide", OVERFLOW: "over", UNDERFLOW: "under"}   # np.geterr() keys
-BIT = {name: bit for bit, name in KINDS.items()}
+# Not FP errors: a float max/min reduction saw a zero of this sign. Its result is a zero only
+# when every zero it saw compares equal to it; with both signs seen, which one NumPy returns
+# depends on the order its SIMD loop combines elements (np.max([0., -0.]) is -0.0, and
+# np.max([-0.]*20 + [0.]) is 0.0), so NumPy redoes the call whatever the error mode.
+NEG_ZERO, POS_ZERO = 0x100, 0x200
+ZERO_SIGNS = NEG_ZERO | POS_ZERO
+BIT = {**{name: bit for bit, name in KINDS.items()}, "neg_zero": NEG_ZERO, "pos_zero": POS_ZERO}
+_EXTREMA = ("red_max", "red_min")                   # the float reductions that track zero signs
 
 WORD = ctypes.c_uint32(0)                           # the process-wide flag word
 ADDRESS = ctypes.addressof(WORD)
@@ -101,11 +108,19 @@ def may_raise(kernel) -> bool:
     return any(_raises(x) for e in _exprs(kernel.body) for x in walk_exprs(e))
 
 
+def tracks_zero_signs(kernel) -> bool:
+    """Does the kernel reduce floats with max / min (it may set both ZERO_SIGNS bits, and then
+    NumPy must redo the call even with every error mode "ignore")?"""
+    return any(isinstance(x, Op) and x.op in _EXTREMA and x.dtype.startswith("float")
+               for e in _exprs(kernel.body) for x in walk_exprs(e))
+
+
 def uses_status_register(kernel) -> bool:
     """Must the kernel's entry read the FP status flags around its body? Not when everything
     that may report is an integer division (its flags go through the accumulator): such a
     body stays inlined into its entry."""
-    return any(_raises(x) and not _integer_divide(x) for e in _exprs(kernel.body) for x in walk_exprs(e))
+    return any(_raises(x) and not _integer_divide(x) and x.op not in _EXTREMA
+               for e in _exprs(kernel.body) for x in walk_exprs(e))
 
 
 def _integer_divide(e) -> bool:
@@ -174,5 +189,5 @@ def take() -> int:
     return v
 
 
-__all__ = ["may_raise", "uses_status_register", "entry_ir", "exit_ir", "take", "ADDRESS", "KINDS", "BIT",
-           "DECLS", "WORD_DECL", "SYMBOL"]
+__all__ = ["may_raise", "tracks_zero_signs", "uses_status_register", "entry_ir", "exit_ir", "take", "ADDRESS", "KINDS", "BIT",
+           "ZERO_SIGNS", "DECLS", "WORD_DECL", "SYMBOL"]

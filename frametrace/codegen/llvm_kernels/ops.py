@@ -9,6 +9,7 @@ import math
 
 from ...ir import ops as _registered  # noqa: F401  (registers every op the query below reads)
 from ...ir.registry import Loop, lowered_as
+from .fpflags import BIT
 from .types import bits, const, reg
 
 # ----------------------------------------------------------------------------- helpers
@@ -181,6 +182,17 @@ def _f_argbetter(pred):                      # first max/min wins; the first NaN
     return rule
 
 
+def _f_red_extreme(name):
+    """max / min reduction combiner (acc, x): NaN-propagating, and reporting the sign of a
+    zero x (fpflags.ZERO_SIGNS: with both signs seen, NumPy's result depends on its order)."""
+    def rule(e, t, acc, x):
+        zero = e.emit(f"fcmp oeq {reg(t)} {x}, 0.0", "i1")
+        sign = e.emit(f"select i1 {_f_signbit(e, t, x)}, i32 {BIT['neg_zero']}, i32 {BIT['pos_zero']}", "i32")
+        e.raise_bits(e.emit(f"select i1 {zero}, i32 {sign}, i32 0", "i32"))
+        return e.intrinsic(name, t, acc, x)
+    return rule
+
+
 def _scale(c):
     return lambda e, t, x: e.emit(f"fmul {reg(t)} {x}, {_fc(t, c)}", reg(t))
 
@@ -208,7 +220,7 @@ FLOAT = {
     "clip": _f_clip, "clip_scalar": _f_clip_scalar,
     "red_add": lambda e, t, a, b: e.emit(f"fadd reassoc {reg(t)} {a}, {b}", reg(t)),
     "red_mul": lambda e, t, a, b: e.emit(f"fmul reassoc {reg(t)} {a}, {b}", reg(t)),
-    "red_max": _intr("maximum"), "red_min": _intr("minimum"),
+    "red_max": _f_red_extreme("maximum"), "red_min": _f_red_extreme("minimum"),
     "argbetter_max": _f_argbetter("ogt"), "argbetter_min": _f_argbetter("olt"),
 }
 for _n, _lw in lowered_as(Loop).items():     # float bodies calling the vectorised math library
