@@ -349,16 +349,35 @@ def test_sqrt_and_divide_report_like_numpy(errstate):
 # ---- dynamic=True: a negative-stride (or strided) input recompiles for every new size -------
 # The strides of a non-contiguous input are guarded exactly (`L['x'].strides == (-28, -4)`),
 # though they are functions of the symbolic sizes: a needless recompile per size (DESIGN:
-# "a guard that is too strong is a needless recompile"). Seeds 51, 306. Not fixed here.
+# "a guard that is too strong is a needless recompile"). Seeds 51, 306. Fixed: a reversed or
+# stepped view of a dense array is guarded on its strides as functions of its own sizes
+# (guards STRIDE_FORMULA, ir/numpy_api/layout.stride_formula; trace/output.input_layout).
 
 def _reversed(n, m):
     return np.ascontiguousarray(np.arange(n * m, dtype=np.float32).reshape(n, m)[::-1, ::-1])[::-1, ::-1]
 
 
-@pytest.mark.xfail(strict=True, reason="strides of a non-contiguous input guarded as constants")
 def test_negative_stride_input_does_not_recompile_per_size():
     agree("def f(x):\n    return x.ravel()\n", lambda: (_reversed(4, 7),), lambda: (_reversed(5, 13),),
-          lambda: (_reversed(7, 13),), modes=(True,), backends=["numpy"], one_graph=True)
+          lambda: (_reversed(7, 13),), modes=(True,), one_graph=True)
+
+
+def _stepped(n, m):
+    return np.arange(n * 2 * m * 3, dtype=np.float64).reshape(n * 2, m * 3)[::2, ::3]
+
+
+def test_stepped_and_transposed_views_do_not_recompile_per_size():
+    agree("def f(x):\n    return x.ravel(), x.reshape(-1) * 2\n", lambda: (_stepped(4, 7),),
+          lambda: (_stepped(5, 13),), lambda: (_stepped(7, 2),), modes=(True,), one_graph=True)
+    agree("def f(x):\n    return x.T.ravel()\n", lambda: (_reversed(4, 7).T,), lambda: (_reversed(5, 13).T,),
+          lambda: (_reversed(7, 13).T,), modes=(True,), one_graph=True)
+
+
+def test_strided_input_whose_formula_stops_holding_recompiles():
+    # x[:, ::2] of rows of even length, then odd: the second call fails the stride formula
+    agree("def f(x):\n    return x.ravel()\n", lambda: (np.arange(24.0).reshape(4, 6)[:, ::2],),
+          lambda: (np.arange(35.0).reshape(5, 7)[:, ::2],), lambda: (np.arange(40.0).reshape(5, 8)[:, ::2],),
+          modes=(True, None))
 
 
 def test_contiguous_input_does_not_recompile_per_size():
