@@ -12,7 +12,9 @@ pointer and strides from the array object itself (fields at fixed offsets, verif
 import), which saves ~0.3 us per array in the wrapper. The entry loads everything and calls
 the body, which LLVM inlines (turning `noalias` into alias scopes), except in a kernel that
 may raise FP exceptions: its entry clears and reads the status flags around the body, which
-stays a call so that no FP operation moves across the reads (fpflags.py). The split
+stays a call so that no FP operation moves across the reads (fpflags.py). Flags the code
+generator forces (integer `// 0`, log(0), the zero signs of max / min) are ORed into an
+integer accumulator that the body adds to the flag word at its exit (raise_flag). The split
 loop runs over [lo, hi) so the wrapper can hand chunks to threads.
 
 Innermost loops are versioned: when every access that moves with the loop variable moves

@@ -12,13 +12,16 @@ cached machine code stays valid across processes), from two sources:
   thread's register, so threaded kernels report too. Cost: ~20 ns per kernel call.
 * An integer flag accumulator (FunctionEmitter.raise_flag), for what the hardware does not
   raise by itself: integer `//` and `%` by zero ("divide", as NumPy's integer loops report),
-  int MIN // -1 ("over"), the log family's pole ("divide") and domain ("invalid") and exp's
-  underflow ("under"), which the vectorised math library computes with selects and bit
-  tricks. Each is `acc |= cond ? BIT : 0`, integer operations the optimiser can neither fold
+  int MIN // -1 ("over"), the log family's pole ("divide") and domain ("invalid"), which the
+  vectorised math library computes with selects and bit tricks, and the zero signs a float
+  max / min reduction sees (ZERO_SIGNS below). Each is `acc |= cond ? BIT : 0`, integer operations the optimiser can neither fold
   away nor hoist out of the flag reads (a flag forced by an FP operation on a constant,
   `1.0 / select(c, 0.0, 1.0)`, was folded into `select(c, inf, 1.0)` once the sizes were
   run-time values), and in a loop an OR reduction that LLVM vectorises (masked tail lanes
   included: they contribute nothing). The body's exit ORs the accumulator into the word.
+
+Underflow comes from the status register: the math library's scaling of a tiny result
+(exp(-1000)) raises it as the hardware does for 1e-200 * 1e-200.
 
 The word is a conservative signal: vector code may compute lanes NumPy never computes (a
 masked tail), signalling compares raise "invalid" on NaN operands, and NumPy's own loops
