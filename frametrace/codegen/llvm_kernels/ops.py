@@ -239,18 +239,17 @@ def raise_flag_if(e, t, cond, value, flag="divide"):
     return value
 
 
-def _i_divmod(signed):
-    """NumPy's integer floor_divide / remainder: Python-style, x // 0 == x % 0 == 0,
-    reporting divide by zero (and MIN // -1 overflow) as NumPy does."""
+def _i_divmod(signed, want):
+    """NumPy's integer floor_divide (want 0) / remainder (want 1): Python-style,
+    x // 0 == x % 0 == 0, reporting divide by zero (and MIN // -1 overflow) as NumPy does."""
     def rule(e, t, a, b):
-        q, r = _i_divmod_values(signed, e, t, a, b)
-        zero = e.emit(f"icmp eq {reg(t)} {b}, 0", "i1")
-        q = raise_flag_if(e, t, zero, q)
-        if signed:
+        value = _i_divmod_values(signed, e, t, a, b)[want]
+        value = raise_flag_if(e, t, e.emit(f"icmp eq {reg(t)} {b}, 0", "i1"), value)
+        if signed and want == 0:
             lo = str(-(1 << (bits(t) - 1)))
             wraps = _and(e, e.emit(f"icmp eq {reg(t)} {b}, -1", "i1"), e.emit(f"icmp eq {reg(t)} {a}, {lo}", "i1"))
-            q = raise_flag_if(e, t, wraps, q, "over")
-        return q, raise_flag_if(e, t, zero, r)
+            value = raise_flag_if(e, t, wraps, value, "over")
+        return value
     return rule
 
 
@@ -322,8 +321,7 @@ def _integer(signed):
     s = "s" if signed else "u"
     return {
         "add": _ins("add"), "subtract": _ins("sub"), "multiply": _ins("mul"),
-        "floor_divide": lambda e, t, a, b: _i_divmod(signed)(e, t, a, b)[0],
-        "remainder": lambda e, t, a, b: _i_divmod(signed)(e, t, a, b)[1],
+        "floor_divide": _i_divmod(signed, 0), "remainder": _i_divmod(signed, 1),
         "fmod": _i_fmod(signed),
         "maximum": _intr(f"{s}max"), "minimum": _intr(f"{s}min"),
         "fmax": _intr(f"{s}max"), "fmin": _intr(f"{s}min"),
