@@ -44,7 +44,7 @@ import ctypes
 import llvmlite.binding as llvm
 
 from ...ir import ops as _registered  # noqa: F401  (registers every op the queries below read)
-from ...ir.registry import ops_where
+from ...ir.registry import Reduction, lowered_as, ops_where
 from ...lower.loop_ir import Const, Op, walk_exprs
 
 SYMBOL = "frametrace_fpflags"
@@ -58,7 +58,6 @@ KINDS = {INVALID: "invalid", DIVIDE: "divide", OVERFLOW: "over", UNDERFLOW: "und
 NEG_ZERO, POS_ZERO = 0x100, 0x200
 ZERO_SIGNS = NEG_ZERO | POS_ZERO
 BIT = {**{name: bit for bit, name in KINDS.items()}, "neg_zero": NEG_ZERO, "pos_zero": POS_ZERO}
-_EXTREMA = ("red_max", "red_min")                   # the float reductions that track zero signs
 
 WORD = ctypes.c_uint32(0)                           # the process-wide flag word
 ADDRESS = ctypes.addressof(WORD)
@@ -70,6 +69,9 @@ _INT_DIVIDE = ops_where(lambda op: op.fp_errors == "int_divide")
 # ops that never raise a reported flag on any input; plus the loop-IR ops that are no
 # registered op: index arithmetic and the bool reduction combiners
 _QUIET = ops_where(lambda op: op.fp_errors == "none") | {"affine", "red_and", "red_or"}
+# the combiners of max / min reductions (their identity is an extreme value): float ones
+# track the signs of the zeros they see
+_EXTREMA = frozenset(r.combiner for r in lowered_as(Reduction).values() if r.identity in ("lowest", "highest"))
 
 
 def _const_of(e):
