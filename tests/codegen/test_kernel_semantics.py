@@ -333,6 +333,31 @@ def test_each_write_into_a_read_only_array_raises_numpys_message(backend, dynami
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("body", ["x /= y", "np.divide(1.0, y, out=x)", "v = x[1:]\n    v /= y[1:]"])
+def test_read_only_out_is_refused_before_the_ufunc_computes(backend, body):
+    # NumPy checks out= before the loop: a ValueError, no divide-by-zero warning or error
+    ns = {"np": np}
+    exec(f"def put(x, y):\n    {body}\n    return x\n", ns)
+    put = ns["put"]
+    f = ft.compile(put, backend=backend)
+    for mode in ("raise", "warn", "ignore"):
+        outs = []
+        for fn in (put, f):
+            got, got_w, _ = outcome(lambda y, fn=fn: _read_only_error(fn, y), [np.zeros(3)], mode)
+            outs.append((got, got_w))
+        assert outs[0] == outs[1] == ("output array is read-only", []), (mode, outs)
+
+
+def _read_only_error(fn, y):
+    x = np.ones(3)
+    x.flags.writeable = False
+    with pytest.raises(ValueError) as err:
+        fn(x, y)
+    np.testing.assert_array_equal(x, np.ones(3))
+    return str(err.value)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_error_state_seen_from_every_thread_of_a_split_kernel(backend):
     x = np.ones(3_000_000)
     x[-1] = 0.0                                   # in the last chunk: a pool thread computes it
