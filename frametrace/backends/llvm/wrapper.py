@@ -221,9 +221,9 @@ class _Gen:
         g, head, tail = self.plan.graph, [], []
         mutated = fp_errors.mutated_inputs(g)
         fp = any(fpflags.may_raise(s.kernel) for s in steps if isinstance(s, KernelStep))
-        signs = any(fpflags.tracks_zero_signs(s.kernel) for s in steps if isinstance(s, KernelStep))
         if not (mutated and steps) and not fp:
             return head, tail
+        signs = any(fpflags.tracks_zero_signs(s.kernel) for s in steps if isinstance(s, KernelStep))
         self.ns.update(_fb=fp_errors.Fallback(g, mutated, signs), _fpw=fp_errors.WORD,
                        _self_overlapping=fp_errors.self_overlapping)
         for i in mutated:
