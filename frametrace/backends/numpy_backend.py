@@ -8,6 +8,7 @@ from __future__ import annotations
 import sympy
 
 from ..ir.graph import Graph, IndexSlice, Node
+from ..ir.ops.mutation import READ_ONLY
 from ..ir.registry import get_op
 
 
@@ -32,6 +33,17 @@ def _arg_code(a, names: dict, sym_names: dict, consts: dict) -> str:
     return name
 
 
+def _out_checks(graph: Graph) -> dict:
+    """value node -> destinations of the out= / in-place ufunc writes it feeds: NumPy refuses
+    a read-only `out` before computing (`x /= 0` into a read-only x raises ValueError, not a
+    divide-by-zero), so their writeable check comes before the value's own op."""
+    checks: dict = {}
+    for n in graph.nodes:
+        if n.op == "assign" and n.attr("writer") == "ufunc" and isinstance(n.args[1], Node):
+            checks.setdefault(n.args[1], []).append(n.args[0])
+    return checks
+
+
 def generate_source(graph: Graph):
     names: dict = {}
     consts: dict = {"___IndexSlice": IndexSlice}
@@ -45,7 +57,11 @@ def generate_source(graph: Graph):
     if graph.symbols:
         lines.append("    " + ", ".join(sym_names[s] for s in graph.symbols)
                      + (", = symbol_values" if len(graph.symbols) == 1 else " = symbol_values"))
+    out_checks = _out_checks(graph)
     for i, node in enumerate(graph.nodes):
+        for dst in out_checks.get(node, ()):
+            if dst in names:                   # (a destination computed later: checked by assign)
+                lines.append(f"    if not {names[dst]}.flags.writeable: raise ValueError({READ_ONLY['ufunc']!r})")
         op = get_op(node.op)
         ref = f"___op_{node.op}"
         consts[ref] = op.ref

@@ -87,6 +87,11 @@ class GuardBuilder:
     def strides(self, source, strides):
         return self._add(Guard(K.STRIDES, source, tuple(int(s) for s in strides)))
 
+    def stride_formula(self, source, formula):
+        """The strides of `source` as functions of its own sizes (layout.stride_formula):
+        a reversed or stepped view keeps its guard when its sizes change."""
+        return self._add(Guard(K.STRIDE_FORMULA, source, tuple((int(c), tuple(dims)) for c, dims in formula)))
+
     def layout(self, source, order: str):
         assert order in ("C", "F")
         return self._add(Guard(K.LAYOUT, source, order))

@@ -13,6 +13,8 @@ class GuardKind(str, enum.Enum):
     NDIM = "NDIM"                  # v.ndim == n                          payload: n
     SIZE = "SIZE"                  # v.shape[d] == n (source: ShapeSource) payload: n
     STRIDES = "STRIDES"            # v.strides == (...)                   payload: tuple
+    STRIDE_FORMULA = "STRIDE_FORMULA"   # v.strides[d] == coef_d * prod(v.shape[j] for j in dims_d)
+                                   #   payload: ((coef_d, dims_d), ...) (ir/numpy_api/layout.py)
     LAYOUT = "LAYOUT"              # v.flags.{c,f}_contiguous             payload: "C" or "F"
     LEN = "LEN"                    # len(v) == n                          payload: n
     KEYS = "KEYS"                  # list(v) == keys (in order)           payload: list of keys

@@ -30,6 +30,8 @@ def guard_code(g) -> str:
         return f"{c} == {g.payload}"
     if k is K.STRIDES:
         return f"{c}.strides == {g.payload!r}"
+    if k is K.STRIDE_FORMULA:
+        return f"{c}.strides == ({''.join(_stride_term(c, t) + ', ' for t in g.payload)})"
     if k is K.LAYOUT:
         return f"{c}.flags.{'c' if g.payload == 'C' else 'f'}_contiguous"
     if k is K.LEN:
@@ -64,3 +66,8 @@ def _equals_code(c: str, value, ref) -> str:
     if t in (int, bool, str, type(None), float, complex, bytes):
         return f"{c} == {value!r}"
     return f"{c} == {ref}"
+
+
+def _stride_term(c: str, term) -> str:
+    coef, dims = term
+    return "*".join([str(coef)] + [f"{c}.shape[{j}]" for j in dims])

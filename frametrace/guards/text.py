@@ -29,6 +29,9 @@ def guard_text(g) -> str:
         return f"{n} == {g.payload}"
     if k is K.STRIDES:
         return f"{n}.strides == {g.payload!r}"
+    if k is K.STRIDE_FORMULA:
+        terms = ("*".join([str(c)] + [f"shape[{j}]" for j in dims]) for c, dims in g.payload)
+        return f"{n}.strides == ({', '.join(terms)}{',' if len(g.payload) == 1 else ''})"
     if k is K.LAYOUT:
         return f"{n} is {g.payload}-contiguous"
     if k is K.LEN:

@@ -10,9 +10,10 @@ An op is registered once:
 Beside its meta rule and reference, an op states how the backends treat it (`OpDef`):
 `lowering` (one of the records below: a loop body, a reduction or scan descriptor, a view, a
 gather / scatter, a creation, a matmul, or an explicit NumPy call in the wrapper), `cost`
-("cheap" or "expensive": calls the vectorised math library) and `layout` (the memory order
+("cheap" or "expensive": calls the vectorised math library), `layout` (the memory order
 of its result where an op-specific rule applies: "c" always C-ordered, "keep" a reduction
-keeping its operand's order over the kept axes; ir/numpy_api/layout.py). Every
+keeping its operand's order over the kept axes; ir/numpy_api/layout.py) and `fp_errors`
+(which floating-point error kinds its loop may report: FP_ERRORS). Every
 name table of the lowering and code generator (`lower.pointwise.LOOP_OPS`,
 `lower.peephole.EXPENSIVE`, `lower.classify.REDUCTIONS`, ...) is a query of this registry.
 
@@ -139,6 +140,12 @@ class NumpyCall:
 
 LOWERINGS = (Loop, Reduction, Scan, View, Creation, Matmul, Gather, Scatter, NumpyCall)
 COSTS = ("cheap", "expensive")
+# which of NumPy's floating-point error kinds (np.errstate: divide, over, under, invalid) the
+# op's loop may report: "float" any kind, but only when it computes in floating point (the
+# default: integer add/multiply wrap silently, as in NumPy); "none" never, on any input (quiet
+# tests, sign manipulation, selects, exact rounding); "int_divide" as "float", and integer
+# loops report a zero divisor ("divide") and MIN // -1 ("over") as NumPy's do
+FP_ERRORS = ("float", "none", "int_divide")
 LAYOUTS = (None, "c", "keep")
 
 KINDS = ("elementwise", "reduction", "scan", "view", "copy", "creation", "matmul",
@@ -161,6 +168,7 @@ class OpDef:
     cost: str = "cheap"      # "expensive": a call into the vectorised math library
     layout: str | None = None   # "c": always a C-ordered result; "keep": a reduction keeping
                                 # the operand's order over the kept axes
+    fp_errors: str = "float"    # one of FP_ERRORS: the FP error kinds its loop may report
 
 
 OPS: dict[str, OpDef] = {}
@@ -168,15 +176,15 @@ OPS: dict[str, OpDef] = {}
 
 def register(name: str, *, kind: str, ufunc: np.ufunc | None = None, ref: Callable | None = None,
              may_raise: Callable | None = None, aliases: bool = False, lowering=None,
-             cost: str = "cheap", layout: str | None = None):
+             cost: str = "cheap", layout: str | None = None, fp_errors: str = "float"):
     """Decorator registering `meta` for op `name`; the reference defaults to the ufunc.
     `may_raise(node) -> bool`: whether that node may raise at run time (None: never).
-    `lowering`, `cost`, `layout`: see the module doc."""
+    `lowering`, `cost`, `layout`, `fp_errors`: see the module doc and FP_ERRORS."""
     assert kind in KINDS, kind
     if not isinstance(lowering, LOWERINGS):
         raise ValueError(f"op {name!r}: lowering must be one of {[c.__name__ for c in LOWERINGS]}, "
                          f"got {lowering!r} (NumpyCall(reason) for an op NumPy runs in the wrapper)")
-    assert cost in COSTS and layout in LAYOUTS, (cost, layout)
+    assert cost in COSTS and layout in LAYOUTS and fp_errors in FP_ERRORS, (cost, layout, fp_errors)
 
     def deco(meta):
         if name in OPS:
@@ -185,7 +193,7 @@ def register(name: str, *, kind: str, ufunc: np.ufunc | None = None, ref: Callab
         if impl is None:
             raise ValueError(f"op {name!r} needs a NumPy reference")
         OPS[name] = OpDef(name, kind, meta, impl, ufunc, (meta.__doc__ or "").strip(), may_raise, aliases,
-                          lowering, cost, layout)
+                          lowering, cost, layout, fp_errors)
         return meta
     return deco
 

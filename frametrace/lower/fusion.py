@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import sympy
 
 from ..ir.graph import Node
+from ..ir.ops.mutation import READ_ONLY
 from ..ir.registry import Reduction, lowered_as
 from . import compact
 from .kernels import Conflict, KernelBuilder
@@ -49,7 +50,7 @@ class KernelStep:
     jobs: list
     allocs: list = field(default_factory=list)      # nodes whose output arrays are allocated
     reuse: list = field(default_factory=list)       # (node, donor): node's array is donor's
-    writable: list = field(default_factory=list)    # destinations NumPy would refuse if read-only
+    writable: list = field(default_factory=list)    # (destination, NumPy's message) refused if read-only
     copies: list = field(default_factory=list)      # vars read through `<var>_before` copies
     scratch: list = field(default_factory=list)     # (name, like node, dtype) temporaries
     overlap: list = field(default_factory=list)     # (buffer index, dst source): copy if overlapping
@@ -270,7 +271,7 @@ class _Grouper:
                 step.overlap = plan.overlap_checks(j.node, b)
                 base = plan.assign_base(j.node)[0]
                 if plan.alias_class(base) == "in":
-                    step.writable.append(base)
+                    step.writable.append((base, READ_ONLY[j.node.attr("writer")]))
                 if j.node in plan.read_copies:
                     step.copies.append(plan.var[base])
         self.steps.append(step)

@@ -47,13 +47,15 @@ class OutputGraph:
     def input_layout(self, node, shape):
         """Byte strides of an input array, asked by layout-dependent calls (ravel, reshape of
         a computed value) and guarded then: a C- or F-contiguous input is guarded on that flag
-        and gets strides from its symbolic `shape`; any other layout on its exact strides."""
+        and gets strides from its symbolic `shape`; a reversed or stepped view of a dense
+        array on its strides as functions of its sizes (layout.stride_formula), which hold
+        for every size; any other layout on its exact strides."""
         if node in self._layouts:
             return self._layouts[node]
         entry = self.input_arrays.get(node)
         if entry is None:
             return None
-        from ..ir.numpy_api.layout import c_strides, f_strides
+        from ..ir.numpy_api.layout import c_strides, f_strides, stride_formula
         value, source = entry
         itemsize = value.dtype.itemsize
         if value.flags.c_contiguous:
@@ -62,6 +64,15 @@ class OutputGraph:
         elif value.flags.f_contiguous:
             self.guards.layout(source, "F")
             strides = f_strides(shape, itemsize)
+        elif (formula := stride_formula(value.shape, value.strides, itemsize)) is not None:
+            self.guards.stride_formula(source, formula)
+            strides = []
+            for coef, dims in formula:
+                st = coef
+                for j in dims:
+                    st = st * shape[j]
+                strides.append(st)
+            strides = tuple(strides)
         else:
             self.guards.strides(source, value.strides)
             strides = tuple(value.strides)

@@ -254,14 +254,8 @@ import re as _re  # noqa: E402
 
 KNOWN_BUGS = [
     # (name, regex on the failure message, regex on the program source or None)
-    ("llvm kernels track no underflow flag (test_llvm_exp_underflow_reports_like_numpy)",
-     r"backend=llvm.*(eager raised FloatingPointError: underflow|warnings differ: eager \[[^]]*\] "
-     r"\[[^]]*underflow)", None),
     ("complex scalar operand crashes llvm lowering (test_llvm_complex_python_scalar_operand)",
      r"NotLowerable: operand \(?[-+\w.]*j\)?\n", None),
-    ("llvm log sets no FP flag (test_llvm_log_of_zero_or_negative_reports_like_numpy)",
-     r"backend=llvm.*(eager raised FloatingPointError: [\w ]+ encountered in log|warnings differ)",
-     r"np\.log(10|2)?\("),
 ]
 
 

@@ -319,19 +319,15 @@ def test_unused_op_with_assumed_broadcast_raises():
 # np.log(0.0) is "divide", np.log(-1.0) "invalid": NumPy raises under errstate(raise) and warns
 # under "warn"; the llvm backend's vectorised log returns -inf/nan without setting the FP flag
 # word that backends/llvm/fp_errors.py reads, so nothing is raised or warned. sqrt/divide
-# are fine. Seeds 198, 203, 278, 335 (run_fuzz.py --shaped 1). Half fixed: codegen/llvm_kernels/ops.py
-# (_math_with_domain) raises the log family's pole and domain flags, but in kernels with run-time
-# sizes (dynamic=True) LLVM folds `fdiv 1.0, select(c, 0.0, 1.0)` into `select(c, inf, 1.0)` and the
-# flag is lost -- the same happens to integer `// 0` (test below); "invalid" (log(-1)) is reported.
-# Needs a flag the optimiser cannot fold (an integer flag accumulator written at kernel exit).
-_DYNAMIC_POLE = "dynamic-size kernels lose the divide-by-zero flag (log(0), int // 0)"
+# are fine. Seeds 198, 203, 278, 335 (run_fuzz.py --shaped 1). First fixed by forcing the flag
+# with an FP operation (`1.0 / select(c, 0.0, 1.0)`), which LLVM folded into `select(c, inf,
+# 1.0)` in kernels with run-time sizes (dynamic=True): the pole was silent again, and so was
+# integer `// 0` (test below). Fixed: such flags are ORed into an integer accumulator that the
+# body adds to the flag word at exit (codegen/llvm_kernels/fpflags.py, emit.raise_flag).
 
 @needs_llvm
 @pytest.mark.parametrize("errstate", ["raise", "warn"])
-@pytest.mark.parametrize("values", [
-    pytest.param([0.0, 1.0], marks=pytest.mark.xfail(strict=True, reason=_DYNAMIC_POLE)),
-    [-1.0, 2.0],
-    pytest.param([-0.0, 3.0], marks=pytest.mark.xfail(strict=True, reason=_DYNAMIC_POLE))])
+@pytest.mark.parametrize("values", [[0.0, 1.0], [-1.0, 2.0], [-0.0, 3.0]])
 def test_llvm_log_of_zero_or_negative_reports_like_numpy(errstate, values):
     agree("def f(x):\n    return np.log(x)\n", lambda: (np.array(values),), backends=["llvm"],
           errstate=errstate)
@@ -353,16 +349,35 @@ def test_sqrt_and_divide_report_like_numpy(errstate):
 # ---- dynamic=True: a negative-stride (or strided) input recompiles for every new size -------
 # The strides of a non-contiguous input are guarded exactly (`L['x'].strides == (-28, -4)`),
 # though they are functions of the symbolic sizes: a needless recompile per size (DESIGN:
-# "a guard that is too strong is a needless recompile"). Seeds 51, 306. Not fixed here.
+# "a guard that is too strong is a needless recompile"). Seeds 51, 306. Fixed: a reversed or
+# stepped view of a dense array is guarded on its strides as functions of its own sizes
+# (guards STRIDE_FORMULA, ir/numpy_api/layout.stride_formula; trace/output.input_layout).
 
 def _reversed(n, m):
     return np.ascontiguousarray(np.arange(n * m, dtype=np.float32).reshape(n, m)[::-1, ::-1])[::-1, ::-1]
 
 
-@pytest.mark.xfail(strict=True, reason="strides of a non-contiguous input guarded as constants")
 def test_negative_stride_input_does_not_recompile_per_size():
     agree("def f(x):\n    return x.ravel()\n", lambda: (_reversed(4, 7),), lambda: (_reversed(5, 13),),
-          lambda: (_reversed(7, 13),), modes=(True,), backends=["numpy"], one_graph=True)
+          lambda: (_reversed(7, 13),), modes=(True,), one_graph=True)
+
+
+def _stepped(n, m):
+    return np.arange(n * 2 * m * 3, dtype=np.float64).reshape(n * 2, m * 3)[::2, ::3]
+
+
+def test_stepped_and_transposed_views_do_not_recompile_per_size():
+    agree("def f(x):\n    return x.ravel(), x.reshape(-1) * 2\n", lambda: (_stepped(4, 7),),
+          lambda: (_stepped(5, 13),), lambda: (_stepped(7, 2),), modes=(True,), one_graph=True)
+    agree("def f(x):\n    return x.T.ravel()\n", lambda: (_reversed(4, 7).T,), lambda: (_reversed(5, 13).T,),
+          lambda: (_reversed(7, 13).T,), modes=(True,), one_graph=True)
+
+
+def test_strided_input_whose_formula_stops_holding_recompiles():
+    # x[:, ::2] of rows of even length, then odd: the second call fails the stride formula
+    agree("def f(x):\n    return x.ravel()\n", lambda: (np.arange(24.0).reshape(4, 6)[:, ::2],),
+          lambda: (np.arange(35.0).reshape(5, 7)[:, ::2],), lambda: (np.arange(40.0).reshape(5, 8)[:, ::2],),
+          modes=(True, None))
 
 
 def test_contiguous_input_does_not_recompile_per_size():
@@ -371,14 +386,14 @@ def test_contiguous_input_does_not_recompile_per_size():
 
 
 # ---- llvm: underflow is not tracked at all ----------------------------------------------------
-# The kernels' FP flag word has invalid/divide/overflow only (codegen/llvm_kernels/fpflags.py
+# The kernels' FP flag word had invalid/divide/overflow only (codegen/llvm_kernels/fpflags.py
 # KINDS): np.exp(-1000.0) underflows, which NumPy raises under errstate(under="raise") and
-# warns under "warn"; the llvm backend returns 0.0 silently. Seed 1130. Not fixed here.
+# warns under "warn"; the llvm backend returned 0.0 silently. Seed 1130. Fixed: the word has
+# MXCSR's underflow bit too (the math library's scaling of a tiny result raises it).
 
 @needs_llvm
 @pytest.mark.parametrize("errstate", ["raise", "warn"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.xfail(strict=True, reason="llvm FP flags have no underflow kind")
 def test_llvm_exp_underflow_reports_like_numpy(errstate, dtype):
     agree("def f(x):\n    return np.exp(x)\n", lambda: (np.array([-1000.0, 0.0], dtype=dtype),),
           backends=["llvm"], errstate=errstate)
@@ -411,7 +426,6 @@ def test_complex_python_scalar_operand_numpy_backend():
 
 @needs_llvm
 @pytest.mark.parametrize("errstate", ["raise", "warn"])
-@pytest.mark.xfail(strict=True, reason=_DYNAMIC_POLE)
 def test_llvm_integer_floor_divide_by_zero_reports_like_numpy(errstate):
     agree("def f(x, y):\n    return x // y\n", lambda: (np.array([3, 4]), np.array([0, 1])), backends=["llvm"],
           errstate=errstate)

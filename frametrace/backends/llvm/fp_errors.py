@@ -19,6 +19,10 @@ regions up to 4 KiB to its stack whatever the mode: cheaper than asking NumPy). 
 cannot be dropped for `x += y`: the flag is known only after the loop has overwritten x,
 and it is only a "maybe", so NumPy must see the old x again to decide and report.
 
+Signed zeros. A float max / min reduction that saw zeros of both signs (fpflags.ZERO_SIGNS)
+returns the zero NumPy's SIMD order would pick only by chance: those bits make NumPy redo
+the call whatever the error mode, and such graphs save what they write whatever the mode.
+
 Known differences: NumPy steps of the wrapper (fallback ops) that warn do so in the compiled
 run and again in the re-evaluation; under "raise" an in-place graph re-evaluated by the NumPy
 backend stops before its first write (the NumPy backend computes `x /= y` into a temporary),
@@ -85,6 +89,8 @@ def quiet(flags: int = fpflags.REPORTED) -> bool:
 
 
 def _quiet(flags: int) -> bool:
+    if flags & fpflags.ZERO_SIGNS == fpflags.ZERO_SIGNS:    # a max / min NumPy must redo
+        return False
     err = np.geterr()
     return all(err[name] == "ignore" for bit, name in fpflags.KINDS.items() if flags & bit)
 
@@ -108,6 +114,11 @@ def snapshot_wanted() -> bool:
     return not quiet()
 
 
+def snapshot_always() -> bool:
+    """snapshot_wanted of a graph whose max / min may need NumPy whatever the mode."""
+    return True
+
+
 def native_redo() -> bool:
     """The native entry's kernels set a flag: True when NumPy must redo the call (the entry
     then puts back the regions it saved, if it saved them, and misses)."""
@@ -118,8 +129,9 @@ def native_redo() -> bool:
 class Fallback:
     """NumPy evaluation of the graph, built on first use (most graphs never need it)."""
 
-    def __init__(self, graph, mutated):
+    def __init__(self, graph, mutated, always: bool = False):
         self.graph, self.mutated, self._run = graph, tuple(mutated), None
+        self.always = always          # the kernels track zero signs: snapshot whatever the mode
 
     def run(self, inputs, symbol_values):
         if self._run is None:
@@ -129,7 +141,7 @@ class Fallback:
     def snapshot(self, regions):
         """Copies of the regions of inputs the graph writes (views of them: wrapper.py),
         when NumPy may have to redo the call."""
-        if quiet():
+        if quiet() and not self.always:
             return None
         return [(r, r.copy()) for r in regions]
 
@@ -146,4 +158,5 @@ class Fallback:
         return self.run(inputs, symbol_values)
 
 
-__all__ = ["Fallback", "mutated_inputs", "quiet", "native_redo", "self_overlapping", "snapshot_wanted", "WORD"]
+__all__ = ["Fallback", "mutated_inputs", "quiet", "native_redo", "self_overlapping", "snapshot_wanted",
+           "snapshot_always", "WORD"]

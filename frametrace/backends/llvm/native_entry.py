@@ -116,7 +116,8 @@ class _Builder:
         fp = any(fpflags.may_raise(s.kernel) for s in steps if isinstance(s, KernelStep))
         regions = native_fp.written_regions(self, plan, graph) if fp else []
         ir.fail = None                 # from here on, nothing may miss
-        saved = native_fp.snapshot(self, regions) if fp else None
+        signs = any(fpflags.tracks_zero_signs(s.kernel) for s in steps if isinstance(s, KernelStep))
+        saved = native_fp.snapshot(self, regions, always=signs) if fp else None
         for step in steps:
             self._launch(plan, step, run)
         if fp:
@@ -209,7 +210,7 @@ class _Builder:
                     n = n * r.args[0].shape[d]
                 if not isinstance(n, int):
                     ir.require(ir.op(f"icmp ne i64 {self.size(plan, plan.size_source(n))}, 0"))
-            for n in step.writable:
+            for n, _ in step.writable:
                 var = plan.var[n]
                 if var in will_own:
                     continue                       # a fresh array: writeable

@@ -53,11 +53,12 @@ def written_regions(b, plan, graph) -> list:
     return [r for r in regions.values() if len(r.key) == 1 or r.root not in whole]
 
 
-def snapshot(b, regions) -> tuple:
+def snapshot(b, regions, always: bool = False) -> tuple:
     """Copy the written regions into one scratch buffer, so that a flagged call can be
     redone by NumPy from the original contents (fp_errors.py). Small regions (at most
     SMALL_SNAPSHOT bytes) are always saved into a stack buffer; larger ones only when
-    some error mode is not "ignore" (fp_errors.snapshot_wanted). Returns (slot of the
+    some error mode is not "ignore" (fp_errors.snapshot_wanted), or `always` (the kernels
+    track the zero signs of a max / min: NumPy may redo the call in any mode). Returns (slot of the
     buffer's address (null: nothing saved), slot of the buffer object, [(region, offset)])."""
     ir, vw = b.ir, b.vw
     base_slot, obj_slot = ir.alloca("ptr"), ir.alloca("ptr")
@@ -78,7 +79,7 @@ def snapshot(b, regions) -> tuple:
     ir.do(f"store ptr {stack}, ptr {base_slot}, align 8")
     ir.do(f"br label %{go}")
     ir.block(large)
-    want = b.py_call(fp_errors.snapshot_wanted)
+    want = b.py_call(fp_errors.snapshot_always if always else fp_errors.snapshot_wanted)
     ir.call("void", "Py_DecRef", f"ptr {want}")
     ir.do(f"br i1 {ir.op(f'icmp eq ptr {want}, {ir.const_ptr(True)}')}, label %{alloc}, label %{done}")
     ir.block(alloc)

@@ -121,6 +121,16 @@ class Translator(SizeExprs):
                 raise NotNative("strides of an array whose ndim is not guarded")
             for d, stride in enumerate(g.payload):
                 ir.require(ir.op(f"icmp eq i64 {self._array_field(ShapeSource(src, d), 'strides')}, {stride}"))
+        elif k is K.STRIDE_FORMULA:           # products of the array's own sizes: no overflow
+            base = src.code                    # (each is at most its byte size / itemsize)
+            if len(g.payload) != self.ndims.get(base, -1):
+                raise NotNative("strides of an array whose ndim is not guarded")
+            for d, (coef, dims) in enumerate(g.payload):
+                want = str(coef)
+                for j in dims:
+                    want = ir.op(f"mul i64 {want}, {self._array_field(ShapeSource(src, j), 'dimensions')}")
+                got = self._array_field(ShapeSource(src, d), "strides")
+                ir.require(ir.op(f"icmp eq i64 {got}, {want}"))
         elif k is K.LAYOUT:
             flags = ir.field(self._array(src), ARRAY_FIELDS["flags"], "i32")
             bit = NPY_C_CONTIGUOUS if g.payload == "C" else NPY_F_CONTIGUOUS

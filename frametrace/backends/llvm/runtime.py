@@ -108,8 +108,9 @@ def empty_reduction(name: str):
                      f"{'maximum' if name == 'max' else 'minimum'} which has no identity")
 
 
-def read_only():
-    raise ValueError("assignment destination is read-only")
+def read_only(message: str):
+    """NumPy's error for a write into a read-only array (ir/ops/mutation.py READ_ONLY)."""
+    raise ValueError(message)
 
 
 class LazyReference:

@@ -142,8 +142,8 @@ class _Gen:
                 n = n * r.args[0].shape[d]
             if not isinstance(n, int):
                 self.lines.append(f"    if {plan.size_source(n)} == 0: _empty_reduction({r.op!r})")
-        for n in step.writable:
-            self.lines.append(f"    if not {plan.var[n]}.flags.writeable: _read_only()")
+        for n, message in step.writable:
+            self.lines.append(f"    if not {plan.var[n]}.flags.writeable: _read_only({message!r})")
         for v in step.copies:                     # the source reads the old contents
             self.lines.append(f"    {v}_before = {v}.copy()")
         for n, donor in step.reuse:
@@ -269,7 +269,8 @@ class _Gen:
             any(fpflags.may_raise(nl.kernel) for nl in getattr(self.plan, "loop_natives", {}).values())
         if not (mutated and steps) and not fp:
             return head, tail
-        self.ns.update(_fb=fp_errors.Fallback(g, mutated), _fpw=fp_errors.WORD,
+        signs = any(fpflags.tracks_zero_signs(s.kernel) for s in steps if isinstance(s, KernelStep))
+        self.ns.update(_fb=fp_errors.Fallback(g, mutated, signs), _fpw=fp_errors.WORD,
                        _self_overlapping=fp_errors.self_overlapping)
         for i in mutated:
             head.append(f"    if _self_overlapping(inputs[{i}]): return _fb.run(inputs, symbol_values)")

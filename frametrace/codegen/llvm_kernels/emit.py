@@ -12,7 +12,9 @@ pointer and strides from the array object itself (fields at fixed offsets, verif
 import), which saves ~0.3 us per array in the wrapper. The entry loads everything and calls
 the body, which LLVM inlines (turning `noalias` into alias scopes), except in a kernel that
 may raise FP exceptions: its entry clears and reads the status flags around the body, which
-stays a call so that no FP operation moves across the reads (fpflags.py). The split
+stays a call so that no FP operation moves across the reads (fpflags.py). Flags the code
+generator forces (integer `// 0`, log(0), the zero signs of max / min) are ORed into an
+integer accumulator that the body adds to the flag word at its exit (raise_flag). The split
 loop runs over [lo, hi) so the wrapper can hand chunks to threads.
 
 Innermost loops are versioned: when every access that moves with the loop variable moves
@@ -107,7 +109,8 @@ class FunctionEmitter:
         self._has_acc: dict = {}
         self.scalar = False          # emitting the byte-strided (never vectorised) loop copy
         self.tiny = kernel.work.isdigit() and 0 < int(kernel.work) <= TINY_WORK   # "0": unknown
-        self.fp = fpflags.may_raise(kernel)    # entry reports FP exception flags (fpflags.py)
+        self.fp = fpflags.uses_status_register(kernel)   # entry reads the FP status flags (fpflags.py)
+        self.flags = None            # the integer flag accumulator (an alloca), once raise_flag used
 
     # -- basic emission ----------------------------------------------------------------
     def emit(self, rhs: str, ty: str) -> str:
@@ -126,6 +129,22 @@ class FunctionEmitter:
     def label(self, name: str):
         self.lines.append(f"{name}:")
         self.block = name
+
+    def raise_flag(self, cond: str, kind: str):
+        """OR the flag bit of error kind `kind` into the kernel's accumulator where the i1 `cond`
+        holds; the function's exit adds the accumulator to the process-wide word (fpflags.py).
+        Integer ops only: the optimiser cannot fold them away (a flag raised by an FP operation
+        can be, once it knows the sizes), and in a loop they are an OR reduction it vectorises."""
+        self.raise_bits(self.emit(f"select i1 {cond}, i32 {fpflags.BIT[kind]}, i32 0", "i32"))
+
+    def raise_bits(self, bit: str):
+        """OR the i32 value `bit` (flag bits, fpflags.BIT) into the kernel's accumulator."""
+        if self.flags is None:
+            self.flags = "%flags.acc"
+            self.allocas += [f"  {self.flags} = alloca i32", f"  store i32 0, ptr {self.flags}"]
+            self.mod.decls.add(fpflags.WORD_DECL)
+        old = self.emit(f"load i32, ptr {self.flags}", "i32")
+        self.line(f"store i32 {self.emit(f'or i32 {old}, {bit}', 'i32')}, ptr {self.flags}")
 
     def intrinsic(self, name: str, dt: str, *xs) -> str:
         ty = T.reg(dt)
@@ -383,6 +402,8 @@ class FunctionEmitter:
         k = self.k
         self.label("entry")
         self.body(k.body)
+        if self.flags is not None:
+            self.lines += fpflags.exit_ir(self.flags)
         self.line("ret void")
         params = ["i64 %lo", "i64 %hi"]
         params += [f"ptr{' noalias' if b.noalias else ''} %b{i}" for i, b in enumerate(k.buffers)]

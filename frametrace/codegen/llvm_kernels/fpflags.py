@@ -1,21 +1,36 @@
-"""Floating-point exception flags of kernels: a cheap "maybe NumPy would warn" signal.
+"""Floating-point error flags of kernels: a cheap "maybe NumPy would report" signal.
 
-NumPy reports divide-by-zero, overflow and invalid (after each ufunc loop it reads the FP
-status register) as `np.errstate` says: ignore, warn (RuntimeWarning), raise
-(FloatingPointError), call or log. A kernel that may raise one (`may_raise`) clears the
-status flags of SSE's MXCSR on entry, and on exit ORs the three flags it saw into one
+NumPy reports divide-by-zero, overflow, underflow and invalid (after each ufunc loop it reads
+the FP status register; some loops set a flag explicitly) as `np.errstate` says: ignore,
+warn (RuntimeWarning), raise (FloatingPointError), call or log. Kernels report into one
 process-wide word (`frametrace_fpflags`, an external symbol every module links against, so
-cached machine code stays valid across processes). Each chunk runs on one thread and reads
-its own thread's register, so threaded kernels report too. Cost: ~20 ns per kernel call.
+cached machine code stays valid across processes), from two sources:
+
+* The status register. A kernel with floating-point work that may raise a reported flag
+  (`uses_status_register`) clears the status flags of SSE's MXCSR on entry and on exit ORs
+  the reported ones it saw into the word. Each chunk runs on one thread and reads its own
+  thread's register, so threaded kernels report too. Cost: ~20 ns per kernel call.
+* An integer flag accumulator (FunctionEmitter.raise_flag), for what the hardware does not
+  raise by itself: integer `//` and `%` by zero ("divide", as NumPy's integer loops report),
+  int MIN // -1 ("over"), the log family's pole ("divide") and domain ("invalid"), which the
+  vectorised math library computes with selects and bit tricks, and the zero signs a float
+  max / min reduction sees (ZERO_SIGNS below). Each is `acc |= cond ? BIT : 0`, integer operations the optimiser can neither fold
+  away nor hoist out of the flag reads (a flag forced by an FP operation on a constant,
+  `1.0 / select(c, 0.0, 1.0)`, was folded into `select(c, inf, 1.0)` once the sizes were
+  run-time values), and in a loop an OR reduction that LLVM vectorises (masked tail lanes
+  included: they contribute nothing). The body's exit ORs the accumulator into the word.
+
+Underflow comes from the status register: the math library's scaling of a tiny result
+(exp(-1000)) raises it as the hardware does for 1e-200 * 1e-200.
 
 The word is a conservative signal: vector code may compute lanes NumPy never computes (a
-masked tail) and signalling compares raise "invalid" on NaN operands, so a set flag only
-means "ask NumPy". The wrapper then decides (backends/llvm/fp_errors.py): nothing to do
+masked tail), signalling compares raise "invalid" on NaN operands, and NumPy's own loops
+differ in when they report underflow (float32 and float64 exp, exp2 disagree), so a set flag
+only means "ask NumPy". The wrapper then decides (backends/llvm/fp_errors.py): nothing to do
 when the error mode of every flagged kind is "ignore", otherwise NumPy evaluates the graph
 eagerly and itself raises or warns with its own messages.
 
-Integer `//` and `%` by zero set "divide" deliberately (ops.py: `raise_flag_if`), as
-NumPy's integer loops do; int64 MIN // -1 sets "overflow".
+Which ops may report is the registry's `OpDef.fp_errors` (ir/registry.py FP_ERRORS).
 
 Limits: x86-64 only (MXCSR; elsewhere the intrinsics do not exist, a kernel that may raise
 fails to compile and its graph runs with the NumPy backend). One word per process: two
@@ -28,24 +43,35 @@ import ctypes
 
 import llvmlite.binding as llvm
 
+from ...ir import ops as _registered  # noqa: F401  (registers every op the queries below read)
+from ...ir.registry import Reduction, lowered_as, ops_where
 from ...lower.loop_ir import Const, Op, walk_exprs
 
 SYMBOL = "frametrace_fpflags"
-INVALID, DIVIDE, OVERFLOW = 0x1, 0x4, 0x8          # MXCSR status bits NumPy reports
-REPORTED = INVALID | DIVIDE | OVERFLOW
-KINDS = {INVALID: "invalid", DIVIDE: "divide", OVERFLOW: "over"}   # np.geterr() keys
+INVALID, DIVIDE, OVERFLOW, UNDERFLOW = 0x1, 0x4, 0x8, 0x10   # MXCSR status bits NumPy reports
+REPORTED = INVALID | DIVIDE | OVERFLOW | UNDERFLOW
+KINDS = {INVALID: "invalid", DIVIDE: "divide", OVERFLOW: "over", UNDERFLOW: "under"}   # np.geterr() keys
+# Not FP errors: a float max/min reduction saw a zero of this sign. Its result is a zero only
+# when every zero it saw compares equal to it; with both signs seen, which one NumPy returns
+# depends on the order its SIMD loop combines elements (np.max([0., -0.]) is -0.0, and
+# np.max([-0.]*20 + [0.]) is 0.0), so NumPy redoes the call whatever the error mode.
+NEG_ZERO, POS_ZERO = 0x100, 0x200
+ZERO_SIGNS = NEG_ZERO | POS_ZERO
+BIT = {**{name: bit for bit, name in KINDS.items()}, "neg_zero": NEG_ZERO, "pos_zero": POS_ZERO}
 
 WORD = ctypes.c_uint32(0)                           # the process-wide flag word
 ADDRESS = ctypes.addressof(WORD)
 llvm.add_symbol(SYMBOL, ADDRESS)
 
-# integer ops whose zero divisor NumPy reports as "divide by zero"
-_INT_DIVIDE = ("floor_divide", "remainder", "fmod", "divmod")
-# float ops that never raise the three reported flags on any input (quiet tests, sign
-# manipulation, selects, exact rounding)
-_QUIET = ("isnan", "isinf", "isfinite", "signbit", "copysign", "negative", "positive", "absolute",
-          "fabs", "where", "floor", "ceil", "trunc", "rint", "logical_not", "logical_and", "logical_or",
-          "logical_xor", "affine", "red_and", "red_or")
+# integer ops whose zero divisor NumPy reports as "divide by zero" (reported through the
+# accumulator, never the status register)
+_INT_DIVIDE = ops_where(lambda op: op.fp_errors == "int_divide")
+# ops that never raise a reported flag on any input; plus the loop-IR ops that are no
+# registered op: index arithmetic and the bool reduction combiners
+_QUIET = ops_where(lambda op: op.fp_errors == "none") | {"affine", "red_and", "red_or"}
+# the combiners of max / min reductions (their identity is an extreme value): float ones
+# track the signs of the zeros they see
+_EXTREMA = frozenset(r.combiner for r in lowered_as(Reduction).values() if r.identity in ("lowest", "highest"))
 
 
 def _const_of(e):
@@ -53,8 +79,9 @@ def _const_of(e):
 
 
 def _quiet_with_constant(e) -> bool:
-    """x + c, x - c (|c| <= 2**64: cannot overflow, inf + c is no invalid), x * c (0 < |c| <= 1),
-    x / c (|c| >= 1, finite): no reported flag for any x, so `x += 1` needs no check."""
+    """x + c, x - c (|c| <= 2**64: cannot overflow, inf + c is no invalid, and a sum that is
+    subnormal is exact: no underflow), x * 1, x / 1: no reported flag for any x, so `x += 1`
+    needs no check. (x * 0.5 or x / 2 of a subnormal x underflows.)"""
     if len(e.args) != 2:
         return False
     c = _const_of(e.args[1]) if e.op == "true_divide" else (_const_of(e.args[1]) if _const_of(e.args[1])
@@ -63,9 +90,7 @@ def _quiet_with_constant(e) -> bool:
         return False
     if e.op in ("add", "subtract"):
         return c <= 2.0 ** 64
-    if e.op == "multiply":
-        return 0 < c <= 1
-    return e.op == "true_divide" and 1 <= c < float("inf")
+    return e.op in ("multiply", "true_divide") and c == 1
 
 
 def _raises(e) -> bool:
@@ -88,6 +113,26 @@ def may_raise(kernel) -> bool:
     return any(_raises(x) for e in _exprs(kernel.body) for x in walk_exprs(e))
 
 
+def tracks_zero_signs(kernel) -> bool:
+    """Does the kernel reduce floats with max / min (it may set both ZERO_SIGNS bits, and then
+    NumPy must redo the call even with every error mode "ignore")?"""
+    return any(isinstance(x, Op) and x.op in _EXTREMA and x.dtype.startswith("float")
+               for e in _exprs(kernel.body) for x in walk_exprs(e))
+
+
+def uses_status_register(kernel) -> bool:
+    """Must the kernel's entry read the FP status flags around its body? Not when everything
+    that may report is an integer division (its flags go through the accumulator): such a
+    body stays inlined into its entry."""
+    return any(_raises(x) and not _integer_divide(x) and x.op not in _EXTREMA
+               for e in _exprs(kernel.body) for x in walk_exprs(e))
+
+
+def _integer_divide(e) -> bool:
+    operand = getattr(e.args[0], "dtype", e.dtype) if e.args else e.dtype
+    return e.op in _INT_DIVIDE and not operand.startswith("float") and not e.dtype.startswith("float")
+
+
 def _exprs(body):
     for s in body:
         inner = getattr(s, "body", None)
@@ -97,6 +142,19 @@ def _exprs(body):
             e = getattr(s, attr, None)
             if e is not None and not isinstance(e, list):
                 yield e
+
+
+def exit_ir(acc: str) -> list:
+    """Body-exit lines: OR the flag accumulator `acc` (an alloca) into the word, only when set."""
+    return [
+        f"  %fl.0 = load i32, ptr {acc}",
+        "  %fl.1 = icmp ne i32 %fl.0, 0",
+        "  br i1 %fl.1, label %fl.set, label %fl.done",
+        "fl.set:",
+        f"  %fl.2 = atomicrmw or ptr @{SYMBOL}, i32 %fl.0 monotonic",
+        "  br label %fl.done",
+        "fl.done:",
+    ]
 
 
 def entry_ir(call: str) -> list:
@@ -122,7 +180,8 @@ def entry_ir(call: str) -> list:
     ]
 
 
-DECLS = (f"@{SYMBOL} = external global i32",
+WORD_DECL = f"@{SYMBOL} = external global i32"
+DECLS = (WORD_DECL,
          "declare void @llvm.x86.sse.stmxcsr(ptr)",
          "declare void @llvm.x86.sse.ldmxcsr(ptr)")
 
@@ -135,4 +194,5 @@ def take() -> int:
     return v
 
 
-__all__ = ["may_raise", "entry_ir", "take", "ADDRESS", "KINDS", "DECLS", "SYMBOL"]
+__all__ = ["may_raise", "tracks_zero_signs", "uses_status_register", "entry_ir", "exit_ir", "take", "ADDRESS", "KINDS", "BIT",
+           "ZERO_SIGNS", "DECLS", "WORD_DECL", "SYMBOL"]

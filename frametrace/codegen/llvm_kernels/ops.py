@@ -9,6 +9,7 @@ import math
 
 from ...ir import ops as _registered  # noqa: F401  (registers every op the query below reads)
 from ...ir.registry import Loop, lowered_as
+from .fpflags import BIT
 from .types import bits, const, reg
 
 # ----------------------------------------------------------------------------- helpers
@@ -42,11 +43,7 @@ def _math_with_domain(name, pole, below):
     def rule(e, t, x):
         T = reg(t)
         r = e.math(name, t, x)
-        at_pole = e.emit(f"fcmp oeq {T} {x}, {_fc(t, pole)}", "i1")
-        offset = e.emit(f"fsub {T} {x}, {_fc(t, pole)}", T)          # +-0.0 at the pole
-        if T != "double":
-            offset = e.emit(f"fpext {T} {offset} to double", "double")
-        r = raise_flag_if(e, t, at_pole, r, "divide", zero=offset)
+        r = raise_flag_if(e, t, e.emit(f"fcmp oeq {T} {x}, {_fc(t, pole)}", "i1"), r, "divide")
         return raise_flag_if(e, t, e.emit(f"fcmp olt {T} {x}, {_fc(t, below)}", "i1"), r, "invalid")
     return rule
 
@@ -185,6 +182,17 @@ def _f_argbetter(pred):                      # first max/min wins; the first NaN
     return rule
 
 
+def _f_red_extreme(name):
+    """max / min reduction combiner (acc, x): NaN-propagating, and reporting the sign of a
+    zero x (fpflags.ZERO_SIGNS: with both signs seen, NumPy's result depends on its order)."""
+    def rule(e, t, acc, x):
+        zero = e.emit(f"fcmp oeq {reg(t)} {x}, 0.0", "i1")
+        sign = e.emit(f"select i1 {_f_signbit(e, t, x)}, i32 {BIT['neg_zero']}, i32 {BIT['pos_zero']}", "i32")
+        e.raise_bits(e.emit(f"select i1 {zero}, i32 {sign}, i32 0", "i32"))
+        return e.intrinsic(name, t, acc, x)
+    return rule
+
+
 def _scale(c):
     return lambda e, t, x: e.emit(f"fmul {reg(t)} {x}, {_fc(t, c)}", reg(t))
 
@@ -212,7 +220,7 @@ FLOAT = {
     "clip": _f_clip, "clip_scalar": _f_clip_scalar,
     "red_add": lambda e, t, a, b: e.emit(f"fadd reassoc {reg(t)} {a}, {b}", reg(t)),
     "red_mul": lambda e, t, a, b: e.emit(f"fmul reassoc {reg(t)} {a}, {b}", reg(t)),
-    "red_max": _intr("maximum"), "red_min": _intr("minimum"),
+    "red_max": _f_red_extreme("maximum"), "red_min": _f_red_extreme("minimum"),
     "argbetter_max": _f_argbetter("ogt"), "argbetter_min": _f_argbetter("olt"),
 }
 for _n, _lw in lowered_as(Loop).items():     # float bodies calling the vectorised math library
@@ -222,44 +230,26 @@ for _n, _lw in lowered_as(Loop).items():     # float bodies calling the vectoris
 # ----------------------------------------------------------------------------- integer rules
 
 
-def raise_flag_if(e, t, cond, value, flag="divide", zero=None):
-    """`value`, after setting the FP status flag NumPy reports ("divide" by zero: 1/0,
-    "over"flow: 1e308*1e308, "invalid": 0/0) where `cond` holds (fpflags.py reads it). A
-    comparison that is never true keeps the operation alive. `zero`: a run-time double that is
-    +-0.0 wherever `cond` holds; dividing by it cannot be folded away (a constant divisor is
-    folded into a select of constants and the flag is lost)."""
-    divisor = zero
-    zero = "0.0" if reg(t) in ("float", "double") else "0"
-    if flag == "divide" and divisor is not None:
-        x = e.emit(f"select i1 {cond}, double {divisor}, double 1.0", "double")
-        y = e.emit(f"fdiv double 1.0, {x}", "double")
-        never = e.emit(f"fcmp uno double {y}, {y}", "i1")
-        return _sel(e, t, never, zero, value)
-    if flag == "invalid":
-        x = e.emit(f"select i1 {cond}, double 0.0, double 1.0", "double")
-        y = e.emit(f"fdiv double {x}, {x}", "double")
-        never = e.emit(f"fcmp ogt double {y}, 2.0", "i1")
-        return _sel(e, t, never, zero, value)
-    big = "0.0" if flag == "divide" else "1.0e+308"
-    x = e.emit(f"select i1 {cond}, double {big}, double 1.0", "double")
-    y = e.emit(f"fdiv double 1.0, {x}" if flag == "divide" else f"fmul double {x}, 1.0e+308", "double")
-    never = e.emit(f"fcmp uno double {y}, {y}", "i1")
-    return _sel(e, t, never, zero, value)
+def raise_flag_if(e, t, cond, value, flag="divide"):
+    """`value`, after reporting the FP error kind `flag` ("divide" by zero, "over"flow,
+    "invalid", "under"flow; fpflags.py) wherever `cond` holds, as NumPy's loops would. The
+    report is an integer OR into the kernel's flag accumulator (FunctionEmitter.raise_flag),
+    not an FP operation: the optimiser cannot fold it away, whatever it knows of the sizes."""
+    e.raise_flag(cond, flag)
+    return value
 
 
-
-def _i_divmod(signed):
-    """NumPy's integer floor_divide / remainder: Python-style, x // 0 == x % 0 == 0,
-    reporting divide by zero (and MIN // -1 overflow) as NumPy does."""
+def _i_divmod(signed, want):
+    """NumPy's integer floor_divide (want 0) / remainder (want 1): Python-style,
+    x // 0 == x % 0 == 0, reporting divide by zero (and MIN // -1 overflow) as NumPy does."""
     def rule(e, t, a, b):
-        q, r = _i_divmod_values(signed, e, t, a, b)
-        zero = e.emit(f"icmp eq {reg(t)} {b}, 0", "i1")
-        q = raise_flag_if(e, t, zero, q)
-        if signed:
+        value = _i_divmod_values(signed, e, t, a, b)[want]
+        value = raise_flag_if(e, t, e.emit(f"icmp eq {reg(t)} {b}, 0", "i1"), value)
+        if signed and want == 0:
             lo = str(-(1 << (bits(t) - 1)))
             wraps = _and(e, e.emit(f"icmp eq {reg(t)} {b}, -1", "i1"), e.emit(f"icmp eq {reg(t)} {a}, {lo}", "i1"))
-            q = raise_flag_if(e, t, wraps, q, "over")
-        return q, raise_flag_if(e, t, zero, r)
+            value = raise_flag_if(e, t, wraps, value, "over")
+        return value
     return rule
 
 
@@ -331,8 +321,7 @@ def _integer(signed):
     s = "s" if signed else "u"
     return {
         "add": _ins("add"), "subtract": _ins("sub"), "multiply": _ins("mul"),
-        "floor_divide": lambda e, t, a, b: _i_divmod(signed)(e, t, a, b)[0],
-        "remainder": lambda e, t, a, b: _i_divmod(signed)(e, t, a, b)[1],
+        "floor_divide": _i_divmod(signed, 0), "remainder": _i_divmod(signed, 1),
         "fmod": _i_fmod(signed),
         "maximum": _intr(f"{s}max"), "minimum": _intr(f"{s}min"),
         "fmax": _intr(f"{s}max"), "fmin": _intr(f"{s}min"),

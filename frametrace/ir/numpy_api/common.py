@@ -204,7 +204,7 @@ def write_ufunc_out(b, fname: str, fn, operands, result, out, *, core: bool = Fa
         raise NumpyError(ValueError(f"non-broadcastable output operand with shape "
                                     f"{fmt_shape(os_)} doesn't match the broadcast shape {fmt_shape(rs)}"))
     probe(fn, *(meta_of(o) for o in operands), out=out.fake)
-    b.emit("assign", out, result)
+    b.emit("assign", out, result, writer="ufunc")
     return out
 
 
@@ -217,5 +217,5 @@ def write_reduction_out(b, fname: str, result, out):
     if not all(same_size(r, o) for r, o in zip(rs, os_, strict=True)):
         raise NumpyError(ValueError(f"output parameter has the wrong shape: found "
                                     f"{fmt_shape(os_)} but expected {fmt_shape(rs)}"))
-    b.emit("assign", out, result)
+    b.emit("assign", out, result, writer="ufunc")
     return out

@@ -76,6 +76,29 @@ def f_strides(shape, itemsize) -> tuple:
     return tuple(out)
 
 
+def stride_formula(shape, strides, itemsize):
+    """The strides of an array (concrete `shape`, `strides`) as functions of its sizes, or None:
+    ((coef, dims), ...) with strides[d] == coef * prod(shape[j] for j in dims). Dims taken in
+    order of |stride|, each stride is a whole multiple (the step, with its sign) of the span
+    of the dims inside it: with s the itemsize, `x[::-1, ::-1]` of a C array has strides
+    (-s*shape[1], -s), `x[::2]` (2*s*shape[1], s), `x[:, ::2]` (2*s*shape[1], 2*s) (which
+    holds while x's rows have an even length). Size-1 and stride-0 dims keep their exact stride.
+    None when no such formula holds (dims overlap, or a gap that is no multiple of a span)."""
+    inner, span, unit, out = [], itemsize, itemsize, [None] * len(shape)
+    for d in sorted(range(len(shape)), key=lambda d: abs(strides[d])):
+        n, st = shape[d], strides[d]      # span == unit * prod(shape[j] for j in inner)
+        if n <= 1 or st == 0:
+            out[d] = (st, ())
+            continue
+        if abs(st) < span or abs(st) % span:
+            return None
+        step = abs(st) // span
+        out[d] = ((1 if st > 0 else -1) * step * unit, tuple(inner))
+        inner.append(d)
+        unit, span = unit * step, abs(st) * n
+    return tuple(out)
+
+
 def _contiguous(shape, strides, itemsize, order="C") -> bool:
     """NumPy's C_CONTIGUOUS (or F_CONTIGUOUS) flag: strides dense in that order, ignoring
     dims of size 1; an array with no element is contiguous."""

@@ -29,7 +29,7 @@ def _sort_in_place(b, self, axis=-1, kind=None, order=None):
     """x.sort(): NumPy's sort written back into x (an opaque sort, then an assign)."""
     if self.scalar:
         raise Unsupported("sort of a NumPy scalar", kind="call", context="ndarray.sort")
-    b.emit("assign", self, LIBRARY[np.sort](b, self, axis, kind, order))
+    b.emit("assign", self, LIBRARY[np.sort](b, self, axis, kind, order), writer="sort")
 
 
 METHODS = {name: reduction_impl(name, f"ndarray.{name}") for name in PARAMS}

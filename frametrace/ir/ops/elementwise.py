@@ -68,6 +68,11 @@ _B_BINARY = "add multiply maximum minimum fmax fmin bitwise_and bitwise_or bitwi
 _MATH = ("exp exp2 expm1 log log2 log10 log1p sin cos tan arcsin arccos arctan sinh cosh tanh "
          "arcsinh arccosh arctanh cbrt power arctan2 hypot").split()
 _EXPENSIVE = _MATH + ["logaddexp", "logaddexp2"]
+# floating-point errors (registry.FP_ERRORS): ufuncs that never report one on any input, and
+# those whose integer loops report a zero divisor; every other ufunc: "float"
+_FP_QUIET = ("isnan isinf isfinite signbit copysign negative positive absolute fabs floor ceil trunc "
+             "rint logical_not logical_and logical_or logical_xor").split()
+_INT_DIVIDE = ("floor_divide", "remainder", "fmod")
 # ufuncs with no native loop, each with the reason
 _NUMPY_ONLY = {"conjugate": "complex only: kernels have no complex dtype"}
 
@@ -105,12 +110,16 @@ def _ufunc_ref(ufunc, pyop):
     return ref
 
 
+def _fp_errors(name: str) -> str:
+    return "none" if name in _FP_QUIET else "int_divide" if name in _INT_DIVIDE else "float"
+
+
 def _register_ufuncs(table, may_raise=None):
     for name, pyop in table.items():
         ufunc = getattr(np, name)
         register(name, kind="elementwise", ufunc=ufunc, ref=_ufunc_ref(ufunc, pyop), may_raise=may_raise,
-                 lowering=_lowering(name, ufunc.nin), cost="expensive" if name in _EXPENSIVE else "cheap")(
-            _ufunc_meta(name, ufunc, pyop))
+                 lowering=_lowering(name, ufunc.nin), cost="expensive" if name in _EXPENSIVE else "cheap",
+                 fp_errors=_fp_errors(name))(_ufunc_meta(name, ufunc, pyop))
 
 
 _register_ufuncs(UNARY)
@@ -118,7 +127,7 @@ _register_ufuncs(BINARY, may_raise=elementwise_may_raise)
 
 
 @register("where", kind="elementwise", ref=np.where, may_raise=elementwise_may_raise,
-          lowering=Loop("fiub", body="where"))
+          lowering=Loop("fiub", body="where"), fp_errors="none")
 def where_meta(cond, a, b):
     """np.where(cond, a, b): all three broadcast; a and b promote (NEP 50)."""
     value = probe(np.where, cond, a, b)
