@@ -265,11 +265,12 @@ class _Gen:
         that overlaps itself, FP exception flags the kernels set."""
         g, head, tail = self.plan.graph, [], []
         mutated = fp_errors.mutated_inputs(g)
-        fp = any(fpflags.may_raise(s.kernel) for s in steps if isinstance(s, KernelStep)) or \
-            any(fpflags.may_raise(nl.kernel) for nl in getattr(self.plan, "loop_natives", {}).values())
+        kernels = [s.kernel for s in steps if isinstance(s, KernelStep)] + \
+            [nl.kernel for nl in getattr(self.plan, "loop_natives", {}).values()]     # loops.py
+        fp = any(fpflags.may_raise(k) for k in kernels)
         if not (mutated and steps) and not fp:
             return head, tail
-        signs = any(fpflags.tracks_zero_signs(s.kernel) for s in steps if isinstance(s, KernelStep))
+        signs = any(fpflags.tracks_zero_signs(k) for k in kernels)
         self.ns.update(_fb=fp_errors.Fallback(g, mutated, signs), _fpw=fp_errors.WORD,
                        _self_overlapping=fp_errors.self_overlapping)
         for i in mutated:
