@@ -18,7 +18,8 @@ from .loop_ir import Affine, Arg, Buffer, Const, Kernel, Load, Loop, Op, Slot, S
 from .matmul import matmul_body
 from .pointwise import kind, lower_elementwise, operand
 from .reductions import Phase, outer_of_result, reduction_phases, result_index
-from .views import broadcast_index, view_index
+from .segments import has_segments, segment, split_body
+from .views import broadcast_index, offset as _offset, view_index
 
 
 class Conflict(Exception):
@@ -129,9 +130,27 @@ class KernelBuilder:
             return cast(Op("add", "int64", (cast(self.value(sympy.sympify(start), ()), "int64"), i)), dt)
         if op == "copy":
             return cast(self.value(node.args[0], idx), dt)
+        if op == "concatenate":
+            return self._concatenate(node, idx)
         exprs = [self.value(a, broadcast_index(a.shape, idx)) if isinstance(a, Node)
                  else self.value(a, ()) if isinstance(a, sympy.Basic) else None for a in node.args]
         return lower_elementwise(node, exprs)
+
+    def _concatenate(self, node: Node, idx: tuple):
+        """The piece holding idx along the axis: nested segments (lower/segments.py)."""
+        axis, dt = node.attr("axis"), node.dtype.name
+        pieces, offsets, off = node.args, [], 0
+        for x in pieces:
+            offsets.append(off)
+            off = off + x.shape[axis]
+
+        def at(k):
+            shifted = idx[axis] + _offset(-offsets[k], self.size_arg)
+            return cast(self.value(pieces[k], idx[:axis] + (shifted,) + idx[axis + 1:]), dt)
+        expr = at(len(pieces) - 1)
+        for k in range(len(pieces) - 2, -1, -1):
+            expr = segment(idx[axis], self.size(offsets[k + 1]), at(k), expr, dt)
+        return expr
 
     # -- phases ------------------------------------------------------------------------
     def new_phase(self, extents) -> Phase:
@@ -222,6 +241,8 @@ class KernelBuilder:
                     for s in body]
             e = self.phases[0].extents[0]
             split = str(e.value) if isinstance(e, Const) else self.slots[e.slot].source
+        if has_segments(body):                 # pieces of concatenates: loops per piece
+            body = split_body(body)
         k = Kernel(self.name, body, self.buffers, self.slots, split)
         k.work = self._work()
         for b in k.buffers:

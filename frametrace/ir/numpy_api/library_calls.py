@@ -257,8 +257,6 @@ FUNCTIONS = {
                                                        "axis"), ("start", "stop")) for n in ("linspace", "geomspace")},
     np.logspace: opaque_function("logspace", "np.logspace", ("start", "stop", "num", "endpoint", "base",
                                                              "dtype", "axis"), ("start", "stop")),
-    np.pad: opaque_function("pad", "np.pad", ("array", "pad_width", "mode", "constant_values", "end_values",
-                                              "reflect_type"), ("array",)),
     np.diag: opaque_function("diag", "np.diag", ("v", "k"), ("v",)),
     np.trace: opaque_function("trace", "np.trace", ("a", "offset", "axis1", "axis2", "dtype")),
     np.diagonal: opaque_function("diagonal", "np.diagonal", ("a", "offset", "axis1", "axis2")),
