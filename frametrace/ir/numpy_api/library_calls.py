@@ -51,7 +51,7 @@ def _cov_rule(m, y=None, rowvar=True, **kw):
     rows = (m.shape[0] if rowvar else m.shape[1]) if m.ndim == 2 else 1
     if y is not None:
         rows = rows + ((y.shape[0] if rowvar else y.shape[1]) if y.ndim == 2 else 1)
-    return (rows, rows)
+    return () if rows == 1 else (rows, rows)       # NumPy squeezes a single variable's result
 
 
 def _histogram_rule(a, bins=10, range=None, density=None, weights=None):
@@ -125,7 +125,7 @@ def _count_nonzero_rule(a, axis=None, keepdims=False):
 _REDUCTIONS = ("median", "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "nanstd", "nanvar",
                "nanmedian", "nanargmax", "nanargmin")
 _QUANTILES = ("percentile", "quantile", "nanpercentile", "nanquantile")
-_ELEMENTWISE = ("sinc", "angle", "nan_to_num", "real_if_close", "i0")
+_ELEMENTWISE = ("sinc", "angle", "nan_to_num", "i0")    # not real_if_close: its dtype depends on the data
 
 for _n in _REDUCTIONS:
     register_opaque(_n, getattr(np, _n), reduction_rule)
