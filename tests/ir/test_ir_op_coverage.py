@@ -148,7 +148,7 @@ HAND = {
     "array_constant": (lambda v: np.append(v, [1.0, 2.0]), V),
     "median": (lambda v: np.median(v), V),
     **{n: (lambda v, f=getattr(np, n): f(v), V) for n in (
-        "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "nanstd", "nanvar", "nanmedian", "nanargmax",
+        "nanmean", "nanmax", "nanmin", "nanstd", "nanvar", "nanmedian", "nanargmax",
         "nanargmin", "nancumsum", "nancumprod", "sinc", "nan_to_num", "i0", "sort", "trapezoid", "isposinf",
         "isneginf", "isreal", "iscomplex", "diag", "average")},
     "percentile": (lambda v: np.percentile(v, 30), V), "quantile": (lambda v: np.quantile(v, [0.1, 0.9]), V),

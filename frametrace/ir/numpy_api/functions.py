@@ -16,7 +16,7 @@ from .library_calls import FUNCTIONS as LIBRARY
 from .linalg_calls import FUNCTIONS as LINALG
 from .more_calls import FUNCTIONS as MORE
 from .padding import FUNCTIONS as PADDING
-from .reductions import PARAMS, reduction_impl
+from .reductions import PARAMS, nan_reduction_impl, reduction_impl
 from .ufunc_methods import FUNCTIONS as UFUNC_METHODS
 
 
@@ -38,6 +38,7 @@ FUNCTIONS: dict = {ufunc: ufunc_impl(ufunc, name) for ufunc, name in UFUNC_OPS.i
 FUNCTIONS.update({getattr(np, name): reduction_impl(name) for name in PARAMS})
 FUNCTIONS.update({
     np.amax: reduction_impl("max", "np.amax"), np.amin: reduction_impl("min", "np.amin"),
+    np.nansum: nan_reduction_impl("sum", 0), np.nanprod: nan_reduction_impl("prod", 1),
     np.reshape: S.reshape_impl, np.transpose: S.transpose_impl, np.swapaxes: S.swapaxes_impl,
     np.moveaxis: S.moveaxis_impl, np.expand_dims: S.expand_dims_impl,
     np.squeeze: S.squeeze_impl, np.broadcast_to: S.broadcast_to_impl, np.ravel: S.ravel_impl,
