@@ -149,7 +149,7 @@ HAND = {
     "median": (lambda v: np.median(v), V),
     **{n: (lambda v, f=getattr(np, n): f(v), V) for n in (
         "nanmean", "nanmax", "nanmin", "nanstd", "nanvar", "nanmedian", "nanargmax",
-        "nanargmin", "nancumsum", "nancumprod", "sinc", "nan_to_num", "i0", "sort", "trapezoid", "isposinf",
+        "nanargmin", "sinc", "nan_to_num", "i0", "sort", "trapezoid", "isposinf",
         "isneginf", "isreal", "iscomplex", "diag", "average")},
     "percentile": (lambda v: np.percentile(v, 30), V), "quantile": (lambda v: np.quantile(v, [0.1, 0.9]), V),
     "nanpercentile": (lambda v: np.nanpercentile(v, 50), V), "nanquantile": (lambda v: np.nanquantile(v, 0.2), V),

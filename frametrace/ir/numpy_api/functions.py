@@ -39,6 +39,7 @@ FUNCTIONS.update({getattr(np, name): reduction_impl(name) for name in PARAMS})
 FUNCTIONS.update({
     np.amax: reduction_impl("max", "np.amax"), np.amin: reduction_impl("min", "np.amin"),
     np.nansum: nan_reduction_impl("sum", 0), np.nanprod: nan_reduction_impl("prod", 1),
+    np.nancumsum: nan_reduction_impl("cumsum", 0), np.nancumprod: nan_reduction_impl("cumprod", 1),
     np.reshape: S.reshape_impl, np.transpose: S.transpose_impl, np.swapaxes: S.swapaxes_impl,
     np.moveaxis: S.moveaxis_impl, np.expand_dims: S.expand_dims_impl,
     np.squeeze: S.squeeze_impl, np.broadcast_to: S.broadcast_to_impl, np.ravel: S.ravel_impl,

@@ -135,8 +135,6 @@ for _n in _ELEMENTWISE:
     register_opaque(_n, getattr(np, _n), same_shape)
 for _n in ("sort", "argsort"):
     register_opaque(_n, getattr(np, _n), along_axis_shape)
-for _n in ("nancumsum", "nancumprod"):
-    register_opaque(_n, getattr(np, _n), along_axis_shape)
 register_opaque("partition", np.partition, _partition_rule)
 register_opaque("searchsorted", np.searchsorted, _searchsorted_rule)
 register_opaque("take_along_axis", np.take_along_axis, _take_along_axis_rule)
@@ -224,8 +222,6 @@ FUNCTIONS = {
        for n in ("nanmax", "nanmin", "nanargmax", "nanargmin", "nanmedian")},
     **{getattr(np, n): opaque_function(n, f"np.{n}", ("a", "axis", "dtype", "out", "ddof", "keepdims"))
        for n in ("nanstd", "nanvar")},
-    **{getattr(np, n): opaque_function(n, f"np.{n}", ("a", "axis", "dtype", "out"))
-       for n in ("nancumsum", "nancumprod")},
     **{getattr(np, n): opaque_function(n, f"np.{n}", ("a", "q", "axis", "out", "overwrite_input", "method",
                                                        "keepdims")) for n in _QUANTILES},
     np.sinc: opaque_function("sinc", "np.sinc", ("x",), ("x",)),

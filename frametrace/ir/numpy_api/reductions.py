@@ -2,8 +2,8 @@
 
 Function and method share one implementation (`x.sum(...)` is `np.sum(x, ...)`); the
 positional parameter order is NumPy's for each family. Weak scalars are reduced as NumPy
-scalars (`np.sum(3.0)` is np.float64); np.nansum / np.nanprod are sums / products of
-`where(isnan(x), 0 | 1, x)`, as NumPy computes them. Unsupported: initial=, where=, mean=, correction=.
+scalars (`np.sum(3.0)` is np.float64); np.nansum / np.nanprod (and nancumsum /
+nancumprod) reduce (scan) `where(isnan(x), 0 | 1, x)`, as NumPy computes them. Unsupported: initial=, where=, mean=, correction=.
 """
 from __future__ import annotations
 
@@ -78,8 +78,8 @@ def reduction_impl(name: str, fname: str | None = None):
 
 
 def nan_reduction_impl(name: str, fill):
-    """np.nansum / np.nanprod: as NumPy, NaN replaced by `fill` (in float and complex arrays;
-    ints and bools have none), then np.sum / np.prod; fused like any reduction."""
+    """np.nansum / np.nanprod / np.nancumsum / np.nancumprod: as NumPy, NaN replaced by `fill`
+    (in float and complex arrays; ints and bools have none), then the reduction or scan."""
     fname = f"np.nan{name}"
     inner = reduction_impl(name, fname)
 
