@@ -6,8 +6,8 @@ broadcast_to + reshape), so the results fuse with their neighbours and sizes sta
   *stack, append   atleast_Nd views + concatenate
   tri/tril/triu    a mask from two aranges compared (k may be symbolic), then `where`
   eye/identity     the same with ==
-  outer, repeat,   broadcast views (+ reshape, which copies as NumPy's does)
-  tile, meshgrid
+  outer, repeat,   broadcast views (+ reshape, which copies as NumPy's does); np.tile by a few
+  tile, meshgrid   copies per axis is a concatenate of them (fused)
   flip, rot90,     negative-step views, transposes; roll is a concatenate of two slices
   roll, diff, ptp  diff/ptp are elementwise over slices / max - min
 """
@@ -254,12 +254,22 @@ def repeat_impl(b, a, repeats, axis=None):
     return b.emit("reshape", wide, shape=s[:axis] + (s[axis] * r,) + s[axis + 1:])
 
 
+_TILE_PIECES = 4      # np.tile by at most this many copies per axis fuses (lower/segments.py)
+
+
 def tile_impl(b, A, reps):
     reps = tuple(size_arg(r, "np.tile") for r in (reps if isinstance(reps, (list, tuple)) else (reps,)))
     x = as_array(b, A, "np.tile")
     d = max(len(reps), x.ndim)
     reps = (1,) * (d - len(reps)) + reps
     s = (1,) * (d - x.ndim) + tuple(x.shape)
+    if all(is_static(r) and 1 <= r <= _TILE_PIECES for r in reps) and d:
+        # copies side by side: a concatenate per axis, read through segments inside kernels
+        y = b.emit("reshape", x, shape=s) if d != x.ndim else x
+        for axis, r in enumerate(reps):
+            if r > 1:
+                y = b.emit("concatenate", *[y] * r, axis=axis)
+        return b.emit("copy", y, order="C")     # NumPy's tile is C-ordered
     inter = sum(((1, n) for n in s), ())
     full = sum(((r, n) for r, n in zip(reps, s, strict=True)), ())
     wide = b.emit("broadcast_to", b.emit("reshape", x, shape=inter), shape=full)

@@ -1,7 +1,9 @@
 """np.pad as a composition: one concatenate per padded axis, so it fuses with its readers.
 
 NumPy pads axis after axis, each over the array padded so far (corners take the last axis's
-values); so does this, axis by axis:
+values), into a C-ordered array for a C-contiguous input; so does this, axis by axis, then a
+C-order copy (fused, no extra pass). Other inputs (F-ordered, strided: NumPy's result order
+depends on which) run NumPy's np.pad, so the layout guard has two classes, as for ravel:
 
   constant   full(value) blocks either side; the value converted as NumPy's assignment does
   edge       the first / last slice broadcast to the width
@@ -21,6 +23,7 @@ from ...errors import NumpyError
 from ..ops.symbolic import same_size
 from .common import as_array, is_array, is_weak_value, weak_type
 from .indexing import getitem
+from .layout import is_c_contiguous
 from .opaque_api import opaque_function
 
 _OPAQUE = opaque_function("pad", "np.pad", ("array", "pad_width", "mode", "constant_values", "end_values",
@@ -131,6 +134,8 @@ def pad_impl(b, array, pad_width, mode="constant", **kwargs):
             return numpy_pad()
     if widths is None:
         return numpy_pad()
+    if not is_c_contiguous(b, x):             # NumPy's allocation order then depends on x's
+        return numpy_pad()                    # layout class: its np.pad decides, one guard
     out = x
     for axis, (lo, hi) in enumerate(widths):
         if not (lo or hi):
@@ -140,7 +145,7 @@ def pad_impl(b, array, pad_width, mode="constant", **kwargs):
             return numpy_pad()
         pieces = [p for p in (sides[0], out, sides[1]) if p is not None]
         out = b.emit("concatenate", *pieces, axis=axis)
-    return out if out is not x else b.emit("copy", x)
+    return b.emit("copy", out, order="C")     # fused: the C order NumPy allocates
 
 
 FUNCTIONS = {np.pad: pad_impl}

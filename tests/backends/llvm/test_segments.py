@@ -39,15 +39,30 @@ def _segments_left(t) -> int:
     return out
 
 
+@pytest.fixture
+def last_run(monkeypatch):
+    """The compiled graph (kernels, wrapper source) of the last ft.compile'd call."""
+    import frametrace.backends.llvm as backend
+    runs, original = [], backend.compile_graph
+
+    def capture(*args, **kwargs):
+        runs.append(original(*args, **kwargs))
+        return runs[-1]
+    monkeypatch.setattr(backend, "compile_graph", capture)
+    return runs
+
+
 @pytest.mark.parametrize("fn", [roll_diff, pad_stencil], ids=["roll", "pad"])
-def test_stencils_are_one_kernel_without_branches(fn):
-    t = Traced(fn, A(("n", "m")))
+def test_stencils_are_one_kernel_without_branches(fn, last_run):
+    ft.reset()
+    c = ft.compile(fn, backend="llvm", fullgraph=True, dynamic=True)
+    for u in (r(5, 7), r(2, 2), r(64, 33), r(9, 12)[::-1, ::2], r(3, 1), r(1, 3)):
+        np.testing.assert_allclose(c(u), fn(u), rtol=1e-13, atol=1e-13)
+    run = last_run[0]
+    t = type("T", (), {"run": run})
     assert kernel_count(t) == 1 and _segments_left(t) == 0
-    assert "concatenate" not in t.run.source and "_pad" not in t.run.source
-    for n, m in ((5, 7), (2, 2), (1, 3), (3, 1), (64, 33)):
-        t.check(r(n, m))
-    t.check(r(9, 12)[::-1, ::2])
-    t.check(np.asfortranarray(r(6, 5)))
+    assert "concatenate" not in run.source and "_pad" not in run.source
+    assert ft.stats().unique_graphs <= 4       # sizes 1 specialise; np.pad guards the layout class
 
 
 def test_pieces_of_every_dtype_and_size():
@@ -197,3 +212,17 @@ def test_constant_conditions_fold():
     a, b = Const(1.0, "float64"), Const(2.0, "float64")
     assert segment(Affine(const=3), Const(4, "int64"), a, b, "float64") is a
     assert segment(Affine(const=4), Const(4, "int64"), a, b, "float64") is b
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+def test_results_have_numpys_memory_order(backend):
+    progs = (lambda u: np.tile(u, (2, 2)), lambda u: np.tile(u, 3), lambda u: np.pad(u, 1),
+             lambda u: np.pad(u, (1, 2), mode="edge"), lambda u: np.roll(u, 1, axis=0),
+             lambda u: np.concatenate([u, u], axis=1))
+    for f in progs:
+        ft.reset()
+        c = ft.compile(f, backend=backend)
+        for u in (r(3, 4), np.asfortranarray(r(3, 4)), np.asfortranarray(r(3, 4))[::-1], r(5, 6)[::2, ::-1]):
+            want, got = f(u), c(u)
+            assert got.strides == want.strides and got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
