@@ -24,11 +24,18 @@ from __future__ import annotations
 from .loop_ir import Affine, Arg, Const, Loop, Op, walk_exprs
 
 SEGMENT = "segment"
-MAX_SPLITS = 8           # splits of one loop; beyond that the remaining branches stay
+MAX_SPLITS = 32          # loop splits per kernel (each copies a loop body); beyond, branches stay
 
 
 def segment(index: Affine, bound, a, b, dtype: str):
-    """`a` where `index < bound`, else `b` (module doc); folded when both are constants."""
+    """`a` where `index < bound`, else `b` (module doc); folded when both are constants.
+    `bound` may also be an Affine of arguments (`n + 2`): all but one argument move to the
+    index, so conditions on `n + 1` and `n + 2` stay a constant apart (decided without a split)."""
+    if isinstance(bound, Affine):              # index - (bound - arg) < arg
+        main = next((a for a, c in bound.syms if c == 1), None)
+        moved = bound + (Affine(syms=((main, -1),)) if main is not None else Affine())
+        index = index + moved.scale(-1)
+        bound = main if main is not None else Const(0, "int64")
     if not index.terms and not index.syms and isinstance(bound, Const):
         return a if index.const < int(bound.value) else b
     return Op(SEGMENT, dtype, (Op("affine", "int64", (index,)), bound, a, b))
@@ -137,7 +144,7 @@ def _split_loop(lp: Loop, rng: _Range, budget: list) -> list:
     body = [_map_stmt(s, lambda e: _resolve(e, lp.var, rng)) for s in lp.body]
     cond = _first_condition(body, lp.var) if budget[0] > 0 else None
     if cond is None:
-        return [Loop(lp.var, lp.stop, split_body(body), lp.start, lp.split)]
+        return [Loop(lp.var, lp.stop, split_body(body, budget), lp.start, lp.split)]
     t, _ = cond
     budget[0] -= 1
     m = _clamp(t, lp.start, lp.stop)
@@ -152,12 +159,14 @@ def _known(e):
     return [a] if a is not None else []
 
 
-def split_body(body: list) -> list:
-    """The statements with every loop split where its segments change branch (module doc)."""
+def split_body(body: list, budget: list | None = None) -> list:
+    """The statements with every loop split where its segments change branch (module doc);
+    `budget`: splits left for the whole kernel (a list, shared by the recursion)."""
+    budget = [MAX_SPLITS] if budget is None else budget
     out = []
     for s in body:
         if isinstance(s, Loop):
-            out += _split_loop(s, _Range(_known(s.start), _known(s.stop)), [MAX_SPLITS])
+            out += _split_loop(s, _Range(_known(s.start), _known(s.stop)), budget)
         else:
             out.append(s)
     return out

@@ -6,7 +6,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import frametrace as ft
-from frametrace.lower.loop_ir import Affine, Arg, Const, Load, Loop, Op, Store, walk_exprs
+from frametrace.lower.loop_ir import Affine, Arg, Const, Load, Loop, Op, Store, format_kernel, walk_exprs
 from frametrace.lower.segments import SEGMENT, has_segments, segment, split_body
 from tracing import A, Traced, kernel_count
 
@@ -226,3 +226,17 @@ def test_results_have_numpys_memory_order(backend):
             want, got = f(u), c(u)
             assert got.strides == want.strides and got.dtype == want.dtype
             np.testing.assert_array_equal(got, want)
+
+
+def test_nested_concatenates_stay_small_and_exact():
+    """Each lazy level doubles its reader's expression: every third level is stored, read by
+    a later kernel (compile time stays linear; tests/soundness/test_compile_time.py)."""
+    def grow(x):
+        for _ in range(12):
+            x = np.concatenate([x, x[:1] * 2])
+        return x
+    t = Traced(grow, A(("n",)))
+    assert 2 <= kernel_count(t) <= 8
+    assert all(len(format_kernel(k)) < 20000 for k in t.run.kernels)
+    for n in (1, 2, 5, 40):
+        t.check(r(n))
