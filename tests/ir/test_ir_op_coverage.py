@@ -126,6 +126,11 @@ def _ufunc_at(v):
     return out
 
 
+def _numpy_call(name):
+    f = getattr(np, name)
+    return lambda v: f(v)
+
+
 HAND = {
     "index": (lambda v: v[[0, -1, 0]], V), "index_put": (_index_put, V), "ufunc_at": (_ufunc_at, V),
     "zeros": (lambda v: np.zeros(v.shape[0]) + v, V), "ones": (lambda v: np.ones((2, v.shape[0])) * v, V),
@@ -147,7 +152,7 @@ HAND = {
     "arange_float": (lambda v: np.arange(0.0, v.shape[0] * 0.5, 0.5), V),
     "array_constant": (lambda v: np.append(v, [1.0, 2.0]), V),
     "median": (lambda v: np.median(v), V),
-    **{n: (lambda v, f=getattr(np, n): f(v), V) for n in (
+    **{n: (_numpy_call(n), V) for n in (
         "nanmean", "nanmax", "nanmin", "nanstd", "nanvar", "nanmedian", "nanargmax",
         "nanargmin", "sinc", "nan_to_num", "i0", "sort", "trapezoid", "isposinf",
         "isneginf", "isreal", "iscomplex", "diag", "average")},

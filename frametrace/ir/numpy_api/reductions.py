@@ -3,7 +3,8 @@
 Function and method share one implementation (`x.sum(...)` is `np.sum(x, ...)`); the
 positional parameter order is NumPy's for each family. Weak scalars are reduced as NumPy
 scalars (`np.sum(3.0)` is np.float64); np.nansum / np.nanprod (and nancumsum /
-nancumprod) reduce (scan) `where(isnan(x), 0 | 1, x)`, as NumPy computes them. Unsupported: initial=, where=, mean=, correction=.
+nancumprod) reduce (scan) `where(isnan(x), 0 | 1, x)`, as NumPy computes them.
+Unsupported: initial=, where=, mean=, correction=.
 """
 from __future__ import annotations
 
