@@ -8,7 +8,7 @@ broadcast_to + reshape), so the results fuse with their neighbours and sizes sta
   eye/identity     the same with ==
   outer, repeat,   broadcast views (+ reshape, which copies as NumPy's does); np.tile by a few
   tile, meshgrid   copies per axis is a concatenate of them (fused)
-  flip, rot90,     negative-step views, transposes; roll is a concatenate of two slices
+  flip, rot90,     negative-step views, transposes; roll is a concatenate of two slices per axis
   roll, diff, ptp  diff/ptp are elementwise over slices / max - min
 """
 from __future__ import annotations
@@ -357,7 +357,16 @@ def roll_impl(b, a, shift, axis=None):
         flat = roll_impl(b, ravel_impl(b, x), shift, 0)
         return b.emit("reshape", flat, shape=tuple(x.shape))
     if isinstance(shift, (list, tuple)) or isinstance(axis, (list, tuple)):
-        raise Unsupported("np.roll over several axes", kind="call", context="np.roll")
+        # NumPy broadcasts shifts against axes; rolls along one axis add up: one roll per pair
+        try:
+            pairs = np.broadcast(np.asarray(shift, dtype=object), np.asarray(axis, dtype=object))
+        except ValueError:
+            raise NumpyError(ValueError("'shift' and 'axis' should be scalars or 1D sequences")) from None
+        if pairs.nd > 1:
+            raise NumpyError(ValueError("'shift' and 'axis' should be scalars or 1D sequences"))
+        for sh, ax in pairs:
+            x = roll_impl(b, x, sh, ax)
+        return x
     axis = normalize_axis(axis, x.ndim, "np.roll")
     n = x.shape[axis]
     if not is_static(shift):

@@ -240,3 +240,22 @@ def test_nested_concatenates_stay_small_and_exact():
     assert all(len(format_kernel(k)) < 20000 for k in t.run.kernels)
     for n in (1, 2, 5, 40):
         t.check(r(n))
+
+
+@pytest.mark.parametrize("backend", ["llvm", "numpy"])
+def test_roll_over_several_axes(backend):
+    progs = (lambda u: np.roll(u, (1, -2), axis=(0, 1)) - u, lambda u: np.roll(u, 2, axis=(0, 1)),
+             lambda u: np.roll(u, (1, 1), axis=(1, 1)) * 2, lambda u: np.roll(u, (1, 2, 3), axis=(0, 1)))
+    for f in progs:
+        ft.reset()
+        c = ft.compile(f, backend=backend, dynamic=True)
+        for s in ((4, 5), (7, 3), (2, 2)):
+            u = r(*s)
+            try:
+                want = f(u)
+            except ValueError:
+                with pytest.raises(ValueError):
+                    c(u)
+                continue
+            np.testing.assert_array_equal(c(u), want)
+        assert ft.stats().graph_breaks == 0 and ft.stats().unique_graphs <= 1
