@@ -88,6 +88,9 @@ def _creation(node: Node) -> str:
     if node.op == "copy":
         x = _array_arg(node)
         return "pw" if x is not None and _dtypes_ok(node, x.dtype) else "fallback"
+    if node.op == "concatenate":               # pieces read through segments (segments.py)
+        ok = all(isinstance(a, Node) and a.dtype is not None for a in node.args)
+        return "pw" if ok and _dtypes_ok(node, *(a.dtype for a in node.args)) else "fallback"
     return "pw"
 
 
@@ -105,7 +108,7 @@ RULES = {
     "scan": _scan,                                    # sequential kernels along the axis
     "view": lambda n: "view",                         # index maps / NumPy views
     "creation": _creation,                            # constants and aranges are pointwise
-    "copy": _creation,                                # copy: identity; concatenate/stack: NumPy
+    "copy": _creation,                                # copy: identity; concatenate: segments; stack: NumPy
     "matmul": lambda n: "matmul" if n.op in MATMULS else "fallback",  # BLAS
     "mutation": lambda n: "assign" if n.op in SCATTERS else "fallback",
     "gather": _gather,                                # x[mask] over all dims: two kernels

@@ -18,7 +18,8 @@ from .loop_ir import Affine, Arg, Buffer, Const, Kernel, Load, Loop, Op, Slot, S
 from .matmul import matmul_body
 from .pointwise import kind, lower_elementwise, operand
 from .reductions import Phase, outer_of_result, reduction_phases, result_index
-from .views import broadcast_index, view_index
+from .segments import has_segments, segment, split_body
+from .views import broadcast_index, offset as _offset, view_index
 
 
 class Conflict(Exception):
@@ -39,6 +40,7 @@ class KernelBuilder:
         self.in_group = {j.node for j in jobs}
         self.phases: list[Phase] = []
         self.lets: set = set()
+        self._storing = None                    # the value add_store is storing
         self._n = 0
 
     # -- arguments ---------------------------------------------------------------------
@@ -96,6 +98,9 @@ class KernelBuilder:
         if cat == "view" and self.inline_views_of is not None and view_is_inlinable(node) and \
                 self._view_of(node, self.inline_views_of):      # (a general reshape base is loaded below)
             return self.value(node.args[0], view_index(node, idx, self.size_arg))
+        if cat == "pw" and node in self.in_group and node.op == "concatenate" and \
+                node is not self._storing:       # stored to bound the segments' nesting
+            raise Conflict(f"{node} is read from its stored array, after this kernel")
         if plan.has_value(node) and not (cat == "pw" and node in self.in_group):
             if plan.by_value(node):
                 return self.slot(plan.scalar_source(node), node.dtype.name)
@@ -129,9 +134,39 @@ class KernelBuilder:
             return cast(Op("add", "int64", (cast(self.value(sympy.sympify(start), ()), "int64"), i)), dt)
         if op == "copy":
             return cast(self.value(node.args[0], idx), dt)
+        if op == "concatenate":
+            return self._concatenate(node, idx)
         exprs = [self.value(a, broadcast_index(a.shape, idx)) if isinstance(a, Node)
                  else self.value(a, ()) if isinstance(a, sympy.Basic) else None for a in node.args]
         return lower_elementwise(node, exprs)
+
+    def _concatenate(self, node: Node, idx: tuple):
+        """The piece holding idx along the axis: nested segments (lower/segments.py)."""
+        axis, dt = node.attr("axis"), node.dtype.name
+        pieces, offsets, off = node.args, [], 0
+        for x in pieces:
+            offsets.append(off)
+            off = off + x.shape[axis]
+
+        def at(k):
+            shifted = idx[axis] + self._bound(offsets[k]).scale(-1)
+            return cast(self.value(pieces[k], idx[:axis] + (shifted,) + idx[axis + 1:]), dt)
+        expr = at(len(pieces) - 1)
+        for k in range(len(pieces) - 2, -1, -1):
+            expr = segment(idx[axis], self._bound(offsets[k + 1]), at(k), expr, dt)
+        return expr
+
+    def _bound(self, size) -> Affine:
+        """A size as integer multiples of symbolic terms plus a constant (n + 2: arg(n) + 2;
+        -n - 1: -arg(n) - 1), so that the segments of nested concatenates compare."""
+        out = Affine()
+        for term in sympy.Add.make_args(sympy.sympify(size)):
+            coef, base = term.as_coeff_Mul()
+            if not coef.is_Integer:
+                return _offset(size, self.size_arg)
+            out = out + (Affine(const=int(term)) if base == 1 else
+                         Affine(syms=((self.size_arg(base), int(coef)),)))
+        return out
 
     # -- phases ------------------------------------------------------------------------
     def new_phase(self, extents) -> Phase:
@@ -158,6 +193,7 @@ class KernelBuilder:
     def add_store(self, node: Node, target: Node | None = None):
         ph = self.new_phase(node.shape[self.L:])
         idx = self.outer_index(ph.vars)
+        self._storing = node
         ph.body.append(Store(self.buffer(target or node, written=True), idx,
                              cast(self.value(node, idx), node.dtype.name)))
         ph.splittable = True
@@ -222,6 +258,8 @@ class KernelBuilder:
                     for s in body]
             e = self.phases[0].extents[0]
             split = str(e.value) if isinstance(e, Const) else self.slots[e.slot].source
+        if has_segments(body):                 # pieces of concatenates: loops per piece
+            body = split_body(body)
         k = Kernel(self.name, body, self.buffers, self.slots, split)
         k.work = self._work()
         for b in k.buffers:

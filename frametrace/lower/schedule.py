@@ -44,6 +44,26 @@ def kernel_assign(plan, n: Node) -> bool:
     return all(is_one(d) for d in src.shape[:extra]) and broadcast_ok(src.shape[extra:], dst.shape)
 
 
+def _concat_depth(plan, n: Node) -> int:
+    """Concatenates nested in n's expression (through elementwise values and views)."""
+    memo = plan.__dict__.setdefault("_concat_depth", {})
+    if n not in memo:
+        memo[n] = 0                                   # (a cycle cannot occur: a DAG)
+        below = [_concat_depth(plan, a) for a in node_args(n) if plan.cat.get(a) in ("pw", "view")]
+        memo[n] = max(below, default=0) + (n.op == "concatenate")
+    return memo[n]
+
+
+def _deep_concatenate(plan, n: Node) -> bool:
+    """Each lazy concatenate doubles the expression of what reads it (a branch per piece, each
+    reading the pieces below at its own index): every third level is stored, so a kernel sees
+    at most two nested (np.pad of a 2-d array: one per axis)."""
+    if n.op != "concatenate" or plan.cat[n] != "pw":
+        return False
+    d = _concat_depth(plan, n)
+    return d >= 3 and d % 2 == 1
+
+
 # rule name -> predicate(plan, node): node must exist as an array/scalar in the wrapper.
 MATERIALIZE_RULES = {
     "output": lambda p, n: n in p.output_set,                     # it leaves the graph
@@ -55,6 +75,7 @@ MATERIALIZE_RULES = {
     "general_reshape": lambda p, n: p.cat[n] == "view" and not view_is_inlinable(n),  # NumPy view/copy
     "operand_of_wrapper_view": lambda p, n: any(                  # a NumPy view needs its base
         p.cat[u] == "view" and p.need.get(u) for u in p.users[n]),
+    "deep_concatenate": _deep_concatenate,                        # bounded nesting of segments
 }
 
 

@@ -34,7 +34,8 @@ def broadcast_ok(child_shape, out_shape) -> bool:
     return off >= 0 and all(is_one(c) or _same(c, out_shape[off + i]) for i, c in enumerate(child_shape))
 
 
-def _offset(v, size_arg) -> Affine:
+def offset(v, size_arg) -> Affine:
+    """A constant or symbolic index offset as an Affine (symbols become int64 arguments)."""
     if isinstance(v, int):
         return Affine(const=v)
     if isinstance(v, sympy.Basic) and v.is_Integer:
@@ -53,10 +54,10 @@ def _getitem(x: Node, index, idx, size_arg):
             # a kernel reads the view only where it is non-empty, so a start clamped to the
             # size (`Min(1, n)` for `x[1:]`) is read unclamped (shapes/minmax.py)
             start = start_if_nonempty(e.start, x.shape[len(out)], e.step)
-            out.append(_offset(start, size_arg) + idx[k].scale(e.step))
+            out.append(offset(start, size_arg) + idx[k].scale(e.step))
             k += 1
         else:                                      # integer index: removes the dim
-            out.append(_offset(e, size_arg))
+            out.append(offset(e, size_arg))
     return tuple(out)
 
 

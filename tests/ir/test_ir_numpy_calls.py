@@ -24,7 +24,7 @@ def _layouts(x):
     return out
 
 
-def _run(fn, args_by_call, backend, rtol=None):
+def _run(fn, args_by_call, backend, rtol=None, per_shape=2):
     compiled = ft.compile(fn, fullgraph=True, backend=FT_BACKEND[backend])
     for args in args_by_call:
         with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -37,7 +37,7 @@ def _run(fn, args_by_call, backend, rtol=None):
                 continue
             got = compiled(*args)
         assert_same(got, want, rtol)
-    assert ft.stats().unique_graphs <= 2 * max(1, len({tuple(np.shape(a) for a in args)
+    assert ft.stats().unique_graphs <= per_shape * max(1, len({tuple(np.shape(a) for a in args)
                                                        for args in args_by_call}))
 
 
@@ -184,7 +184,10 @@ def test_matrix_functions(name, backend, rng):
                                   "index_pairs", "sort_axis0"])
 @pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_, np.complex128])
 def test_matrix_functions_dtypes(name, dtype, backend, rng):
-    _run(COMPOSED_2D[name], _matrices(rng, dtype, ((1, 5), (4, 5))), backend)
+    # np.pad fuses a C-contiguous input (guarded on that); its result order depends on the
+    # input's layout, so the reversed, Fortran and strided inputs compile graphs of their own
+    _run(COMPOSED_2D[name], _matrices(rng, dtype, ((1, 5), (4, 5))), backend,
+         per_shape=4 if name == "pad_constant" else 2)
 
 
 def _spd(rng, n):

@@ -128,3 +128,25 @@ def test_unsupported_arguments_name_the_function():
     for kw in ({"initial": 0}, {"where": np.ones(3, bool)}):
         with pytest.raises(Unsupported, match="np.sum.*(initial|where)"):
             run(lambda b, x: lookup_function(np.sum)(b, x, **kw), np.ones(3))
+
+
+@pytest.mark.parametrize("name", ["nansum", "nanprod", "nancumsum", "nancumprod"])
+def test_nan_reductions_are_reductions_of_a_where(name, rng):
+    """np.nansum / np.nanprod: NaN replaced by 0 / 1, then a (fused) sum / prod, as NumPy does."""
+    fn, eager = lookup_function(getattr(np, name)), getattr(np, name)
+    for dtype in DTYPES:
+        for shape in SHAPES:
+            x = data(rng, shape, dtype)
+            if x.dtype.kind in "fc" and x.size >= 3:
+                flat = x.reshape(-1)
+                flat[0], flat[-1] = np.nan, -0.0
+                if x.size >= 4:
+                    flat[1] = np.inf
+            for v in views(x):
+                for axis in axes_for(len(shape))[:4]:
+                    for keepdims in ((False, True) if "cum" not in name else (None,)):
+                        kw = {"axis": axis} if keepdims is None else {"axis": axis, "keepdims": keepdims}
+                        check(lambda b, a: fn(b, a, **kw), lambda a: eager(a, **kw), v)
+                check(lambda b, a: fn(b, a, dtype=np.float64), lambda a: eager(a, dtype=np.float64), v)
+    all_nan = np.full((3, 2), np.nan)
+    check(lambda b, a: fn(b, a, axis=0), lambda a: eager(a, axis=0), all_nan)

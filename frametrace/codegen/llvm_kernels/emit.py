@@ -39,7 +39,8 @@ from __future__ import annotations
 
 from ...lower.loop_ir import (Acc, Affine, Append, Arg, Const, Kernel, Let, Load, Loop, Op, Store, Update, Var,
                               walk_exprs)
-from ...lower.peephole import EXPENSIVE      # the ops the vectorised math library implements
+from ...lower.peephole import EXPENSIVE
+from ...lower.segments import SEGMENT      # the ops the vectorised math library implements
 from . import fpflags
 from . import types as T
 from .math import math_function
@@ -202,6 +203,8 @@ class FunctionEmitter:
             return self.affine(e.args[0])
         if e.op == "cast":
             return T.cast(self, self.ev(e.args[0]), e.args[0].dtype, e.dtype)
+        if e.op == SEGMENT:
+            return self._segment(e)
         if e.op == "where":
             c, a, b = (self.ev(x) for x in e.args)
             ty = T.reg(e.dtype)
@@ -209,6 +212,25 @@ class FunctionEmitter:
         t = e.args[0].dtype
         rule = RULES[T.kind(t)][e.op]
         return rule(self, t, *(self.ev(x) for x in e.args))
+
+    def _segment(self, e: Op) -> str:
+        """a if index < bound else b, evaluating only the chosen branch (lower/segments.py):
+        the other may load out of bounds. Values computed in a branch stay in it."""
+        index, bound, a, b = e.args
+        c = self.emit(f"icmp slt i64 {self.ev(index)}, {self.ev(bound)}", "i1")
+        yes, no, join = self.new_label("seg"), self.new_label("seg"), self.new_label("segjoin")
+        self.line(f"br i1 {c}, label %{yes}, label %{no}")
+        incoming = []
+        for lbl, x in ((yes, a), (no, b)):
+            saved = dict(self.cse)
+            self.label(lbl)
+            v = self.ev(x)
+            incoming.append(f"[{v}, %{self.block}]")
+            self.line(f"br label %{join}")
+            self.cse = saved
+        self.label(join)
+        ty = T.reg(e.dtype)
+        return self.emit(f"phi {ty} {', '.join(incoming)}", ty)
 
     def affine(self, a: Affine) -> str:
         if a in self.cse:
@@ -311,7 +333,8 @@ class FunctionEmitter:
     def loop(self, lp: Loop):
         start, stop = self.ev(lp.start), self.ev(lp.stop)
         if lp.split:
-            start = "%lo"
+            start = "%lo" if lp.start == Const(0, "int64") else \
+                self.emit(f"call i64 @llvm.smax.i64(i64 %lo, i64 {start})", "i64")
             stop = self.emit(f"call i64 @llvm.smin.i64(i64 %hi, i64 {stop})", "i64")
         inner = not any(isinstance(s, Loop) for s in lp.body)
         versions = self._prepare_versions(lp) if inner else None

@@ -15,7 +15,8 @@ from .joining import FUNCTIONS as JOINING
 from .library_calls import FUNCTIONS as LIBRARY
 from .linalg_calls import FUNCTIONS as LINALG
 from .more_calls import FUNCTIONS as MORE
-from .reductions import PARAMS, reduction_impl
+from .padding import FUNCTIONS as PADDING
+from .reductions import PARAMS, nan_reduction_impl, reduction_impl
 from .ufunc_methods import FUNCTIONS as UFUNC_METHODS
 
 
@@ -37,6 +38,8 @@ FUNCTIONS: dict = {ufunc: ufunc_impl(ufunc, name) for ufunc, name in UFUNC_OPS.i
 FUNCTIONS.update({getattr(np, name): reduction_impl(name) for name in PARAMS})
 FUNCTIONS.update({
     np.amax: reduction_impl("max", "np.amax"), np.amin: reduction_impl("min", "np.amin"),
+    np.nansum: nan_reduction_impl("sum", 0), np.nanprod: nan_reduction_impl("prod", 1),
+    np.nancumsum: nan_reduction_impl("cumsum", 0), np.nancumprod: nan_reduction_impl("cumprod", 1),
     np.reshape: S.reshape_impl, np.transpose: S.transpose_impl, np.swapaxes: S.swapaxes_impl,
     np.moveaxis: S.moveaxis_impl, np.expand_dims: S.expand_dims_impl,
     np.squeeze: S.squeeze_impl, np.broadcast_to: S.broadcast_to_impl, np.ravel: S.ravel_impl,
@@ -73,7 +76,7 @@ def is_traceable_function(fn) -> bool:
 def _register_tables():
     from .data_dependent import FUNCTIONS as DD
     FUNCTIONS.update(DD)
-    for table in (UFUNC_METHODS, LINALG, LIBRARY, JOINING, EXTRA, MORE):
+    for table in (UFUNC_METHODS, LINALG, LIBRARY, JOINING, EXTRA, MORE, PADDING):
         FUNCTIONS.update(table)
 
 

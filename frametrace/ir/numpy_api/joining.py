@@ -6,9 +6,9 @@ broadcast_to + reshape), so the results fuse with their neighbours and sizes sta
   *stack, append   atleast_Nd views + concatenate
   tri/tril/triu    a mask from two aranges compared (k may be symbolic), then `where`
   eye/identity     the same with ==
-  outer, repeat,   broadcast views (+ reshape, which copies as NumPy's does)
-  tile, meshgrid
-  flip, rot90,     negative-step views, transposes; roll is a concatenate of two slices
+  outer, repeat,   broadcast views (+ reshape, which copies as NumPy's does); np.tile by a few
+  tile, meshgrid   copies per axis is a concatenate of them (fused)
+  flip, rot90,     negative-step views, transposes; roll is a concatenate of two slices per axis
   roll, diff, ptp  diff/ptp are elementwise over slices / max - min
 """
 from __future__ import annotations
@@ -254,12 +254,22 @@ def repeat_impl(b, a, repeats, axis=None):
     return b.emit("reshape", wide, shape=s[:axis] + (s[axis] * r,) + s[axis + 1:])
 
 
+_TILE_PIECES = 4      # np.tile by at most this many copies per axis fuses (lower/segments.py)
+
+
 def tile_impl(b, A, reps):
     reps = tuple(size_arg(r, "np.tile") for r in (reps if isinstance(reps, (list, tuple)) else (reps,)))
     x = as_array(b, A, "np.tile")
     d = max(len(reps), x.ndim)
     reps = (1,) * (d - len(reps)) + reps
     s = (1,) * (d - x.ndim) + tuple(x.shape)
+    if all(is_static(r) and 1 <= r <= _TILE_PIECES for r in reps) and d:
+        # copies side by side: a concatenate per axis, read through segments inside kernels
+        y = b.emit("reshape", x, shape=s) if d != x.ndim else x
+        for axis, r in enumerate(reps):
+            if r > 1:
+                y = b.emit("concatenate", *[y] * r, axis=axis)
+        return b.emit("copy", y, order="C")     # NumPy's tile is C-ordered
     inter = sum(((1, n) for n in s), ())
     full = sum(((r, n) for r, n in zip(reps, s, strict=True)), ())
     wide = b.emit("broadcast_to", b.emit("reshape", x, shape=inter), shape=full)
@@ -347,7 +357,16 @@ def roll_impl(b, a, shift, axis=None):
         flat = roll_impl(b, ravel_impl(b, x), shift, 0)
         return b.emit("reshape", flat, shape=tuple(x.shape))
     if isinstance(shift, (list, tuple)) or isinstance(axis, (list, tuple)):
-        raise Unsupported("np.roll over several axes", kind="call", context="np.roll")
+        # NumPy broadcasts shifts against axes; rolls along one axis add up: one roll per pair
+        try:
+            pairs = np.broadcast(np.asarray(shift, dtype=object), np.asarray(axis, dtype=object))
+        except ValueError:
+            raise NumpyError(ValueError("'shift' and 'axis' should be scalars or 1D sequences")) from None
+        if pairs.nd > 1:
+            raise NumpyError(ValueError("'shift' and 'axis' should be scalars or 1D sequences"))
+        for sh, ax in pairs:
+            x = roll_impl(b, x, sh, ax)
+        return x
     axis = normalize_axis(axis, x.ndim, "np.roll")
     n = x.shape[axis]
     if not is_static(shift):

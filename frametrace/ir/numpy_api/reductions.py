@@ -2,7 +2,9 @@
 
 Function and method share one implementation (`x.sum(...)` is `np.sum(x, ...)`); the
 positional parameter order is NumPy's for each family. Weak scalars are reduced as NumPy
-scalars (`np.sum(3.0)` is np.float64). Unsupported: initial=, where=, mean=, correction=.
+scalars (`np.sum(3.0)` is np.float64); np.nansum / np.nanprod (and nancumsum /
+nancumprod) reduce (scan) `where(isnan(x), 0 | 1, x)`, as NumPy computes them.
+Unsupported: initial=, where=, mean=, correction=.
 """
 from __future__ import annotations
 
@@ -74,3 +76,18 @@ def reduction_impl(name: str, fname: str | None = None):
     impl.__name__ = f"{name}_impl"
     return impl
 
+
+
+def nan_reduction_impl(name: str, fill):
+    """np.nansum / np.nanprod / np.nancumsum / np.nancumprod: as NumPy, NaN replaced by `fill`
+    (in float and complex arrays; ints and bools have none), then the reduction or scan."""
+    fname = f"np.nan{name}"
+    inner = reduction_impl(name, fname)
+
+    def impl(b, a, *args, **kwargs):
+        x = as_array(b, a, fname)
+        if x.dtype.kind in "fc":
+            x = b.emit("where", b.emit("isnan", x), fill, x)
+        return inner(b, x, *args, **kwargs)
+    impl.__name__ = f"nan{name}_impl"
+    return impl

@@ -203,3 +203,20 @@ def test_mean_assigned_into_a_slice_of_itself():
     t = Traced(f, A(("n", 2)))
     for n in (1, 3):
         t.check(np.arange(2.0 * n).reshape(n, 2))
+
+
+def test_nansum_and_nanprod_fuse_with_their_operands():
+    t = Traced(lambda x: np.nansum(x * 2.0, axis=1) + np.nanprod(x, axis=1), A(("n", "m")))
+    assert kernel_count(t) == 1
+    x = r(7, 9)
+    x[1, 2], x[3, :] = np.nan, np.nan
+    for v in (x, x[::-1], np.asfortranarray(x), r(0, 3), r(1, 1)):
+        t.check(v, rtol=1e-12)
+
+
+def test_nancumsum_scans_the_replaced_values_in_one_kernel():
+    t = Traced(lambda x: np.nancumsum(x * 2.0, axis=1) - np.nancumprod(x, axis=0), A(("n", "m")))
+    x = r(6, 5)
+    x[1, 2], x[4, :] = np.nan, np.nan
+    for v in (x, x[::-1], np.asfortranarray(x), r(0, 3), r(1, 1)):
+        t.check(v, rtol=1e-12)
