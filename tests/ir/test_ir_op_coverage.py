@@ -131,7 +131,22 @@ def _numpy_call(name):
     return lambda v: f(v)
 
 
+def _loop(v):
+    """A loop node (range >= loop_unroll_limit), its loop_out values, a select (a data-dependent
+    `if` in the body) and a py_scalar (a carried int rebound to a constant)."""
+    acc = v * 0
+    s = v.sum() * 0
+    k = 0
+    for i in range(40):
+        acc = acc * 0.5 + v
+        if acc.sum() > i:
+            s = s + 1
+        k = 1
+    return acc, s, k
+
+
 HAND = {
+    **{n: (_loop, V) for n in ("loop", "loop_out", "select", "py_scalar")},
     "index": (lambda v: v[[0, -1, 0]], V), "index_put": (_index_put, V), "ufunc_at": (_ufunc_at, V),
     "zeros": (lambda v: np.zeros(v.shape[0]) + v, V), "ones": (lambda v: np.ones((2, v.shape[0])) * v, V),
     "empty": (_empty_filled, V), "full": (lambda v: np.full(v.shape[0], 2.5) - v, V),
