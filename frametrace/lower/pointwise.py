@@ -128,6 +128,8 @@ def _power(base, exp_arg, exp_expr, dt: str):
     """power(x, c) with a constant c -> multiplications (NumPy: x**3 is a slow pow)."""
     k = kind(dt)
     c = exp_arg.item() if isinstance(exp_arg, np.generic) else exp_arg
+    if isinstance(c, sympy.Basic) and c.is_number:
+        c = int(c) if c.is_Integer else float(c)
     if isinstance(c, (bool, int, float)) and not isinstance(c, bool) and float(c).is_integer():
         n = int(c)
         if n == 0:
@@ -142,7 +144,13 @@ def _power(base, exp_arg, exp_expr, dt: str):
         return Op("sqrt", dt, (base,))
     if k != "f":
         raise NotLowerable("integer power with a non-constant exponent may raise")
-    return Op("power", dt, (base, operand(exp_arg, exp_expr, dt)))
+    e = operand(exp_arg, exp_expr, dt)
+    scalar = isinstance(exp_arg, sympy.Basic) or (isinstance(exp_arg, Node) and exp_arg.scalar)
+    if isinstance(e, Const) or not scalar:
+        return Op("power", dt, (base, e))
+    # NumPy computes x ** 0.5 as sqrt(x) when the exponent is a scalar: -0.0 and -inf differ from pow
+    half = Op("equal", "bool", (e, Const(0.5, dt)))
+    return Op("where", dt, (half, Op("sqrt", dt, (base,)), Op("power", dt, (base, e))))
 
 
 def _unary_rewrite(name, x, dt):

@@ -169,6 +169,12 @@ class SymNodeBase:
     def __pos__(self):
         return self
 
+    def __invert__(self):
+        """~n == -n - 1 for a Python int (a float has no ~: TypeError, as in Python)."""
+        if self.kind != "int":
+            raise TypeError(f"bad operand type for unary ~: '{self.kind}'")
+        return -self - 1
+
     def __abs__(self):
         return wrap(sympy.Abs(self.expr), self.kind, self.env)
 

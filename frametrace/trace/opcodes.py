@@ -7,7 +7,7 @@ from __future__ import annotations
 import builtins
 
 from .. import pyversion
-from ..errors import Unsupported
+from ..errors import NumpyError, Unsupported
 from ..sources import GlobalIn, LocalSource
 from .variables.array import ArrayVariable
 from .variables.base import CellBox, CellVariable, NullVariable
@@ -261,7 +261,11 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
         elif isinstance(x, (SymNumberVariable, ConstantVariable)) and op != "not":
             import operator
             fn = {"-": operator.neg, "+": operator.pos, "~": operator.invert}[op]
-            self.push(self.wrap_result(fn(self.unwrap(x))))
+            try:
+                value = fn(self.unwrap(x))
+            except TypeError as exc:                 # ~1.5: Python raises it
+                raise NumpyError(exc, context=f"unary {op}") from None
+            self.push(self.wrap_result(value))
         else:
             raise Unsupported(f"unary {op} on {x.describe()}", kind="operator")
 
