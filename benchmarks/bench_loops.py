@@ -55,7 +55,8 @@ def main(argv):
     rows = []
     for name, fn in PROGRAMS.items():
         args = inputs(name, scale)
-        fresh = lambda: [a.copy() if isinstance(a, np.ndarray) else a for a in args]   # noqa: E731
+        def fresh(args=args):
+            return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
         ft.reset()
         compiled = ft.compile(fn)
         compiled(*fresh())
@@ -71,8 +72,9 @@ def main(argv):
         py_once = timed([fn], fresh(), rounds=1)[0]
         rounds = rounds_for(py_once, budget=3.0, lo=3, hi=15)
         # copies are made inside each timed call for every runner alike (jacobi writes its input)
-        py, ours, nb = timed([lambda: fn(*fresh()), lambda: compiled(*fresh()),
-                              (lambda: jitted(*fresh())) if jitted is not None else None], rounds=rounds)
+        runners = [lambda f=fn, fr=fresh: f(*fr()), lambda f=compiled, fr=fresh: f(*fr()),
+                   (lambda f=jitted, fr=fresh: f(*fr())) if jitted is not None else None]
+        py, ours, nb = timed(runners, rounds=rounds)
         graphs_before = ft.stats().unique_graphs
         other = inputs(name, scale * 0.7)
         compiled(*[a.copy() if isinstance(a, np.ndarray) else a for a in other])

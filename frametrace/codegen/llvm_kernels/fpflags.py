@@ -14,8 +14,8 @@ cached machine code stays valid across processes), from two sources:
   raise by itself: integer `//` and `%` by zero ("divide", as NumPy's integer loops report),
   int MIN // -1 ("over"), the log family's pole ("divide") and domain ("invalid"), which the
   vectorised math library computes with selects and bit tricks, and the zero signs a float
-  max / min reduction sees (ZERO_SIGNS below). Each is `acc |= cond ? BIT : 0`, integer operations the optimiser can neither fold
-  away nor hoist out of the flag reads (a flag forced by an FP operation on a constant,
+  max / min reduction sees (ZERO_SIGNS below). Each is `acc |= cond ? BIT : 0`, integer
+  operations the optimiser can neither fold away nor hoist out of the flag reads (a flag forced by an FP operation on a constant,
   `1.0 / select(c, 0.0, 1.0)`, was folded into `select(c, inf, 1.0)` once the sizes were
   run-time values), and in a loop an OR reduction that LLVM vectorises (masked tail lanes
   included: they contribute nothing). The body's exit ORs the accumulator into the word.
@@ -194,5 +194,5 @@ def take() -> int:
     return v
 
 
-__all__ = ["may_raise", "tracks_zero_signs", "uses_status_register", "entry_ir", "exit_ir", "take", "ADDRESS", "KINDS", "BIT",
-           "ZERO_SIGNS", "DECLS", "WORD_DECL", "SYMBOL"]
+__all__ = ["may_raise", "tracks_zero_signs", "uses_status_register", "entry_ir", "exit_ir", "take", "ADDRESS",
+           "KINDS", "BIT", "ZERO_SIGNS", "DECLS", "WORD_DECL", "SYMBOL"]
