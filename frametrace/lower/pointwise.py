@@ -12,6 +12,8 @@ come from the registry (each op's `Loop(kinds)`, ir/ops/elementwise.py).
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 import sympy
 
@@ -62,16 +64,35 @@ class _WeakTypes:
 _WEAK_TYPES = _WeakTypes()
 
 
+_WEAK: "weakref.WeakKeyDictionary[Node, bool]" = weakref.WeakKeyDictionary()
+
+
+def _may_be_weak(node: Node) -> bool:
+    return node.op != "input" and node.scalar and node.shape == () and node.dtype is not None \
+        and node.dtype.name in _PY_OF and UNARY.get(node.op, BINARY.get(node.op)) is not None
+
+
 def weak_node(node: Node) -> bool:
     """A Python scalar at run time (NEP 50 weak): a scalar input, or Python-operator
-    arithmetic on weak values only (the meta rule's FakeScalar case)."""
+    arithmetic on weak values only (the meta rule's FakeScalar case). Remembered per node and
+    computed without recursion: a long loop of Python arithmetic is a long chain of them."""
     if node.op == "input":
         return node.attr("kind") == "scalar"
-    if not (node.scalar and node.shape == () and node.dtype is not None
-            and node.dtype.name in _PY_OF):
+    if not _may_be_weak(node):
         return False
-    pyop = UNARY.get(node.op, BINARY.get(node.op))
-    return pyop is not None and all(operand_type(a) in _WEAK_TYPES for a in node.args)
+    known = _WEAK.get(node)
+    if known is not None:
+        return known
+    stack = [node]
+    while stack:                                   # operands first (post-order)
+        n = stack[-1]
+        todo = [a for a in n.args if isinstance(a, Node) and _may_be_weak(a) and a not in _WEAK]
+        if todo:
+            stack.extend(todo)
+            continue
+        stack.pop()
+        _WEAK[n] = all(operand_type(a) in _WEAK_TYPES for a in n.args)
+    return _WEAK[node]
 
 
 def operand_type(a):

@@ -35,18 +35,42 @@ class LoopIndices:
         return state
 
     def enter_loop_index(self, lo, hi):
-        """A new index symbol with `lo <= i <= hi` (sympy expressions) in scope."""
+        """A new index symbol with `lo <= i <= hi` (sympy expressions) in scope. Its body runs
+        only when lo <= hi: an enclosing index that bound depends on (`range(i)` inside
+        `for i`) is narrowed to the values where it does, while this index is in scope."""
         bounds = self._loop_state()
+        lo, hi = sympy.sympify(lo), sympy.sympify(hi)
         sym = sympy.Symbol(f"i{next(self.__dict__['_loop_ids'])}", integer=True)
         self._order[sym] = (1, len(self._order))          # unbacked: no hint, never guarded
         self.var_to_range[sym] = UNKNOWN
-        bounds[sym] = (sympy.sympify(lo), sympy.sympify(hi))
+        self.__dict__.setdefault("_narrowed", {})[sym] = self._narrow(sympy.expand(hi - lo))
+        bounds[sym] = (lo, hi)
         self.version += 1
         return sym
 
     def exit_loop_index(self, sym) -> None:
-        self._loop_state().pop(sym, None)
+        bounds = self._loop_state()
+        bounds.pop(sym, None)
+        for outer, old in self.__dict__.get("_narrowed", {}).pop(sym, {}).items():
+            bounds[outer] = old
         self.version += 1
+
+    def _narrow(self, span) -> dict:
+        """span = hi - lo >= 0 holds inside the body; if it is `c * j + rest` for one enclosing
+        index j (c = +-1, rest free of indices), tighten j's bounds by it. Returns the old bounds."""
+        bounds = self._loop_state()
+        outer = [s for s in span.free_symbols if s in bounds]
+        if len(outer) != 1:
+            return {}
+        j = outer[0]
+        c = sympy.diff(span, j)
+        rest = sympy.expand(span - c * j)
+        if c not in (1, -1) or any(s in bounds for s in rest.free_symbols):
+            return {}
+        lo, hi = bounds[j]
+        new = (_tighter(lo, -rest, max), hi) if c == 1 else (lo, _tighter(hi, rest, min))
+        bounds[j] = new
+        return {j: (lo, hi)}
 
     def is_loop_index(self, sym) -> bool:
         return sym in self._loop_state()
@@ -70,10 +94,16 @@ class LoopIndices:
             lo, hi = bounds[sym]
             cases = [sympy.expand(c.xreplace({sym: end})) for c in cases for end in (lo, hi)]
         answers = set()
-        for case in cases:
-            if any(s in bounds for s in case.free_symbols):
-                return None                                            # a bound in terms of an inner index
+        for case in cases:       # an enclosing index left in a bound is decided over its own range
             answers.add(bool(self.evaluate_expr(type(expr)(case, 0))))
             if len(answers) > 1:
                 return None
         return answers.pop()
+
+
+def _tighter(old, new, pick):
+    """The tighter of two bounds when sympy can order them (else the old one: still sound)."""
+    diff = sympy.expand(new - old)
+    if diff.is_number:
+        return new if pick(0, diff) == diff and diff != 0 else old
+    return old

@@ -127,11 +127,10 @@ def trace_for(tx, ins, it: RangeLoopIterator) -> None:
     if step == 0:
         raise NumpyError(ValueError("range() arg 3 must not be zero"), context="range")
     positive = bool(step > 0)                           # a guard when the step is a symbol
-    nonempty = bool(stop > start) if positive else bool(stop < start)
     exit_ip = tx.offset_to_index[ins.argval] + pyversion.FOR_ITER_SKIP
     if decision == "peel" and not it.peeled:
         it.peeled = True                                # the first iteration, as Python runs it
-        if not nonempty:
+        if not (bool(stop > start) if positive else bool(stop < start)):
             tx.pop()
             tx.ip = exit_ip
             return

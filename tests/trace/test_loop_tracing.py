@@ -212,6 +212,23 @@ def nested_triangle(a):
     return out
 
 
+def triangle_sum(a):
+    s = a[0, 0] * 0
+    for i in range(a.shape[0]):
+        for j in range(i):                        # the inner bound is the outer index
+            s += a[i, j] * (j + 1)
+    return s
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_inner_range_bounded_by_the_outer_index(backend):
+    rng = np.random.default_rng(8)
+    run(triangle_sum, lambda n: (rng.standard_normal((n, n)),), (5, 12, 40), backend)
+    assert ft.stats().unique_graphs == 1
+    (node,) = loop_nodes(triangle_sum, rng.standard_normal((40, 40)))
+    assert any(n.op == "loop" for n in node.attr("body").graph.nodes)
+
+
 def nested(a):
     n, m = a.shape
     out = np.zeros_like(a)

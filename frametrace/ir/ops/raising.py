@@ -8,6 +8,8 @@ unless the node provably cannot raise. What the meta rules already decide at tra
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 import sympy
 
@@ -19,17 +21,37 @@ _PY_DTYPES = ("bool", "int64", "float64")
 _PY_RAISING = ("true_divide", "floor_divide", "remainder", "power", "left_shift", "right_shift")
 
 
+_WEAK: "weakref.WeakKeyDictionary[Node, bool]" = weakref.WeakKeyDictionary()
+
+
+def _may_be_weak(a: Node) -> bool:
+    from .elementwise import BINARY, UNARY
+    return a.op != "input" and UNARY.get(a.op, BINARY.get(a.op)) is not None and a.scalar and \
+        a.shape == () and a.dtype is not None and a.dtype.name in _PY_DTYPES
+
+
 def weak_arg(a) -> bool:
     """A Python scalar at run time (NEP 50 weak): a constant, a size expression, a scalar
-    input, or Python-operator arithmetic on those (the meta rule's FakeScalar case)."""
-    if isinstance(a, Node):
-        if a.op == "input":
-            return a.attr("kind") == "scalar"
-        from .elementwise import BINARY, UNARY
-        pyop = UNARY.get(a.op, BINARY.get(a.op))
-        return (pyop is not None and a.scalar and a.shape == () and a.dtype is not None
-                and a.dtype.name in _PY_DTYPES and all(weak_arg(x) for x in a.args))
-    return isinstance(a, (bool, int, float, complex, sympy.Basic)) and not isinstance(a, np.generic)
+    input, or Python-operator arithmetic on those (the meta rule's FakeScalar case).
+    Remembered per node, computed without recursion (loops make long chains of them)."""
+    if not isinstance(a, Node):
+        return isinstance(a, (bool, int, float, complex, sympy.Basic)) and not isinstance(a, np.generic)
+    if a.op == "input":
+        return a.attr("kind") == "scalar"
+    if not _may_be_weak(a):
+        return False
+    if a in _WEAK:
+        return _WEAK[a]
+    stack = [a]
+    while stack:                                   # operands first (post-order)
+        n = stack[-1]
+        todo = [x for x in n.args if isinstance(x, Node) and _may_be_weak(x) and x not in _WEAK]
+        if todo:
+            stack.extend(todo)
+            continue
+        stack.pop()
+        _WEAK[n] = all(weak_arg(x) for x in n.args)
+    return _WEAK[a]
 
 
 def _runtime_int(a) -> bool:
