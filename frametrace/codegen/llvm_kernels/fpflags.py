@@ -16,8 +16,8 @@ cached machine code stays valid across processes), from two sources:
   vectorised math library computes with selects and bit tricks, and the zero signs a float
   max / min reduction sees (ZERO_SIGNS below). Each is `acc |= cond ? BIT : 0`, integer
   operations the optimiser can neither fold away nor hoist out of the flag reads (a flag forced
-  by an FP operation on a constant, `1.0 / select(c, 0.0, 1.0)`, was folded into `select(c, inf, 1.0)` once the sizes were
-  run-time values), and in a loop an OR reduction that LLVM vectorises (masked tail lanes
+  by an FP operation on a constant, `1.0 / select(c, 0.0, 1.0)`, was folded into
+  `select(c, inf, 1.0)` once the sizes were run-time values), and in a loop an OR reduction that LLVM vectorises (masked tail lanes
   included: they contribute nothing). The body's exit ORs the accumulator into the word.
 
 Underflow comes from the status register: the math library's scaling of a tiny result
