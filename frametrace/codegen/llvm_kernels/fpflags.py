@@ -18,7 +18,8 @@ cached machine code stays valid across processes), from two sources:
   operations the optimiser can neither fold away nor hoist out of the flag reads (a flag forced
   by an FP operation on a constant, `1.0 / select(c, 0.0, 1.0)`, was folded into
   `select(c, inf, 1.0)` once the sizes were run-time values), and in a loop an OR reduction
-  that LLVM vectorises (masked tail lanes included: they contribute nothing). The body's exit ORs the accumulator into the word.
+  that LLVM vectorises (masked tail lanes included: they contribute nothing). The body's exit
+  ORs the accumulator into the word.
 
 Underflow comes from the status register: the math library's scaling of a tiny result
 (exp(-1000)) raises it as the hardware does for 1e-200 * 1e-200.
