@@ -18,8 +18,7 @@ import sys
 import tempfile
 import textwrap
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-VENVS = {"3.11": ".venv", "3.12": ".venv312", "3.13": ".venv313"}
+from bench_pyversions import ROOT, VENVS
 
 HIT = textwrap.dedent("""
     import sys

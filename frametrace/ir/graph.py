@@ -82,6 +82,24 @@ class Node:
         return f"%{self.name}"
 
 
+def fold_operands_first(node: "Node", memo, needs, compute):
+    """memo[node], computing memo[n] = compute(n) for `node` and every operand `needs(a)`
+    selects, operands first, without recursion (a loop of Python arithmetic is a long chain
+    of nodes). `memo` keeps the answers (a WeakKeyDictionary across graphs)."""
+    if node in memo:
+        return memo[node]
+    stack = [node]
+    while stack:
+        n = stack[-1]
+        todo = [a for a in n.args if isinstance(a, Node) and needs(a) and a not in memo]
+        if todo:
+            stack.extend(todo)
+            continue
+        stack.pop()
+        memo[n] = compute(n)
+    return memo[node]
+
+
 def _flatten(args):
     for a in args:
         if isinstance(a, tuple):

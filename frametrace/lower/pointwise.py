@@ -17,7 +17,7 @@ import weakref
 import numpy as np
 import sympy
 
-from ..ir.graph import Node
+from ..ir.graph import Node, fold_operands_first
 from ..ir.ops.elementwise import BINARY, UNARY          # registers the elementwise ops
 from ..ir.registry import OPS, Loop, lowered_as
 from .loop_ir import Const, Op, cast
@@ -80,19 +80,8 @@ def weak_node(node: Node) -> bool:
         return node.attr("kind") == "scalar"
     if not _may_be_weak(node):
         return False
-    known = _WEAK.get(node)
-    if known is not None:
-        return known
-    stack = [node]
-    while stack:                                   # operands first (post-order)
-        n = stack[-1]
-        todo = [a for a in n.args if isinstance(a, Node) and _may_be_weak(a) and a not in _WEAK]
-        if todo:
-            stack.extend(todo)
-            continue
-        stack.pop()
-        _WEAK[n] = all(operand_type(a) in _WEAK_TYPES for a in n.args)
-    return _WEAK[node]
+    return fold_operands_first(node, _WEAK, _may_be_weak,
+                               lambda n: all(operand_type(a) in _WEAK_TYPES for a in n.args))
 
 
 def operand_type(a):

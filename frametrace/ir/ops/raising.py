@@ -13,7 +13,7 @@ import weakref
 import numpy as np
 import sympy
 
-from ..graph import Node
+from ..graph import Node, fold_operands_first
 
 _PY_DTYPES = ("bool", "int64", "float64")
 # Python operators on Python scalars that raise for some values: ZeroDivisionError (/ // %
@@ -40,18 +40,7 @@ def weak_arg(a) -> bool:
         return a.attr("kind") == "scalar"
     if not _may_be_weak(a):
         return False
-    if a in _WEAK:
-        return _WEAK[a]
-    stack = [a]
-    while stack:                                   # operands first (post-order)
-        n = stack[-1]
-        todo = [x for x in n.args if isinstance(x, Node) and _may_be_weak(x) and x not in _WEAK]
-        if todo:
-            stack.extend(todo)
-            continue
-        stack.pop()
-        _WEAK[n] = all(weak_arg(x) for x in n.args)
-    return _WEAK[a]
+    return fold_operands_first(a, _WEAK, _may_be_weak, lambda n: all(weak_arg(x) for x in n.args))
 
 
 def _runtime_int(a) -> bool:
