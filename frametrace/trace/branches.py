@@ -1,0 +1,153 @@
+"""If-conversion inside a loop body: a data-dependent branch is traced both ways and merged.
+
+While a loop body (or the peeled first iteration) is traced once (trace/loops.py), an `if` on
+array data cannot pick a side. Both sides are traced under their condition (writes predicated:
+GraphBuilder.push_predicate), then every local and stack value they leave different is merged
+with `select`. A side that ends the iteration (`continue`) while the other joins the code after
+the `if` runs that rest of the iteration too, under its own condition.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import pyversion
+from ..errors import Unsupported
+from ..ir.fake import FakeArray, FakeScalar
+from .loop_values import PoisonVariable, type_key, variable
+from .variables.array import ArrayVariable
+from .variables.constant import SymNumberVariable
+
+
+def if_convert(tx, ins, cond) -> None:
+    """A data-dependent conditional jump inside a loop body: trace both branches and merge."""
+    jump_if = pyversion.POP_JUMPS[ins.opname]
+    target = tx.offset_to_index[ins.argval]
+    fall = tx.ip
+    ctx = tx.output.loop_stack[-1]
+    if target <= fall:
+        raise Unsupported("a backward conditional jump inside a loop body", kind="loop")
+    taken = truth_value(tx, cond, jump_if)               # the jump is taken when this holds
+    bb = tx.output.builder
+    saved_locals, saved_stack = dict(tx.locals), list(tx.stack)
+    not_taken = bb.emit("logical_not", taken)
+    end = _run_branch(tx, bb, not_taken, stop=lambda ip: ip >= target or ip == ctx.header, ctx=ctx)
+    locals_f, stack_f = tx.locals, tx.stack
+    tx.locals, tx.stack, tx.ip = dict(saved_locals), list(saved_stack), target
+    if end != target:
+        end2 = _run_branch(tx, bb, taken, stop=lambda ip: ip == end or ip >= ctx.exit_ip or
+                           (ip == ctx.header and ctx.tx is tx), ctx=ctx)
+        if end2 != end and ctx.header in (end, end2):
+            # one branch ends the iteration (`continue`), the other joins the code after the `if`:
+            # that one runs the rest of the iteration too, under its own condition
+            rest = (locals_f, stack_f, end, not_taken) if end2 == ctx.header else \
+                (tx.locals, tx.stack, end2, taken)
+            other = (tx.locals, tx.stack) if end2 == ctx.header else (locals_f, stack_f)
+            tx.locals, tx.stack, tx.ip = rest[0], rest[1], rest[2]
+            _run_branch(tx, bb, rest[3], stop=lambda ip: ip == ctx.header, ctx=ctx)
+            if end2 == ctx.header:
+                locals_f, stack_f = tx.locals, tx.stack
+                tx.locals, tx.stack = other
+            else:
+                locals_f, stack_f = other
+            end = end2 = ctx.header
+        if end2 != end:
+            raise Unsupported("the branches of an `if` in a loop body do not meet", kind="loop")
+    locals_t, stack_t = tx.locals, tx.stack
+    if len(stack_t) != len(stack_f):
+        raise Unsupported("the branches of an `if` in a loop body leave different stacks", kind="loop")
+    merged_locals = {}
+    for name in set(locals_t) | set(locals_f):
+        a, b = locals_t.get(name), locals_f.get(name)
+        if a is b:
+            merged_locals[name] = a
+        elif a is None or b is None:
+            merged_locals[name] = PoisonVariable(name)     # assigned in one branch only
+        else:
+            merged_locals[name] = _merge(tx, bb, taken, a, b, name)
+    tx.locals = merged_locals
+    tx.stack = [a if a is b else _merge(tx, bb, taken, a, b, "a value") for a, b in zip(stack_t, stack_f)]
+    tx.ip = end
+
+
+def _run_branch(tx, bb, predicate, stop, ctx) -> int:
+    bb.push_predicate(predicate.proxy if isinstance(predicate, ArrayVariable) else predicate)
+    tx.output.side_effects.frozen += 1                  # a Python side effect would happen either way
+    try:
+        first = True
+        while first or not stop(tx.ip):
+            first = False
+            if stop(tx.ip):
+                break
+            if tx.ip in tx.region_starts or (ctx.tx is tx and tx.ip >= ctx.exit_ip) or returns(tx):
+                raise Unsupported("a branch of a data-dependent `if` leaves the loop body", kind="loop")
+            tx.step()
+    finally:
+        bb.pop_predicate()
+        tx.output.side_effects.frozen -= 1
+    return tx.ip
+
+
+def _merge(tx, bb, taken, a, b, name):
+    for v in (a, b):
+        if type_key(v) is None:
+            raise Unsupported(f"{name} is {v.describe()} after a data-dependent `if`", kind="loop")
+    if isinstance(a, ArrayVariable) and isinstance(b, ArrayVariable) and not isinstance(a.proxy.fake, FakeScalar) \
+            and a.proxy.ndim > 0:
+        raise Unsupported(f"{name}: an array chosen by a data-dependent `if`", kind="loop",
+                          hints=("use np.where",))
+    result = bb.emit("select", taken, _raw(a), _raw(b))
+    return variable(result, a)
+
+
+def _raw(v):
+    if isinstance(v, ArrayVariable):
+        return v.proxy
+    if isinstance(v, SymNumberVariable):
+        return v.value
+    return v.value
+
+
+def truth_value(tx, cond, when):
+    """The bool value (Proxy) that is True when `bool(cond) == when`."""
+    if not isinstance(cond, ArrayVariable):
+        raise Unsupported(f"branching on {cond.describe()}", kind="loop")
+    p = cond.proxy
+    if isinstance(p.fake, FakeArray) and p.fake.ndim != 0:
+        from ..shapes import statically_known_true
+        if not all(statically_known_true(d == 1) for d in p.fake.shape):
+            raise Unsupported("the truth value of an array with more than one element", kind="loop")
+    builder = tx.output.builder
+    b = p if (isinstance(p.fake, FakeArray) and p.dtype == np.bool_ and p.ndim == 0) else \
+        builder.emit("not_equal", p, 0) if not (isinstance(p.fake, FakeScalar) and p.fake.pytype is bool) else p
+    if isinstance(b.fake, FakeArray) and b.ndim:
+        b = builder.emit("reshape", b, shape=())
+    if isinstance(b.fake, FakeScalar):                  # a Python bool: the same test on np.bool_
+        b = builder.emit("astype", b, dtype=np.dtype(np.bool_))
+    return b if when else builder.emit("logical_not", b)
+
+
+def index_condition(tx, cond):
+    """A size condition that depends on a loop index (`if i % 2 == 0:` in a body) as a bool
+    value of the graph; None when the shape environment decides it (a guard at most)."""
+    env = tx.output.shape_env
+    expr = getattr(cond.value, "expr", None)
+    if expr is None or not tx.output.loop_stack or not any(env.is_loop_index(s) for s in expr.free_symbols):
+        return None
+    if env.maybe_evaluate_static(expr) is not None:
+        return None
+    try:
+        env.decide_over_loop_indices(expr)
+    except Unsupported:
+        pass
+    return ArrayVariable(tx.output.builder.emit("py_scalar", expr))
+
+
+def and_(tx, a, b):
+    return b if a is None else tx.output.builder.emit("logical_and", a, b)
+
+
+
+
+def returns(tx) -> bool:
+    """The next instruction returns from the frame."""
+    return tx.instructions[tx.ip].opname in ("RETURN_VALUE", "RETURN_CONST")
