@@ -5,6 +5,7 @@ FRAMETRACE_LOGS=output_code prints for it.
 """
 from __future__ import annotations
 
+import numpy as np
 import sympy
 
 from ..ir.graph import Graph, IndexSlice, Node
@@ -67,7 +68,7 @@ def generate_source(graph: Graph):
         consts[ref] = op.ref
         args = ", ".join(_arg_code(a, names, sym_names, consts) for a in node.args)
         # a gather's `size` is the unbacked symbol its own result defines
-        attrs = [(k, v) for k, v in node.attrs if not (op.kind == "gather" and k == "size")]
+        attrs = [(k, v) for k, v in node.call_attrs if not (op.kind == "gather" and k == "size")]
         kwargs = "".join(f", {k}={_arg_code(v, names, sym_names, consts)}" for k, v in attrs)
         if node.op == "loop":                      # a structured loop: its body compiled on its own
             consts[f"___body{i}"] = compile_graph(node.attr("body").graph)
@@ -75,11 +76,16 @@ def generate_source(graph: Graph):
         if args == "" and kwargs:
             kwargs = kwargs[2:]
         call = f"{ref}({args}{kwargs})"
+        pad = "    "
+        if node.errstate:                          # a node of a traced `with np.errstate` block
+            consts["___errstate"] = np.errstate
+            lines.append(f"    with ___errstate(**{node.errstate!r}):")
+            pad = "        "
         if node.dtype is None:
-            lines.append(f"    {call}")
+            lines.append(f"{pad}{call}")
         else:
             names[node] = f"v{i}"
-            lines.append(f"    v{i} = {call}    # {node.type_str()}")
+            lines.append(f"{pad}v{i} = {call}    # {node.type_str()}")
             for d, dim in enumerate(node.shape):     # unbacked sizes are bound from results
                 if isinstance(dim, sympy.Symbol) and dim not in sym_names:
                     sym_names[dim] = f"s_{dim}"

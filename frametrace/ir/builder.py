@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import Unsupported
 from ..shapes.functions import ToFloat
 from .fake import FakeArray, FakeScalar
-from .graph import Graph, IndexSlice, Node
+from .graph import ERRSTATE, Graph, IndexSlice, Node
 from .registry import get_op
 
 
@@ -103,6 +103,8 @@ class GraphBuilder:
         return Proxy(node, FakeScalar(pytype))
 
     predicates: tuple = ()      # bool values: the branches of data-dependent `if`s being traced
+    errstate: tuple = ()        # ((kind, mode), ...) of the `with np.errstate` blocks being traced
+                                # (trace/errstate.py): the `errstate` attribute of nodes that may report
 
     def emit(self, op: str, *args, **attrs):
         """Run `op`'s meta rule and append its node; returns a Proxy (None for mutations).
@@ -135,6 +137,8 @@ class GraphBuilder:
             _check_write_target(args[0].node, op)
         result = opdef.meta(*_meta_arg(args), **{k: _meta_arg(v) for k, v in attrs.items()})
         node_attrs = tuple(sorted((k, self.lift_args(to_expr(v))) for k, v in attrs.items()))
+        if self.errstate and opdef.fp_errors != "none":
+            node_attrs = tuple(sorted(node_attrs + ((ERRSTATE, self.errstate),)))
         node_args = tuple(self.lift_args(to_expr(a)) for a in args)
         if result is None:
             self.added(self.graph.add(Node(op, node_args, node_attrs)))

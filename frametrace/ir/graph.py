@@ -14,6 +14,10 @@ Arguments of a node are:
 Program order matters: mutation nodes (op kind "mutation") write into the buffer of an
 earlier value (an input or a view of one); everything after them sees the new contents.
 
+A node recorded inside a traced `with np.errstate(...)` block whose op may report an FP error
+carries the block's modes as its `errstate` attribute (ERRSTATE: ((kind, mode), ...)); it is
+not an argument of the op (`call_attrs` leaves it out), the backends run the node under it.
+
 Graph inputs are nodes with op "input": arrays (`kind="array"`) and Python scalars that are
 inputs rather than constants (`kind="scalar"`, e.g. a float argument). Size symbols are not
 nodes: `Graph.symbols` maps each symbol to the source expression that binds it at run time.
@@ -28,6 +32,7 @@ import numpy as np
 import sympy
 
 _ids = itertools.count()
+ERRSTATE = "errstate"      # the attribute of nodes recorded inside a traced `with np.errstate` block
 
 
 @dataclass(frozen=True)
@@ -65,7 +70,18 @@ class Node:
 
     @property
     def kwargs(self) -> dict:
-        return dict(self.attrs)
+        return dict(self.call_attrs)
+
+    @property
+    def call_attrs(self) -> tuple:
+        """The attributes the op's meta rule and reference take (not ERRSTATE)."""
+        return tuple(kv for kv in self.attrs if kv[0] != ERRSTATE)
+
+    @property
+    def errstate(self) -> dict | None:
+        """The np.errstate modes this node runs under (a traced block), or None: the caller's."""
+        modes = self.attr(ERRSTATE)
+        return dict(modes) if modes else None
 
     def inputs(self):
         """The Node arguments, in order (also found inside tuples)."""

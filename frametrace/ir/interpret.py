@@ -10,6 +10,9 @@ result is passed as a Python int, anything else (a SymFloat's expression) as a P
 """
 from __future__ import annotations
 
+import contextlib
+
+import numpy as np
 import sympy
 
 from .graph import Graph, IndexSlice, Node
@@ -51,8 +54,10 @@ def interpret(graph: Graph, inputs: dict, symbols: dict | None = None) -> list:
     for node in graph.nodes:
         op = get_op(node.op)
         # a gather's `size` is the unbacked symbol its own result defines
-        attrs = {k: value(v) for k, v in node.attrs if not (op.kind == "gather" and k == "size")}
-        env[node] = op.ref(*(value(a) for a in node.args), **attrs)
+        attrs = {k: value(v) for k, v in node.call_attrs if not (op.kind == "gather" and k == "size")}
+        modes = node.errstate                 # a node of a traced `with np.errstate` block
+        with np.errstate(**modes) if modes else contextlib.nullcontext():
+            env[node] = op.ref(*(value(a) for a in node.args), **attrs)
         for d, dim in enumerate(node.shape if node.dtype is not None else ()):
             if isinstance(dim, sympy.Symbol) and dim not in binding:
                 binding[dim] = sympy.Integer(env[node].shape[d])

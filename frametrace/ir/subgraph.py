@@ -16,6 +16,7 @@ class SubgraphBuilder(GraphBuilder):
     def __init__(self, parent: GraphBuilder, label: str):
         super().__init__(Graph())
         self.parent, self.label = parent, label
+        self.errstate = parent.errstate           # a loop inside a `with np.errstate` block
         self.shape_env = getattr(parent, "shape_env", None)
         self.input_layout = getattr(parent, "input_layout", None)
         self.captured: dict = {}          # enclosing node -> body input

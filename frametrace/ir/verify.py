@@ -143,7 +143,7 @@ def _verify_meta(graph: Graph, at: str) -> None:
             fakes[node] = None               # sizes that depend on data: no concrete re-run
             continue
         op = get_op(node.op)
-        attrs = {k: _concrete(v, binding, fakes) for k, v in node.attrs}
+        attrs = {k: _concrete(v, binding, fakes) for k, v in node.call_attrs}
         result = op.meta(*_concrete(node.args, binding, fakes), **attrs)
         if node.dtype is None:
             if result is not None:

@@ -60,7 +60,7 @@ def _probe_args(node, pos, value):
 
 def _call(node, pos, value):
     op = get_op(node.op)
-    kwargs = {k: v for k, v in node.attrs}
+    kwargs = dict(node.call_attrs)
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         return op.ref(*_probe_args(node, pos, value), **kwargs)

@@ -63,7 +63,7 @@ NOT_TRACED = {
         "SEND", "GET_AWAITABLE", "GET_AITER", "GET_ANEXT", "END_ASYNC_FOR", "BEFORE_ASYNC_WITH",
         "GET_YIELD_FROM_ITER", "ASYNC_GEN_WRAP"},
     "try/except/with: the frame is split before the block, which runs in Python (resume/region.py)": {
-        "BEFORE_WITH", "PUSH_EXC_INFO", "POP_EXCEPT", "RERAISE", "CHECK_EXC_MATCH", "CHECK_EG_MATCH",
+        "PUSH_EXC_INFO", "POP_EXCEPT", "RERAISE", "CHECK_EXC_MATCH", "CHECK_EG_MATCH",
         "WITH_EXCEPT_START", "PREP_RERAISE_STAR"},
     "imports, class bodies and module-level code are not compiled functions": {
         "IMPORT_NAME", "IMPORT_FROM", "IMPORT_STAR", "LOAD_BUILD_CLASS", "LOAD_NAME", "STORE_NAME", "DELETE_NAME",
@@ -76,7 +76,8 @@ NOT_TRACED = {
 }
 
 # A `with` block starts here (the context manager on top of the stack): the tracer splits the frame
-# before it and resume/region.py runs the block (3.14 would use LOAD_SPECIAL).
+# before it and resume/region.py runs the block (3.14 would use LOAD_SPECIAL), except a
+# `with np.errstate(...)`, which is traced (BEFORE_WITH's handler: trace/errstate.py).
 WITH_STARTS = {"BEFORE_WITH"}
 # Instructions that leave a frame other than by raising: a region containing one is not extracted.
 FRAME_EXITS = {"RETURN_VALUE", "YIELD_VALUE", "RETURN_GENERATOR", "SEND"}

@@ -18,6 +18,7 @@ from .entry import build_entry
 from .output import OutputGraph, Reconstructor
 from ..errors import Unsupported
 from .graph_break import break_return_code, breakable_index
+from .errstate import BlockRestart
 from .loops import LoopRestart
 from .translator import BreakPoint, InstructionTranslator
 from .variables.base import CellBox
@@ -58,7 +59,7 @@ def _trace(cache, values, options, frame_state, stop_index=None, loop_plan=None)
     while True:
         try:
             return _trace_once(cache, values, options, frame_state, stop_index, plan)
-        except LoopRestart as restart:
+        except (LoopRestart, BlockRestart) as restart:
             if plan.get(restart.key) == restart.decision:
                 raise Unsupported(f"loop could not be traced: {restart.reason}", kind="loop") from None
             plan[restart.key] = restart.decision

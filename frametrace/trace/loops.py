@@ -35,6 +35,7 @@ from ..ir.ops.loops import LoopBody, written_values
 from ..ir.registry import get_op
 from ..ir.subgraph import SubgraphBuilder
 from ..logs import get_logger
+from . import errstate
 from .branches import and_, if_convert, index_condition, returns, truth_value
 from .loop_values import PoisonVariable, carried_type, kind_text, type_key, variable
 from .variables.array import ArrayVariable
@@ -291,7 +292,7 @@ def _run_to(tx, header, stop_at_exit, first=False):
         first = False
         if stop_at_exit is not None and tx.ip >= stop_at_exit:
             return
-        if tx.ip in tx.region_starts:
+        if tx.ip in tx.region_starts and not errstate.trace_block(tx):
             raise Unsupported("a try/with block inside a loop body", kind="loop")
         if returns(tx) and (ctx is None or not ctx.entry):
             raise Unsupported("`return` inside a loop body", kind="loop")

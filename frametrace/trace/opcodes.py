@@ -15,7 +15,7 @@ from .variables.constant import ConstantVariable, SymNumberVariable
 from .variables.containers import (DictVariable, ListIteratorVariable, ListVariable, SliceVariable,
                                    TupleVariable, constant_key)
 from .variables.functions import NestedUserFunctionVariable
-from . import loops
+from . import errstate, loops
 from .opcodes_py312 import BoundMethodVariable, VersionedOpcodes
 
 
@@ -380,6 +380,9 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
             kwargs = dict(zip(kw_names, args[len(args) - len(kw_names):]))
             args = args[:len(args) - len(kw_names)]
         self.push(self.call(fn, args, kwargs))
+
+    def op_BEFORE_WITH(self, ins):
+        errstate.before_with(self, ins)      # a traced `with np.errstate(...)` (trace/errstate.py)
 
     def op_CALL_FUNCTION_EX(self, ins):
         kwargs = self.pop() if ins.arg & 1 else DictVariable({})

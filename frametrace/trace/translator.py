@@ -17,7 +17,7 @@ from ..config import config
 from ..errors import NumpyError, Unsupported
 from ..ir.builder import Proxy
 from ..ir.fake import FakeScalar
-from . import frame_builtins, loops
+from . import errstate, frame_builtins, loops
 from .opcodes import OpcodeHandlers
 from .variables.array import ArrayVariable, check_mixing
 from .variables.base import CellBox, VariableTracker
@@ -92,9 +92,9 @@ class InstructionTranslator(OpcodeHandlers):
             while True:
                 if self.ip == self.stop_index:
                     raise BreakPoint(self)
-                if self.ip in self.region_starts:
-                    self._split_at_block()
                 try:
+                    if self.ip in self.region_starts and not errstate.trace_block(self):
+                        self._split_at_block()
                     self.step()
                 except ReturnSignal as ret:
                     return ret.value
@@ -104,6 +104,8 @@ class InstructionTranslator(OpcodeHandlers):
                         exc.location, exc.source_line = loc.short(), loc.source_line
                     if self.parent is None and getattr(exc, "root_index", None) is None:
                         exc.root_index = self.ip - 1
+                    if self.parent is None and self.output.open_blocks:
+                        errstate.restart_split(self, exc)       # no resume function inside the block
                     raise
         finally:
             self.output.current_tx = prev

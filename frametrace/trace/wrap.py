@@ -24,6 +24,7 @@ from .variables.constant import ConstantVariable, SymNumberVariable
 from .variables.containers import DictVariable, IntListVariable, ListVariable, TupleVariable
 from .variables.functions import (ModuleVariable, NumpyFunctionVariable, PartialVariable, UserClassVariable,
                                   UserFunctionVariable, UserMethodVariable, UserObjectVariable, is_user_class)
+from .errstate import ErrstateClassVariable
 from .variables.special import special_function_variable
 
 
@@ -147,6 +148,15 @@ class VariableBuilder:
 
     def _wrap_object(self, value, source):
         g = self.output.guards if source is not None else None
+        if value is np.errstate:                 # `with np.errstate(...)` is traced (trace/errstate.py)
+            if g is not None:
+                g.identity(source, value)
+            return ErrstateClassVariable()
+        if type(value) is np.errstate:           # made outside: its block is split out, guarded by type
+            if g is None:
+                raise Unsupported("an np.errstate object created outside the traced code", kind="input")
+            g.type(source, value)
+            return UserObjectVariable(value, source)
         special = special_function_variable(value)
         if special is not None:
             if g is not None:

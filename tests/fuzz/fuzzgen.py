@@ -412,6 +412,12 @@ class Gen:
         return (f"{v} = {a}.copy()\nfor {i} in range({s.choice(('3', '40', f'{a}.shape[0]'))}):\n"
                 f"    {v} = {v} * 0.5 + {a}")
 
+    def errstate_block(self, text):
+        """The statement inside a `with np.errstate(...)` block (traced: trace/errstate.py)."""
+        kind = self.src.choice(("divide", "invalid", "over", "all"))
+        mode = self.src.choice(("ignore", "ignore", "warn", "raise"))
+        return f"with np.errstate({kind}={mode!r}):\n" + "\n".join("    " + ln for ln in text.splitlines())
+
     def inplace(self, a, v):
         s = self.src
         arg_arrays = [x.name for x in self.args if x.scalar is None]
@@ -470,6 +476,8 @@ def gen_program(src) -> Program:
     for _ in range(n_stmts):
         for _attempt in range(8):
             text = g.candidate()
+            if src.chance(0.08):
+                text = g.errstate_block(text)
             if g.try_stmt(text):
                 break
         else:

@@ -16,6 +16,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import frametrace as ft  # noqa: E402
+
+ft.config.strict_backend = True         # a backend's internal error is a failure, as in the tests
 import fuzzgen  # noqa: E402
 import fuzzrun  # noqa: E402
 import fuzzshapes  # noqa: E402

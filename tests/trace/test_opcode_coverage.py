@@ -123,6 +123,9 @@ def test_programs_cover_every_handler(monkeypatch):
     from test_objects_and_builtins import test_super_chains_attributes_and_the_two_argument_form
     ft.reset()
     test_super_chains_attributes_and_the_two_argument_form("numpy")                      # LOAD_SUPER_ATTR (3.12+)
+    from test_errstate_blocks import test_nested_blocks_and_all
+    ft.reset()
+    test_nested_blocks_and_all("numpy", 1.0)                                              # BEFORE_WITH
     # handlers that only raise Unsupported (the frame then runs eagerly or breaks), no-ops, and jump
     # forms the compiler emits only in rare shapes (their semantics are shared with the forms exercised above)
     only_unsupported = set(pyversion.GRAPH_BREAKS) | {

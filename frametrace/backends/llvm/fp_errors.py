@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...codegen.llvm_kernels import fpflags
-from ...ir.graph import Node
+from ...ir.graph import ERRSTATE, Node
 from ...ir.ops.loops import written_values
 from ...ir.registry import get_op
 from ..numpy_backend import compile_graph as numpy_compile
@@ -95,6 +95,49 @@ def _quiet(flags: int) -> bool:
     return all(err[name] == "ignore" for bit, name in fpflags.KINDS.items() if flags & bit)
 
 
+class ErrorModes:
+    """The error modes a graph with traced `with np.errstate` blocks (trace/errstate.py) runs
+    its nodes under: each block's, and the caller's (NumPy's state at the call) for nodes outside.
+    The word says which kinds some kernel flagged, not which node: a kind is quiet when every
+    mode a node that may report runs under ignores it."""
+
+    def __init__(self, contexts):
+        self.contexts = tuple(contexts)         # dict of modes, or None: the caller's
+
+    @classmethod
+    def of(cls, graph) -> "ErrorModes | None":
+        """None when no node of the graph (or of its loop bodies) is in a traced block."""
+        contexts, blocks = set(), False
+        for n in _nodes(graph):
+            if get_op(n.op).fp_errors != "none":
+                modes = n.attr(ERRSTATE)
+                blocks |= bool(modes)
+                contexts.add(modes or None)
+        return cls(dict(c) if c else None for c in contexts) if blocks else None
+
+    def quiet(self, flags: int = fpflags.REPORTED) -> bool:
+        if flags & fpflags.ZERO_SIGNS == fpflags.ZERO_SIGNS:
+            return False
+        callers = 0                              # kinds some node reports under the caller's mode
+        for bit, name in fpflags.KINDS.items():
+            if flags & bit:
+                for modes in self.contexts:
+                    mode = None if modes is None else modes.get(name)
+                    if mode is None:
+                        callers |= bit
+                    elif mode != "ignore":
+                        return False
+        return not callers or quiet(callers)
+
+
+def _nodes(graph):
+    for n in graph.nodes:
+        yield n
+        body = n.attr("body") if n.op == "loop" else None
+        if body is not None:
+            yield from _nodes(body.graph)
+
+
 def self_overlapping(a) -> bool:
     """May two indices of `a` address the same memory? False is exact; True may be
     conservative (NumPy's own check solves it exactly; a False here never is wrong)."""
@@ -132,6 +175,8 @@ class Fallback:
     def __init__(self, graph, mutated, always: bool = False):
         self.graph, self.mutated, self._run = graph, tuple(mutated), None
         self.always = always          # the kernels track zero signs: snapshot whatever the mode
+        modes = ErrorModes.of(graph)
+        self.quiet = quiet if modes is None else modes.quiet
 
     def run(self, inputs, symbol_values):
         if self._run is None:
@@ -141,14 +186,14 @@ class Fallback:
     def snapshot(self, regions):
         """Copies of the regions of inputs the graph writes (views of them: wrapper.py),
         when NumPy may have to redo the call."""
-        if quiet() and not self.always:
+        if self.quiet() and not self.always:
             return None
         return [(r, r.copy()) for r in regions]
 
     def after(self, outs, inputs, symbol_values, saved):
         """The kernels set an FP flag: keep `outs`, or let NumPy redo the call and report."""
         flags = fpflags.take()
-        if not flags or quiet(flags):
+        if not flags or self.quiet(flags):
             return outs
         if self.mutated:
             if saved is None:                 # (a handler changed the mode meanwhile)
@@ -158,5 +203,5 @@ class Fallback:
         return self.run(inputs, symbol_values)
 
 
-__all__ = ["Fallback", "mutated_inputs", "quiet", "native_redo", "self_overlapping", "snapshot_wanted",
+__all__ = ["ErrorModes", "Fallback", "mutated_inputs", "quiet", "native_redo", "self_overlapping", "snapshot_wanted",
            "snapshot_always", "WORD"]

@@ -108,6 +108,8 @@ class _Builder:
             if plan is None or steps is None or (any(isinstance(s, KernelStep) for s in steps)
                                                  and run.module is None):
                 raise NotNative("not an LLVM-compiled graph")
+            if fp_errors.ErrorModes.of(graph) is not None:
+                raise NotNative("a traced np.errstate block (the wrapper decides what its flags report)")
             self._bind_graph(plan, graph, bindings, input_codes)
             self._prechecks(plan, steps, graph)
             self._layout_and_range_checks(plan, steps, graph)

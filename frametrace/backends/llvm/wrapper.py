@@ -90,7 +90,7 @@ class _Gen:
             return f"{v}.transpose({self.arg(tuple(n.attr('axes')))})"
         if n.op == "reshape":                     # np.reshape(x, shape)
             return f"{v}.reshape({self.arg(tuple(n.attr('shape')))})"
-        if op.kind == "elementwise" and op.ufunc is not None and not n.attrs and op.ref is not op.ufunc:
+        if op.kind == "elementwise" and op.ufunc is not None and not n.call_attrs and op.ref is not op.ufunc:
             # the reference picks Python semantics only when every operand is a Python scalar
             return f"{self.const(op.ufunc, f'uf_{n.op}_')}({', '.join(self.arg(a) for a in n.args)})"
         return None
@@ -106,6 +106,13 @@ class _Gen:
         return self.arg(e) if _int_size(e) else None
 
     def wrapper_step(self, n: Node):
+        start = len(self.lines)
+        self._wrapper_step(n)
+        if n.errstate:                            # NumPy runs it: under its traced np.errstate block
+            self.lines[start:] = [f"    with {self.const(np.errstate, 'errstate')}(**{n.errstate!r}):"] + \
+                ["    " + line for line in self.lines[start:]]
+
+    def _wrapper_step(self, n: Node):
         op = get_op(n.op)
         fast = self.inline(n) if n.dtype is not None else None
         if fast is not None:
@@ -115,7 +122,7 @@ class _Gen:
                 self.lines.append(f"    if type({v}) is not _ndarray: {v} = _asarray({v})")
             return
         ref = self.const(op.ref, f"op_{n.op}_")
-        attrs = [(k, v) for k, v in n.attrs if not (op.kind == "gather" and k == "size")]
+        attrs = [(k, v) for k, v in n.call_attrs if not (op.kind == "gather" and k == "size")]
         native = getattr(self.plan, "loop_natives", {}).get(n)
         if native is not None:                    # a loop over elements: one kernel (loops.py)
             ref, attrs = self.const(native, "loop"), []
@@ -312,9 +319,10 @@ class _Gen:
         from ...shapes import pycode
         out, done = [], set()
         for line in lines:
+            indent = line[:len(line) - len(line.lstrip())]      # (inside a `with np.errstate` block)
             for name in dict.fromkeys(re.findall(r"\bz\d+\b", line)):
                 if name not in done and name in self.plan.size_exprs:
-                    out.append(f"    {name} = {pycode(self.plan.size_exprs[name], self.plan.sym_names)}")
+                    out.append(f"{indent}{name} = {pycode(self.plan.size_exprs[name], self.plan.sym_names)}")
                     done.add(name)
             out.append(line)
         return out
