@@ -109,3 +109,34 @@ def test_run_time_values_inside_an_index_list_are_unsupported(rng):
     with pytest.raises(Unsupported):
         check(lambda b, x, i: getitem(b, x, [getitem(b, i, 0), 1]), lambda x, i: x[[i[0], 1]], x,
               np.array([1, 2]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2), st.integers(0, 4), st.integers(1, 3), st.booleans(), st.data())
+def test_put_along_axis_matches_numpy(axis, k, ndim, scalar_value, data):
+    """NumPy's buffered assignment: repeated and negative indices, every view of the target."""
+    rng = np.random.default_rng(data.draw(st.integers(0, 99)))
+    axis = axis % ndim
+    shape = tuple(rng.integers(1, 5, ndim))
+    ishape = tuple(k if d == axis else (s if rng.random() < 0.7 else 1) for d, s in enumerate(shape))
+    ids = rng.integers(-shape[axis], shape[axis], ishape)
+    vals = np.float64(2.5) if scalar_value else rng.standard_normal(ishape)
+    for x in views(rng.standard_normal(shape)):
+        def build(b, x, i, v):
+            lookup_function(np.put_along_axis)(b, x, i, v, axis)
+
+        def eager(x, i, v):
+            np.put_along_axis(x, i, v, axis)
+        check_mutation(build, eager, x, ids, vals)
+
+
+def test_put_along_axis_errors_are_numpys(rng):
+    x = rng.standard_normal((3, 4))
+    for ids, axis, exc in ((np.zeros((3, 1)), 1, IndexError), (np.zeros(3, np.int64), 1, ValueError),
+                           (np.zeros((3, 1), np.int64), 2, np.exceptions.AxisError),
+                           (np.full((3, 1), 4), 1, IndexError)):
+        with pytest.raises(exc):
+            np.put_along_axis(x.copy(), ids, 1.0, axis)
+        with pytest.raises(exc):
+            check_mutation(lambda b, x, i: lookup_function(np.put_along_axis)(b, x, i, 1.0, axis),
+                           lambda x, i: np.put_along_axis(x, i, 1.0, axis), x, ids)

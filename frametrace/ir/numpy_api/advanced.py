@@ -4,7 +4,8 @@
 node (ops/advanced_index.py); `x[idx] = v` an "index_put" (NumPy's buffered semantics, so
 `x[idx] += v` -- a gather, an add, a put -- matches NumPy with repeated indices), and
 `x[mask] = scalar` with a full-shape mask a fused `where` written back into x.
-`np.add.at(x, idx, v)` is a "ufunc_at" node (unbuffered).
+`np.add.at(x, idx, v)` is a "ufunc_at" node (unbuffered). `np.put_along_axis` is the
+`x[idx] = v` NumPy makes of it (an arange per other axis, broadcast against the indices).
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from ..ops.advanced_index import ArrayRef, ConstIndex
 from ..ops.indexing import normalize_int_index, normalize_slice
 from ..ops.symbolic import is_static, is_symbolic, pytype_of, same_size
 from ..graph import IndexSlice
-from .common import check_operand, is_array, is_proxy
+from .common import check_operand, is_array, is_proxy, normalize_axis
 from .data_dependent import nonzero
 
 
@@ -224,3 +225,29 @@ def ufunc_at(b, ufunc, a, indices, bvalue=None):
         indices, list) else indices)
     b.emit("ufunc_at", a, check_operand(bvalue, name), *arrays, entries=entries, ufunc=ufunc)
     return None
+
+
+def put_along_axis(b, arr, indices, values, axis):
+    """np.put_along_axis(arr, indices, values, axis): NumPy's own definition, the assignment
+    `arr[i0, ..., indices, ..., ik] = values` with `arange(n)` along every other axis."""
+    name = "np.put_along_axis"
+    if not is_array(arr) or arr.scalar or not is_array(indices):
+        raise Unsupported(f"{name} on a non-array", kind="call", context=name)
+    if axis is None:
+        raise Unsupported(f"{name} with axis=None (the flat iterator)", kind="call", context=name)
+    axis = normalize_axis(axis, arr.ndim, name)
+    if indices.dtype.kind not in "iu":
+        raise NumpyError(IndexError("`indices` must be an integer array"))
+    if indices.ndim != arr.ndim:
+        raise NumpyError(ValueError("`indices` and `arr` must have the same number of dimensions"))
+    index = []
+    for d, n in enumerate(arr.shape):
+        if d == axis:
+            index.append(indices)
+            continue
+        shape = tuple(n if k == d else 1 for k in range(arr.ndim))
+        index.append(b.emit("reshape", b.emit("arange", 0, n, 1, dtype=np.dtype(np.int64)), shape=shape))
+    advanced_setitem(b, arr, tuple(index), values)
+
+
+FUNCTIONS = {np.put_along_axis: put_along_axis}

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import creation as C
+from .advanced import FUNCTIONS as ADVANCED
 from . import shaping as S
 from .operators import UFUNC_OPS, ufunc_impl
 from .extra_elementwise import FUNCTIONS as EXTRA
@@ -76,7 +77,7 @@ def is_traceable_function(fn) -> bool:
 def _register_tables():
     from .data_dependent import FUNCTIONS as DD
     FUNCTIONS.update(DD)
-    for table in (UFUNC_METHODS, LINALG, LIBRARY, JOINING, EXTRA, MORE, PADDING):
+    for table in (UFUNC_METHODS, LINALG, LIBRARY, JOINING, EXTRA, MORE, PADDING, ADVANCED):
         FUNCTIONS.update(table)
 
 
