@@ -101,6 +101,11 @@ class Reconstructor:
         self.outputs: list = []          # graph nodes that leave the graph, in order
         self._index: dict = {}
         self.input_source = {node: src for node, src in output.graph_inputs}
+        # a list/dict the frame made, by VT identity: built once (`(___made_0 := [...])` where the
+        # expression first meets it, the name after), so `toks` and `toks.append` on the stack
+        # of a break stay one object. The expression is evaluated left to right, in the order
+        # the pieces are generated.
+        self._made: dict = {}
 
     def out_index(self, node) -> int:
         i = self._index.get(node)
@@ -170,7 +175,12 @@ class Reconstructor:
         if isinstance(vt, (ListVariable, DictVariable)):
             if vt.source is not None:
                 return vt.source.code         # the caller's own container (mutations are replayed on it)
-            return self.fresh(vt)
+            made = self._made.get(id(vt))
+            if made is not None:
+                return made[0]
+            name = f"___made_{len(self._made)}"
+            self._made[id(vt)] = (name, vt)
+            return f"({name} := {self.fresh(vt)})"
         custom = getattr(vt, "reconstruct", None)
         if custom is not None:
             return custom(self)

@@ -61,3 +61,37 @@ def test_explainer_counts_raising_and_non_bool_guards_as_failing():
     info = EntryInfo("0/0", ("y",), b.guards, b.namespace, None, 0, "")
     assert info.failing_guards([np.arange(3)]) == ["type(L['y']) is int", "L['y'] == 5", "L['y'] has .missing > 0"]
     assert info.failing_guards([5]) == ["L['y'] has .missing > 0", "len(L['y']) == 3"]
+
+
+def greedy_decode(W, start, steps):
+    toks = [start]
+    for _ in range(steps):
+        h = W[toks[-1]]
+        toks.append(int(np.argmax(h)))      # `int()` of array data: a break with `toks.append` on the stack
+    return toks
+
+
+def shared_containers(x):
+    a = [x.sum()]
+    d = {"a": a}
+    pair = (a, a, d)
+    print("", end="")                       # a break: the three references rebuilt in the resume function
+    a.append(1)
+    return pair, d
+
+
+def test_a_list_on_the_stack_and_in_a_local_stays_one_object(backend):
+    """A list the frame made is rebuilt once for a break, not once per reference: the append
+    through the bound method on the stack lands in `toks` (found by an adversarial program)."""
+    W = np.random.default_rng(1).random((10, 10))
+    f = ft.compile(greedy_decode, backend=backend)
+    for steps in (5, 5, 7):
+        assert f(W, 2, steps) == greedy_decode(W, 2, steps)
+
+
+def test_shared_containers_across_a_break(backend):
+    x = np.arange(4.0)
+    (a1, a2, d), d2 = ft.compile(shared_containers, backend=backend)(x)
+    (b1, b2, e), e2 = shared_containers(x)
+    assert a1 is a2 and d["a"] is a1 and d is d2
+    assert a1 == b1 and d == e
