@@ -29,6 +29,7 @@ def if_convert(tx, ins, cond) -> None:
     taken = truth_value(tx, cond, jump_if)               # the jump is taken when this holds
     bb = tx.output.builder
     saved_locals, saved_stack = dict(tx.locals), list(tx.stack)
+    lazy_before = set(tx.lazy)                           # arguments not read yet
     not_taken = bb.emit("logical_not", taken)
     end = _run_branch(tx, bb, not_taken, stop=lambda ip: ip >= target or ip == ctx.header, ctx=ctx)
     locals_f, stack_f = tx.locals, tx.stack
@@ -60,7 +61,9 @@ def if_convert(tx, ins, cond) -> None:
         a, b = locals_t.get(name), locals_f.get(name)
         if a is b:
             merged_locals[name] = a
-        elif a is None or b is None:
+        elif (a is None or b is None) and name in lazy_before and name not in tx.lazy:
+            merged_locals[name] = a if b is None else b    # an argument first read in one branch
+        elif a is None or b is None or isinstance(a, PoisonVariable) or isinstance(b, PoisonVariable):
             merged_locals[name] = PoisonVariable(name)     # assigned in one branch only
         else:
             merged_locals[name] = _merge(tx, bb, taken, a, b, name)

@@ -45,7 +45,9 @@ from .variables.containers import RangeVariable
 
 log = get_logger("loops")
 
-NEXT_DECISION = {"loop": "peel", "peel": "unroll"}
+NEXT_DECISION = {"loop": "peel", "peel": "unroll",
+                 "node": "peel_node", "peel_node": "unroll"}   # a short range made a node (_short_loop_as_node)
+PEELED = ("peel", "peel_node")
 
 
 class LoopRestart(Exception):
@@ -81,7 +83,8 @@ def want_range_loop(tx, rng: RangeVariable) -> RangeLoopIterator | None:
     if nxt >= len(tx.instructions) or tx.instructions[nxt].opname != "FOR_ITER" or not config.loop_nodes:
         return None
     key = loop_key(tx, nxt)
-    if tx.output.loop_plan.get(key, "loop") == "unroll":
+    decision = tx.output.loop_plan.get(key, "loop")
+    if decision == "unroll":
         return None
     if any(isinstance(p, SymNumberVariable) for p in rng.parts):
         if not all(isinstance(p, SymNumberVariable) or (p.is_python_constant() and
@@ -93,7 +96,24 @@ def want_range_loop(tx, rng: RangeVariable) -> RangeLoopIterator | None:
         trips = len(rng.as_python_constant())
     except Exception:
         return None
-    return RangeLoopIterator(rng, key) if trips >= config.loop_unroll_limit else None
+    if trips >= config.loop_unroll_limit or decision in ("node", "peel_node"):
+        return RangeLoopIterator(rng, key)
+    tx.output.short_unrolled[key] = tx.offset_to_index[tx.instructions[nxt].argval]    # its exit
+    return None
+
+
+def _short_loop_as_node(tx) -> None:
+    """A data-dependent `if` in the body of a short constant range that was being unrolled
+    (a layer stack would be): trace again with that loop as a loop node, where the `if` is
+    if-converted, rather than break the graph (the innermost such loop, tried once)."""
+    at, best = tx.ip - 1, None
+    for key, exit_index in tx.output.short_unrolled.items():
+        if key[0] is tx.code and key not in tx.output.loop_plan:
+            header = tx.offset_to_index[key[1]]
+            if header < at < exit_index and (best is None or header > best[0]):
+                best = (header, key)
+    if best is not None:
+        _restart(tx, best[1], "node", "a data-dependent `if` in its body")
 
 
 # ----------------------------------------------------------------------------- for loops
@@ -109,7 +129,7 @@ def trace_for(tx, ins, it: RangeLoopIterator) -> None:
         raise NumpyError(ValueError("range() arg 3 must not be zero"), context="range")
     positive = bool(step > 0)                           # a guard when the step is a symbol
     exit_ip = tx.offset_to_index[ins.argval] + pyversion.FOR_ITER_SKIP
-    if decision == "peel" and not it.peeled:
+    if decision in PEELED and not it.peeled:
         it.peeled = True                                # the first iteration, as Python runs it
         if not (bool(stop > start) if positive else bool(stop < start)):
             tx.pop()
@@ -118,6 +138,10 @@ def trace_for(tx, ins, it: RangeLoopIterator) -> None:
         it.range = RangeVariable(*(wrap_number(v) for v in (start + step, stop, step)))
         tx.push(wrap_number(start))
         stack.append(_LoopContext(tx, "peel", tx.ip - 1, exit_ip))   # its `if`s are if-converted
+        return
+    if all(type(v) is int for v in (start, stop, step)) and not range(start, stop, step):
+        tx.pop()                                        # a constant range left empty (peeled): no loop
+        tx.ip = exit_ip
         return
     env = tx.output.shape_env
     lo, hi = (start, stop - 1) if positive else (stop + 1, start)
@@ -195,6 +219,8 @@ def handles_jump(tx, ins, cond) -> bool:
     if ctx is not None and not ctx.entry:
         if_convert(tx, ins, cond)
         return True
+    if ctx is None:
+        _short_loop_as_node(tx)
     return False
 
 

@@ -69,7 +69,7 @@ class ArrayVariable(VariableTracker):
         raise DataDependentError(
             "branching on the value of an array (data-dependent control flow)",
             context=f"bool({self.describe()})",
-            hints=("graph breaks arrive in a later version; until then this frame runs eagerly",))
+            hints=("the frame breaks the graph here; np.where computes both branches without one",))
 
     def describe(self):
         fake = self.proxy.fake

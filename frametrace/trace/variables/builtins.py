@@ -46,7 +46,7 @@ class BuiltinVariable(VariableTracker):
 
     def call_print(self, tx, *args, **kwargs):
         raise Unsupported("call to builtin print (a side effect)", kind="call", context="print",
-                          hints=("graph breaks arrive in a later version; this frame runs eagerly",))
+                          hints=("the frame breaks the graph at the call: the code before and after it compiles",))
 
     def call_len(self, tx, obj):
         if isinstance(obj, ArrayVariable):
