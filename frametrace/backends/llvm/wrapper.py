@@ -116,8 +116,8 @@ class _Gen:
             return
         ref = self.const(op.ref, f"op_{n.op}_")
         attrs = [(k, v) for k, v in n.attrs if not (op.kind == "gather" and k == "size")]
-        native = getattr(self.plan, "loop_natives", {}).get(n)
-        if native is not None:                    # a loop over elements: one kernel (loops.py)
+        native = getattr(self.plan, "loop_natives", {}).get(n) or getattr(self.plan, "array_loops", {}).get(n)
+        if native is not None:                    # one kernel (loops.py), or the driver (array_loops.py)
             ref, attrs = self.const(native, "loop"), []
         args = [self.arg(a) for a in n.args] + [f"{k}={self.arg(v)}" for k, v in attrs]
         runner = getattr(self.plan, "loop_runners", {}).get(n)
@@ -266,7 +266,8 @@ class _Gen:
         g, head, tail = self.plan.graph, [], []
         mutated = fp_errors.mutated_inputs(g)
         kernels = [s.kernel for s in steps if isinstance(s, KernelStep)] + \
-            [nl.kernel for nl in getattr(self.plan, "loop_natives", {}).values()]     # loops.py
+            [nl.kernel for nl in getattr(self.plan, "loop_natives", {}).values()] + \
+            [k for al in getattr(self.plan, "array_loops", {}).values() for k in al.kernels]   # array_loops.py
         fp = any(fpflags.may_raise(k) for k in kernels)
         if not (mutated and steps) and not fp:
             return head, tail

@@ -1,0 +1,318 @@
+"""Native array loops: a loop node whose body works on arrays runs as ONE native loop that calls
+the body's fused kernels, with no Python between iterations.
+
+The body graph is compiled with the normal pipeline (its own plan, fusion, kernels: the
+`runner`). When every step of that compiled body is a kernel (no NumPy fallback, view or
+Python scalar work in its wrapper) and nothing the kernels take changes per iteration except
+the loop index and the carried arrays, a call runs:
+
+    iteration 0         the body's own wrapper (runner): its checks (read-only destinations,
+                        empty reductions, overflow), its FP handling, and carried results
+                        allocated in NumPy's layout (layouts.py): P0
+    P1 = empty_like(P0) the second buffer of every carried array (same layout)
+    iterations 1..      the driver (loop_driver.py): iteration j reads P[j % 2] and writes
+                        P[(j + 1) % 2]; temporaries allocated once; each kernel gets its
+                        argument block built once, patched per iteration (the carried arrays'
+                        pointers, slots affine in the loop index); `<var>_before` copies are
+                        memcpys; a `while` stops when the condition's bool buffer is False
+    result              P[iterations % 2], already in NumPy's layout: no copy out
+
+Invariants checked once per call hold for every iteration because nothing they read depends
+on the iteration: sizes, captured arrays, a destination's writeable flag. What cannot run
+natively keeps the generic path (the body's wrapper once per iteration): at compile time a
+body with wrapper steps, data-dependent sizes, carried scalars, index-dependent shapes or
+kernel extents (NotNative, logged under `loops`); at run time kernels large enough for the
+thread pool, carried or captured arrays that share memory, copies of non-contiguous arrays.
+FP flags the driver's kernels set are read by the outer wrapper (wrapper.numpy_handoff), which
+lets NumPy redo the whole call, as for any kernel.
+
+    runs["native"], runs["generic"]       calls of each kind, for tests and benchmarks
+"""
+from __future__ import annotations
+
+import struct
+from collections import Counter
+
+import numpy as np
+import sympy
+
+from ...codegen.llvm_kernels import pack_format
+from ...ir.graph import Node
+from ...lower.fusion import KernelStep
+from ...shapes import pycode
+from . import runtime
+from .fp_errors import self_overlapping
+from .loop_driver import Table
+from .loops import NotNative
+
+runs: Counter = Counter()
+WHILE_LIMIT = 1 << 62
+
+
+class _KernelCall:
+    """What one kernel step needs per call: its buffers' wrapper names, its slots' code."""
+
+    def __init__(self, step: KernelStep, gen: "ArrayLoop", address: int):
+        k = step.kernel
+        self.kernel, self.address = k, address
+        self.fmt = pack_format(k, runtime.ARRAY_LAYOUT_OK)
+        self.sources = [b.source for b in k.buffers]
+        self.ndims = [b.ndim for b in k.buffers]
+        self.slots = []                      # (code, index coefficient code or None, is float)
+        for s in k.slots:
+            expr = gen.size_expr(s.source)
+            if expr is None:                 # a captured scalar (its value is fixed per call)
+                if not gen.captured_name(s.source):
+                    raise NotNative(f"kernel argument {s.source} is computed per iteration")
+                coef = None
+            else:
+                coef = gen.index_coefficient(expr, f"argument {s.source}")
+            self.slots.append((gen.code(s.source), coef, s.dtype.startswith("float")))
+        self.hi = gen.code(gen.invariant(k.split_extent, "a kernel extent"))
+        self.work = gen.code(gen.invariant(k.work, "a kernel's work"))
+        self.allocs = [(gen.plan.var[n], [gen.code(gen.invariant(d, "a shape")) for d in n.shape], n.dtype)
+                       for n in step.allocs]
+        self.reuse = [(gen.plan.var[n], gen.plan.var[d]) for n, d in step.reuse]
+        self.scratch = [(name, [gen.code(gen.invariant(d, "a shape")) for d in like.shape], np.dtype(dt))
+                        for name, like, dt in step.scratch]
+        self.copies = list(step.copies)
+        self.overlap = [(self.sources[i], base) for i, base in step.overlap]
+
+
+class ArrayLoop:
+    """A loop node whose compiled body runs under the native driver (see module doc)."""
+
+    def __init__(self, node: Node, runner):
+        self.node, self.body, self.runner = node, node.attr("body"), runner
+        plan, steps, module = (getattr(runner, a, None) for a in ("plan", "steps", "module"))
+        if plan is None or module is None:
+            raise NotNative("the body has no kernels")
+        self.plan, g = plan, self.body.graph
+        if plan.sym_binding:
+            raise NotNative("a data-dependent size in the body")
+        self.index = self.body.index if self.body.kind == "for" else None
+        for expr, _ in getattr(g, "runtime_asserts", ()):
+            if self.index is not None and self.index in getattr(expr, "free_symbols", ()):
+                raise NotNative("a run-time assertion on the loop index")
+        self.nc = self.body.ncarried
+        self.names = {}                      # wrapper name -> code object, evaluated per call
+        self.input_names = [plan.var[n] for n in g.inputs]
+        for inp in g.inputs[:self.nc]:
+            if plan.by_value(inp) or inp.ndim == 0:
+                raise NotNative("a carried scalar")
+        self.roots = self._carried_roots(steps)
+        self.go = None
+        if self.body.kind == "while":
+            go = g.outputs[-1]
+            if not isinstance(go, Node) or go not in plan.stored or go.dtype != np.bool_:
+                raise NotNative("the loop condition is not computed by a kernel")
+            self.go = self._root(plan.var[go])
+            if self.go in self.roots or self.go in self.input_names:
+                raise NotNative("the loop condition is a carried value")
+        self.calls = []
+        for s in steps:
+            if not isinstance(s, KernelStep):
+                raise NotNative(f"{s.node.op} runs in the body's wrapper")
+            if s.binds:
+                raise NotNative("a data-dependent size in the body")
+            self.calls.append(_KernelCall(s, self, module.address(s.kernel.name)))
+        self.kernels = [c.kernel for c in self.calls]
+        self.size_code = {name: self.code(pycode(e, plan.sym_names)) for name, e in plan.size_exprs.items()}
+
+    # -- compile time -----------------------------------------------------------------------------
+    def _reuse_map(self, steps) -> dict:
+        return {self.plan.var[n]: self.plan.var[d] for s in steps if isinstance(s, KernelStep) for n, d in s.reuse}
+
+    def _carried_roots(self, steps) -> list:
+        """The allocation each carried result is written into (distinct, allocated by a kernel step)."""
+        self._reuse = self._reuse_map(steps)
+        allocated = {self.plan.var[n]: n for s in steps if isinstance(s, KernelStep) for n in s.allocs}
+        roots = []
+        for out in self.body.graph.outputs[:self.nc]:
+            if not isinstance(out, Node) or out not in self.plan.stored:
+                raise NotNative("a carried result that no kernel computes")
+            root = self._root(self.plan.var[out])
+            n = allocated.get(root)
+            if n is None or root in roots or n.dtype != out.dtype or tuple(n.shape) != tuple(out.shape):
+                raise NotNative("a carried result that is an input or another carried result")
+            roots.append(root)
+        return roots
+
+    def _root(self, var: str) -> str:
+        while var in self._reuse:
+            var = self._reuse[var]
+        return var
+
+    def size_expr(self, source: str):
+        """The sympy expression of a wrapper size source, None when it is not a size."""
+        if source.lstrip("-").isdigit():
+            return sympy.Integer(int(source))
+        try:
+            return sympy.sympify(self.plan.expr_of(source))
+        except StopIteration:
+            return None
+
+    def captured_name(self, source: str) -> bool:
+        name = source[4:-1] if source.startswith("int(") and source.endswith(")") else source
+        return name in self.input_names[self.nc:]
+
+    def invariant(self, d, what: str) -> str:
+        """Wrapper source of a size that must not change per iteration."""
+        if isinstance(d, str):
+            expr = self.size_expr(d)
+            source = d
+        else:
+            expr, source = sympy.sympify(d), self.plan.size_source(d)
+        if expr is None or (self.index is not None and self.index in expr.free_symbols):
+            raise NotNative(f"{what} depends on the loop index")
+        return source
+
+    def index_coefficient(self, expr, what: str):
+        """Code of d(expr)/d(index) when `expr` is affine in the loop index; None if constant."""
+        if self.index is None or self.index not in expr.free_symbols:
+            return None
+        b = sympy.expand(sympy.diff(expr, self.index))
+        if self.index in b.free_symbols or not b.is_integer:
+            raise NotNative(f"{what} is not affine in the loop index")
+        return self.code(pycode(b, self.plan.sym_names))
+
+    def code(self, source: str):
+        if source not in self.names:
+            self.names[source] = compile(source, "<array loop>", "eval")
+        return self.names[source]
+
+    # -- run time ---------------------------------------------------------------------------------
+    def __call__(self, *args):
+        body, runner = self.body, self.runner
+        head, carried, captured, sizes = body.split_args(args)
+        if body.kind == "for":
+            rng = range(*head)
+            if len(rng) == 0:
+                return tuple(carried)
+            carried = list(runner(carried + captured, [rng[0]] + sizes))
+            if len(rng) == 1:
+                return tuple(carried)
+            symbols, rest = [rng[1]] + sizes, len(rng) - 1
+        else:
+            if not head[0]:
+                return tuple(carried)
+            out = runner(carried + captured, sizes)
+            carried, go = list(out[:-1]), out[-1]
+            if not go:
+                return tuple(carried)
+            symbols, rest = sizes, WHILE_LIMIT
+        state = self._setup(carried, captured, symbols, head)
+        if state is None:
+            runs["generic"] += 1
+            return self._generic(carried, captured, symbols, sizes, head)
+        runs["native"] += 1
+        table, pair, _alive, go_address = state
+        ran = table.run(rest, go_address)
+        return tuple(pair[ran % 2])
+
+    def _generic(self, carried, captured, symbols, sizes, head):
+        """The rest of the loop (after iteration 0), the body's wrapper once per iteration."""
+        runner = self.runner
+        if self.body.kind == "for":
+            for i in range(symbols[0], head[1], head[2]):
+                carried = list(runner(carried + captured, [i] + sizes))
+            return tuple(carried)
+        go = True
+        while go:
+            out = runner(carried + captured, sizes)
+            carried, go = list(out[:-1]), out[-1]
+        return tuple(carried)
+
+    def _setup(self, first, captured, symbols, head):
+        """(driver table, (P0, P1), objects to keep alive, go address) for this call, or None
+        when this call cannot run natively."""
+        plan, g = self.plan, self.body.graph
+        ns = {plan.sym_names[s]: v for s, v in zip(g.symbols, symbols)}
+        for name, c in self.size_code.items():
+            ns[name] = eval(c, ns)
+        ns.update(zip(self.input_names[self.nc:], captured))
+        p0 = first
+        if not all(type(a) is np.ndarray and a.flags.writeable for a in p0):
+            return None
+        arrays = [a for a in captured if isinstance(a, np.ndarray)]
+        for a, b in ((a, b) for k, a in enumerate(p0) for b in arrays + p0[k + 1:]):
+            if np.may_share_memory(a, b):
+                return None
+        for k in self.body.writes:
+            if isinstance(captured[k], np.ndarray) and self_overlapping(captured[k]):
+                return None
+        p1 = [np.empty_like(a) for a in p0]
+        env = {}
+        for k, name in enumerate(self.input_names):
+            env[name] = (p0[k], p1[k]) if k < self.nc else (captured[k - self.nc],) * 2
+        for k, root in enumerate(self.roots):
+            env[root] = (p1[k], p0[k])
+        step = head[2] if self.body.kind == "for" else 0
+        table, alive = Table(), [p0, p1, env]      # the kernels read these by address
+        for c in self.calls:
+            if not self._add_call(c, ns, env, table, alive, step):
+                return None
+        go_address = 0
+        if self.go is not None:
+            a, b = env[self.go]
+            if a is not b or a.dtype != np.bool_:
+                return None
+            go_address = runtime.data_ptr(a)
+        return table, (p0, p1), alive, go_address
+
+    def _add_call(self, c: _KernelCall, ns, env, table, alive, step) -> bool:
+        if eval(c.work, ns) >= runtime.PARALLEL_THRESHOLD:
+            return False                     # the wrapper's threaded call does better
+        for var, shape, dt in c.allocs:
+            if var not in env:
+                a = np.empty(tuple(eval(d, ns) for d in shape), dt)
+                env[var] = (a, a)
+        for var, donor in c.reuse:
+            env[var] = env[donor]
+        for name, shape, dt in c.scratch:
+            a = np.empty(tuple(eval(d, ns) for d in shape), dt)
+            env[name] = (a, a)
+        for var in c.copies:
+            s0, s1 = env[var]
+            if s0.strides != s1.strides or not (s0.flags.c_contiguous or s0.flags.f_contiguous) or \
+                    not (s1.flags.c_contiguous or s1.flags.f_contiguous):
+                return False
+            d = np.empty_like(s0)
+            if d.strides != s0.strides:
+                return False
+            env[f"{var}_before"] = (d, d)
+            table.copy(s0.nbytes, (runtime.data_ptr(d),) * 2, (runtime.data_ptr(s0), runtime.data_ptr(s1)))
+        for src, base in c.overlap:
+            if any(np.may_share_memory(env[src][p], env[base][p]) for p in (0, 1)):
+                return False
+        bufs = [env[s] for s in c.sources]
+        patches = []
+        if runtime.ARRAY_LAYOUT_OK:          # the kernel reads data and strides from the object
+            fields = [id(a) for a, _ in bufs]
+            patches += [(8 * i, id(a), id(b), 0) for i, (a, b) in enumerate(bufs) if a is not b]
+        else:
+            fields = [runtime.data_ptr(a) for a, _ in bufs]
+            patches += [(8 * i, runtime.data_ptr(a), runtime.data_ptr(b), 0)
+                        for i, (a, b) in enumerate(bufs) if a is not b]
+            for (a, b), nd in zip(bufs, c.ndims):
+                if nd and a.strides != b.strides:
+                    return False
+                fields += list(a.strides) if nd else []
+        first_slot = len(fields)
+        for s, (code, coef, is_float) in enumerate(c.slots):
+            value = eval(code, ns)
+            fields.append(float(value) if is_float else int(value))
+            if coef is not None:
+                patches.append((8 * (first_slot + s), int(value), int(value), int(eval(coef, ns)) * step))
+        block = np.frombuffer(bytearray(struct.pack(c.fmt, *fields)), np.int64)
+        alive.append(block)
+        table.call(c.address, int(eval(c.hi, ns)), block.ctypes.data, patches)
+        return True
+
+
+def array_loop(node: Node, runner) -> ArrayLoop:
+    """The native array loop of `node` (its body compiled as `runner`), or NotNative."""
+    return ArrayLoop(node, runner)
+
+
+__all__ = ["ArrayLoop", "array_loop", "runs"]

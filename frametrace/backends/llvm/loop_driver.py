@@ -1,0 +1,182 @@
+"""The native driver of array-bodied loops: one LLVM function that runs a loop's iterations and
+calls the body's kernels directly (array_loops.py builds its table).
+
+    run(table)            # one call runs every iteration; no Python between kernel calls
+
+The driver is one function for every loop, steered by a table of int64 words that the
+wrapper fills per call (all addresses and sizes are run-time values, so the machine code is
+cached on disk like any kernel module):
+
+    table[0]  iterations to run at most            table[1]  number of ops per iteration
+    table[2]  address of a bool the body writes (a `while` loop's condition), or 0
+    table[3]  out: iterations run
+    then per op, in run order:
+      CALL  0, kernel, hi, args, npatch, (offset, v0, v1, b) * npatch
+            before the call, word `offset` (bytes) of the kernel's argument block `args` gets
+            (v1 if j is odd else v0) + b * j: the double-buffered arrays of carried values (their
+            data or object pointers alternate) and slots affine in the loop index
+      COPY  1, nbytes, dst0, dst1, src0, src1
+            memcpy(j odd ? dst1 : dst0, j odd ? src1 : src0, nbytes): the `<var>_before` copy an
+            in-place update reads (NumPy evaluates the source before writing)
+
+Kernels are called as the wrapper calls a small kernel: `kernel(0, hi, args)` on this thread.
+Their floating-point flags reach the process-wide word as usual (the outer wrapper reads it).
+"""
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from . import jit
+
+CALL, COPY = 0, 1
+HEADER = 4
+NAME = "frametrace_array_loop"
+
+IR = f"""
+declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
+
+define void @{NAME}(i64 %lo, i64 %hi, ptr %t) {{
+entry:
+  %n = load i64, ptr %t
+  %p1 = getelementptr i64, ptr %t, i64 1
+  %nops = load i64, ptr %p1
+  %p2 = getelementptr i64, ptr %t, i64 2
+  %go = load i64, ptr %p2
+  %goptr = inttoptr i64 %go to ptr
+  %hasgo = icmp ne i64 %go, 0
+  %p3 = getelementptr i64, ptr %t, i64 3
+  %ops = getelementptr i64, ptr %t, i64 {HEADER}
+  br label %iter
+iter:
+  %j = phi i64 [0, %entry], [%j1, %next]
+  %more = icmp slt i64 %j, %n
+  br i1 %more, label %start, label %done
+start:
+  %odd = trunc i64 %j to i1
+  br label %oploop
+oploop:
+  %o = phi i64 [0, %start], [%o1, %opnext]
+  %w = phi ptr [%ops, %start], [%wnext, %opnext]
+  %moreops = icmp slt i64 %o, %nops
+  br i1 %moreops, label %op, label %iterend
+op:
+  %kind = load i64, ptr %w
+  %iscall = icmp eq i64 %kind, {CALL}
+  br i1 %iscall, label %call, label %copy
+call:
+  %w1 = getelementptr i64, ptr %w, i64 1
+  %fnv = load i64, ptr %w1
+  %fn = inttoptr i64 %fnv to ptr
+  %w2 = getelementptr i64, ptr %w, i64 2
+  %khi = load i64, ptr %w2
+  %w3 = getelementptr i64, ptr %w, i64 3
+  %argsv = load i64, ptr %w3
+  %args = inttoptr i64 %argsv to ptr
+  %w4 = getelementptr i64, ptr %w, i64 4
+  %np = load i64, ptr %w4
+  %pw0 = getelementptr i64, ptr %w, i64 5
+  br label %patch
+patch:
+  %q = phi i64 [0, %call], [%q1, %patchbody]
+  %pw = phi ptr [%pw0, %call], [%pwnext, %patchbody]
+  %morepatch = icmp slt i64 %q, %np
+  br i1 %morepatch, label %patchbody, label %callit
+patchbody:
+  %off = load i64, ptr %pw
+  %pv0p = getelementptr i64, ptr %pw, i64 1
+  %pv0 = load i64, ptr %pv0p
+  %pv1p = getelementptr i64, ptr %pw, i64 2
+  %pv1 = load i64, ptr %pv1p
+  %pbp = getelementptr i64, ptr %pw, i64 3
+  %pb = load i64, ptr %pbp
+  %base = select i1 %odd, i64 %pv1, i64 %pv0
+  %bj = mul i64 %pb, %j
+  %val = add i64 %base, %bj
+  %dst = getelementptr i8, ptr %args, i64 %off
+  store i64 %val, ptr %dst
+  %q1 = add i64 %q, 1
+  %pwnext = getelementptr i64, ptr %pw, i64 4
+  br label %patch
+callit:
+  call void %fn(i64 0, i64 %khi, ptr %args)
+  br label %opnext
+copy:
+  %c1 = getelementptr i64, ptr %w, i64 1
+  %nbytes = load i64, ptr %c1
+  %c2 = getelementptr i64, ptr %w, i64 2
+  %d0 = load i64, ptr %c2
+  %c3 = getelementptr i64, ptr %w, i64 3
+  %d1 = load i64, ptr %c3
+  %c4 = getelementptr i64, ptr %w, i64 4
+  %s0 = load i64, ptr %c4
+  %c5 = getelementptr i64, ptr %w, i64 5
+  %s1 = load i64, ptr %c5
+  %dv = select i1 %odd, i64 %d1, i64 %d0
+  %sv = select i1 %odd, i64 %s1, i64 %s0
+  %dp = inttoptr i64 %dv to ptr
+  %sp = inttoptr i64 %sv to ptr
+  call void @llvm.memcpy.p0.p0.i64(ptr %dp, ptr %sp, i64 %nbytes, i1 false)
+  %cnext = getelementptr i64, ptr %w, i64 6
+  br label %opnext
+opnext:
+  %wnext = phi ptr [%pw, %callit], [%cnext, %copy]
+  %o1 = add i64 %o, 1
+  br label %oploop
+iterend:
+  %j1 = add i64 %j, 1
+  br i1 %hasgo, label %checkgo, label %next
+checkgo:
+  %g = load i8, ptr %goptr
+  %stop = icmp eq i8 %g, 0
+  br i1 %stop, label %done, label %next
+next:
+  br label %iter
+done:
+  %ran = phi i64 [%j, %iter], [%j1, %checkgo]
+  store i64 %ran, ptr %p3
+  ret void
+}}
+"""
+
+_DRIVER_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
+_module = _fn = None
+
+
+def driver():
+    """The driver's ctypes function (compiled once per process; the object is cached on disk).
+    ctypes releases the GIL during the call, as for any kernel."""
+    global _module, _fn
+    if _fn is None:
+        _module = jit.LoadedModule(IR, [NAME])
+        _fn = _DRIVER_TYPE(_module.address(NAME))
+    return _fn
+
+
+class Table:
+    """A driver table under construction (see the module doc)."""
+
+    def __init__(self):
+        self.words: list = []
+        self.nops = 0
+
+    def call(self, kernel_address: int, hi: int, args_address: int, patches):
+        self.words += [CALL, kernel_address, hi, args_address, len(patches)]
+        for p in patches:
+            self.words += list(p)
+        self.nops += 1
+
+    def copy(self, nbytes: int, dst: tuple, src: tuple):
+        self.words += [COPY, nbytes, dst[0], dst[1], src[0], src[1]]
+        self.nops += 1
+
+    def run(self, iterations: int, go_address: int = 0) -> int:
+        """Run up to `iterations` iterations; the number run (a `while` stops when the bool at
+        `go_address` is False after an iteration)."""
+        table = np.array([iterations, self.nops, go_address, 0] + self.words, dtype=np.int64)
+        driver()(0, 1, table.ctypes.data)
+        return int(table[3])
+
+
+__all__ = ["Table", "driver", "CALL", "COPY"]
