@@ -114,6 +114,8 @@ def _loops(graph: Graph):
         if n.op != "loop":
             continue
         try:
+            if _carries_arrays(n.attr("body")):
+                raise NotNative("a carried array")
             natives[n] = native_loop(n, f"loop{len(natives)}", runtime.ARRAY_LAYOUT_OK)
             natives[n].generic = functools.partial(_generic_loop, n)
             _loop_log.debug("loop at %s: native kernel", n.attr("body").location)
@@ -129,6 +131,12 @@ def _loops(graph: Graph):
                 _loop_log.info("loop at %s: not a native array loop (%s)", n.attr("body").location, why)
                 runners[n] = runner
     return natives, runners, arrays
+
+
+def _carries_arrays(body) -> bool:
+    """Does the body carry an array (of any shape, even one element) from one iteration to the
+    next? Then it is no element loop: loops.py keeps carried values in scalar registers."""
+    return any(inp.ndim for inp in body.graph.inputs[:body.ncarried])
 
 
 def _generic_loop(n):

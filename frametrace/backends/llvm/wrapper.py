@@ -157,6 +157,8 @@ class _Gen:
             make = f"_empty(({shape}), {dt})"
             if n in self.layouts.index:           # NumPy's layout ("K" order): layouts.py
                 make += f" if _L is None else _alloc_k(({shape}), {dt}, _L[{self.layouts.index[n]}])"
+            elif n in self.layouts.late:          # ... after values the wrapper computed
+                make = f"_alloc_k(({shape}), {dt}, {self.late_layout(n)})"
             self.lines.append(f"    {plan.var[n]} = {make}")
         sources = [b.source for b in k.buffers]
         for i, base in step.overlap:
@@ -222,12 +224,22 @@ class _Gen:
         cond = " and ".join(f"{INT64_MIN} <= {v} <= {INT64_MAX}" for v in seen)
         self.lines.append(f"    if not ({cond}): return _reference(inputs, symbol_values)")
 
+    def late_layout(self, n) -> str:
+        """The strides of allocation n, whose layout depends on values the wrapper computed
+        (a loop's result, an opaque call: their real strides are leaves of the rule)."""
+        lay, leaves = self.layouts.late[n]
+        fn = self.const(lay, "late_layout")
+        values = "".join(f"{self.plan.var[v]}, " for v in leaves)
+        return f"(({fn}(inputs, symbol_values, ({values})) or (None,))[0])"
+
     def relayout(self, step):
         """A result written over a dead temporary gets NumPy's layout (a copy if it differs)."""
         for n, _ in step.reuse:
+            v = self.plan.var[n]
             if n in self.layouts.index:
-                v = self.plan.var[n]
                 self.lines.append(f"    if _L is not None: {v} = _relayout({v}, _L[{self.layouts.index[n]}])")
+            elif n in self.layouts.late:
+                self.lines.append(f"    {v} = _relayout({v}, {self.late_layout(n)})")
 
     def generate(self, steps) -> str:
         g, plan = self.plan.graph, self.plan
@@ -256,7 +268,7 @@ class _Gen:
             head.append(f"    {', '.join(plan.var[n] for n in g.inputs)}, = inputs")
         if g.symbols:
             head.append(f"    {', '.join(plan.sym_names[s] for s in g.symbols)}, = symbol_values")
-        if self.layouts:
+        if self.layouts.nodes:
             head.append("    _L = _layouts(inputs, symbol_values)")
         return "\n".join(head + self._with_sizes(self.lines)) + "\n"
 

@@ -1,0 +1,226 @@
+"""Loops whose body works on arrays (backends/llvm/array_loops.py, loop_driver.py): one native
+loop calling the body's kernels, compared with plain NumPy on both backends, with compile counts
+and the count of calls that took the native path (array_loops.runs)."""
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import frametrace as ft
+from frametrace.backends.llvm import array_loops
+
+BACKENDS = ["llvm", "numpy"]
+
+
+@pytest.fixture(autouse=True)
+def _clean():
+    ft.reset()
+    array_loops.runs.clear()
+    with ft.config.patch(strict_backend=True, verify_ir=True, pgo=False):
+        yield
+    ft.reset()
+
+
+def same(got, want):
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            same(g, w)
+        return
+    assert type(got) is type(want), (type(got), type(want))
+    if isinstance(want, np.ndarray):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert got.flags.c_contiguous == want.flags.c_contiguous
+        assert got.flags.f_contiguous == want.flags.f_contiguous
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
+    else:
+        assert got == want or (got != got and want != want), (got, want)
+
+
+def check(fn, args_list, backend, dynamic=True):
+    compiled = ft.compile(fn, backend=backend, dynamic=dynamic)
+    for args in args_list:
+        want = fn(*[a.copy(order="K") if isinstance(a, np.ndarray) else a for a in args])
+        got = compiled(*args)
+        same(got, want)
+    return compiled
+
+
+def native_runs():
+    return array_loops.runs["native"]
+
+
+# ------------------------------------------------------------------------------ programs
+
+def viterbi_forward(log_emit, log_trans):
+    steps, states = log_emit.shape
+    score = log_emit[0].copy()
+    back = np.zeros((steps, states), dtype=np.int64)
+    for t in range(1, steps):
+        cand = score[:, None] + log_trans
+        back[t] = cand.argmax(axis=0)
+        score = cand.max(axis=0) + log_emit[t]
+    return back, score
+
+
+def jacobi(u, iters):
+    for _ in range(iters):
+        u[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+    return u
+
+
+def newton(a):
+    x = a.copy()
+    while np.abs(x * x - a).max() > 1e-12 * a.max():
+        x = 0.5 * (x + a / x)
+    return x
+
+
+def newton_counted(a):
+    x = a.copy()
+    it = 0
+    while np.abs(x * x - a).max() > 1e-12 * a.max() and it < 100:
+        x = 0.5 * (x + a / x)
+        it += 1
+    return x, it
+
+
+def two_carried(x, n):
+    y = x * 2
+    z = x[::-1] + 0
+    for _ in range(n):
+        y, z = z * 0.5 + 1, y - z
+    return y, z
+
+
+def backwards_sum(x):
+    acc = np.zeros(x.shape[1], x.dtype)
+    for i in range(x.shape[0], 0, -1):
+        acc = acc * 3 + x[i - 1]
+    return acc
+
+
+def matmul_power(w, v, n):
+    for _ in range(n):
+        v = w @ v
+    return v
+
+
+# ------------------------------------------------------------------------------ tests
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_viterbi_forward_pass(backend):
+    rng = np.random.default_rng(0)
+    args = [(np.log(rng.random((t, s))), np.log(rng.random((s, s)))) for t, s in ((50, 16), (7, 3), (200, 16))]
+    args += [(np.log(rng.random((1, 4))), np.log(rng.random((4, 4)))),     # no iteration
+             (np.log(rng.random((2, 4))), np.log(rng.random((4, 4))))]     # one iteration
+    check(viterbi_forward, args, backend)
+    if backend == "llvm":
+        assert native_runs() == 3
+    assert ft.stats().unique_graphs <= 3
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_jacobi_in_place_sweeps(backend):
+    rng = np.random.default_rng(1)
+    args = [(rng.standard_normal((n, n)), k) for n, k in ((8, 5), (8, 0), (8, 1), (16, 7), (30, 3))]
+    compiled = check(jacobi, args, backend)
+    if backend == "llvm":
+        assert native_runs() == 3
+    before = ft.stats().unique_graphs
+    u = rng.standard_normal((16, 16))
+    same(compiled(u.copy(), 11), jacobi(u.copy(), 11))         # a new trip count: no recompile
+    assert ft.stats().unique_graphs == before
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_newton_while_on_data(backend):
+    rng = np.random.default_rng(2)
+    args = [(rng.random(n) + 0.5,) for n in (10, 1000, 3)]
+    check(newton, args, backend)
+    if backend == "llvm":
+        assert native_runs() == 3
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_newton_with_a_python_counter_keeps_the_generic_path(backend):
+    rng = np.random.default_rng(3)
+    check(newton_counted, [(rng.random(n) + 0.5,) for n in (10, 100)], backend)
+    assert native_runs() == 0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int32", "uint8", "complex128"])
+def test_carried_arrays_of_each_dtype(backend, dtype):
+    rng = np.random.default_rng(4)
+    args = [((rng.random(m) * 10).astype(dtype), n) for m, n in ((7, 5), (1, 4), (0, 3), (33, 0), (12, 1))]
+    check(two_carried, args, backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_negative_step_and_index_dependent_reads(backend):
+    rng = np.random.default_rng(5)
+    args = [(rng.standard_normal((r, c)),) for r, c in ((5, 4), (1, 3), (2, 1), (40, 17))]
+    check(backwards_sum, args, backend)
+    if backend == "llvm":
+        assert native_runs() == 3                               # one trip: the body's wrapper only
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fortran_and_strided_inputs_keep_numpy_layouts(backend):
+    rng = np.random.default_rng(6)
+    f = np.asfortranarray(rng.standard_normal((6, 5)))
+    strided = rng.standard_normal((12, 10))[::2, ::-2]
+    check(two_carried, [(f, 4), (strided, 3), (f, 0)], backend)
+    if backend == "llvm":
+        assert native_runs() == 2
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_opaque_body_keeps_the_generic_path(backend):
+    rng = np.random.default_rng(7)
+    w = rng.standard_normal((5, 5)) / 3
+    check(matmul_power, [(w, rng.standard_normal(5), n) for n in (0, 1, 6)], backend)
+    assert native_runs() == 0
+
+
+def test_large_kernels_use_the_threaded_wrapper_path():
+    x = np.random.default_rng(8).standard_normal(1 << 21)
+    check(two_carried, [(x, 3)], "llvm")
+    assert array_loops.runs["generic"] == 1 and native_runs() == 0
+
+
+def test_fp_errors_of_a_later_iteration_are_reported_as_numpy_does():
+    def grow(x, n):
+        for _ in range(n):
+            x = x * 1e200
+        return x
+    x = np.ones(4)
+    compiled = ft.compile(grow, backend="llvm")
+    with np.errstate(over="raise"):
+        with pytest.raises(FloatingPointError):
+            grow(x, 3)
+        with pytest.raises(FloatingPointError):
+            compiled(x, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        same(compiled(x, 3), grow(x, 3))
+    same(compiled(x, 1), grow(x, 1))
+
+
+def test_kernels_on_an_opaque_result_keep_numpy_k_order():
+    def padded(x):
+        y = np.pad(x, 1)
+        return y * 2 + 1
+    x = np.asfortranarray(np.arange(12.0).reshape(3, 4))
+    for a in (x, np.ascontiguousarray(x), x.T):
+        same(ft.compile(padded, backend="llvm")(a), padded(a))
+
+
+@settings(max_examples=25, deadline=None)
+@given(rows=st.integers(1, 9), cols=st.integers(1, 9), n=st.integers(0, 6),
+       order=st.sampled_from("CF"), seed=st.integers(0, 2 ** 16))
+def test_random_sizes_and_orders(rows, cols, n, order, seed):
+    x = np.asarray(np.random.default_rng(seed).standard_normal((rows, cols)), order=order)
+    check(two_carried, [(x, n)], "llvm")
