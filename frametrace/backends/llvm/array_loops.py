@@ -47,6 +47,9 @@ from .loops import NotNative
 
 runs: Counter = Counter()
 WHILE_LIMIT = 1 << 62
+# iterations below which the body's wrapper runs them (~1.2 us each for a small body) rather
+# than the driver, whose per-call set-up costs ~8 us; a `while` runs that many before switching
+NATIVE_MIN_TRIPS = 8
 
 
 class _KernelCall:
@@ -118,6 +121,7 @@ class ArrayLoop:
             self.calls.append(_KernelCall(s, self, module.address(s.kernel.name)))
         self.kernels = [c.kernel for c in self.calls]
         self.size_code = {name: self.code(pycode(e, plan.sym_names)) for name, e in plan.size_exprs.items()}
+        self.symbol_names = [plan.sym_names[s] for s in g.symbols]
 
     # -- compile time -----------------------------------------------------------------------------
     def _reuse_map(self, steps) -> dict:
@@ -187,17 +191,19 @@ class ArrayLoop:
         head, carried, captured, sizes = body.split_args(args)
         if body.kind == "for":
             rng = range(*head)
-            if len(rng) == 0:
+            if len(rng) <= NATIVE_MIN_TRIPS:
+                for i in rng:
+                    carried = runner(carried + captured, [i] + sizes)
                 return tuple(carried)
             carried = list(runner(carried + captured, [rng[0]] + sizes))
-            if len(rng) == 1:
-                return tuple(carried)
             symbols, rest = [rng[1]] + sizes, len(rng) - 1
         else:
-            if not head[0]:
-                return tuple(carried)
-            out = runner(carried + captured, sizes)
-            carried, go = list(out[:-1]), out[-1]
+            go = head[0]
+            for _ in range(NATIVE_MIN_TRIPS):
+                if not go:
+                    return tuple(carried)
+                out = runner(carried + captured, sizes)
+                carried, go = list(out[:-1]), out[-1]
             if not go:
                 return tuple(carried)
             symbols, rest = sizes, WHILE_LIMIT
@@ -226,8 +232,7 @@ class ArrayLoop:
     def _setup(self, first, captured, symbols, head):
         """(driver table, (P0, P1), objects to keep alive, go address) for this call, or None
         when this call cannot run natively."""
-        plan, g = self.plan, self.body.graph
-        ns = {plan.sym_names[s]: v for s, v in zip(g.symbols, symbols)}
+        ns = dict(zip(self.symbol_names, symbols))
         for name, c in self.size_code.items():
             ns[name] = eval(c, ns)
         ns.update(zip(self.input_names[self.nc:], captured))

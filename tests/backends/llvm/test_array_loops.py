@@ -14,9 +14,10 @@ BACKENDS = ["llvm", "numpy"]
 
 
 @pytest.fixture(autouse=True)
-def _clean():
+def _clean(monkeypatch):
     ft.reset()
     array_loops.runs.clear()
+    monkeypatch.setattr(array_loops, "NATIVE_MIN_TRIPS", 1)     # short loops run natively too
     with ft.config.patch(strict_backend=True, verify_ir=True, pgo=False):
         yield
     ft.reset()
@@ -77,6 +78,13 @@ def newton(a):
     return x
 
 
+def halve_until_small(x):
+    v = x.astype(np.float64)
+    while np.abs(v).max() > 1.0:
+        v = v * 0.5
+    return v
+
+
 def newton_counted(a):
     x = a.copy()
     it = 0
@@ -117,7 +125,7 @@ def test_viterbi_forward_pass(backend):
              (np.log(rng.random((2, 4))), np.log(rng.random((4, 4))))]     # one iteration
     check(viterbi_forward, args, backend)
     if backend == "llvm":
-        assert native_runs() == 3
+        assert native_runs() == 3                                  # two trips or more
     assert ft.stats().unique_graphs <= 3
 
 
@@ -141,6 +149,23 @@ def test_newton_while_on_data(backend):
     check(newton, args, backend)
     if backend == "llvm":
         assert native_runs() == 3
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_while_loop_iterations_below_and_above_the_switch_to_native(backend, monkeypatch):
+    monkeypatch.setattr(array_loops, "NATIVE_MIN_TRIPS", 8)
+    xs = [np.array([0.5, -0.25]), np.array([3.0, 1.0]), np.array([2.0 ** 8, 1.0]), np.array([2.0 ** 9, 7.0]),
+          np.array([-1e30, 2.0]), np.asfortranarray(np.full((3, 2), 1e5))]
+    check(halve_until_small, [(x,) for x in xs], backend)
+    if backend == "llvm":
+        assert native_runs() == 3                   # 9 or more iterations: 2 ** 9, 1e30, 1e5
+
+
+def test_short_for_loops_stay_on_the_wrapper_path(monkeypatch):
+    monkeypatch.setattr(array_loops, "NATIVE_MIN_TRIPS", 8)
+    x = np.arange(10.0)
+    check(two_carried, [(x, n) for n in (0, 1, 2, 8, 9, 30)], "llvm")
+    assert native_runs() == 2
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
