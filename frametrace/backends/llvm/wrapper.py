@@ -21,6 +21,7 @@ import sympy
 
 from ...codegen.llvm_kernels import fpflags, pack_format
 from ...ir.graph import IndexSlice, Node
+from ...ir.ops.advanced_index import ArrayRef, ConstIndex
 from ...ir.registry import get_op
 from ...lower.fusion import KernelStep, WrapperStep
 from ...lower.schedule import Plan
@@ -86,6 +87,15 @@ class _Gen:
             if None in parts:
                 return None
             return f"{v}[{''.join(p + ', ' for p in parts)}]" if parts else f"{v}[()]"
+        if n.op == "index":                       # index_ref: x[py_entries(entries, arrays)]
+            parts = []
+            for e in n.attr("entries"):
+                if isinstance(e, ConstIndex):
+                    return None
+                parts.append(self.arg(n.args[1 + e.k]) if isinstance(e, ArrayRef) else self.index_part(e))
+            if None in parts:
+                return None
+            return f"{v}[{''.join(p + ', ' for p in parts)}]"
         if n.op == "transpose":                   # np.transpose(x, axes)
             return f"{v}.transpose({self.arg(tuple(n.attr('axes')))})"
         if n.op == "reshape":                     # np.reshape(x, shape)
@@ -113,6 +123,11 @@ class _Gen:
             if self.plan.cat[n] in ("fallback", "matmul") and not self.plan.by_value(n):
                 v = self.plan.var[n]
                 self.lines.append(f"    if type({v}) is not _ndarray: {v} = _asarray({v})")
+            return
+        dst = n.args[0] if n.op == "assign" else None
+        if isinstance(dst, Node) and n.attr("writer") is None and not dst.scalar and not self.plan.by_value(dst):
+            # assign_ref: NumPy's own error for a read-only destination is the same
+            self.lines.append(f"    {self.plan.var[dst]}[...] = {self.arg(n.args[1])}    # assign")
             return
         ref = self.const(op.ref, f"op_{n.op}_")
         attrs = [(k, v) for k, v in n.attrs if not (op.kind == "gather" and k == "size")]
