@@ -7,9 +7,9 @@ The driver is one function for every loop, steered by a table of int64 words tha
 wrapper fills per call (all addresses and sizes are run-time values, so the machine code is
 cached on disk like any kernel module):
 
-    table[0]  iterations to run at most            table[1]  number of ops per iteration
+    table[0]  iteration to stop before              table[1]  number of ops per iteration
     table[2]  address of a bool the body writes (a `while` loop's condition), or 0
-    table[3]  out: iterations run
+    table[3]  out: the iteration reached           table[4]  the first iteration j to run
     then per op, in run order:
       CALL  0, kernel, hi, args, npatch, (offset, v0, v1, b) * npatch
             before the call, word `offset` (bytes) of the kernel's argument block `args` gets
@@ -19,8 +19,10 @@ cached on disk like any kernel module):
             memcpy(j odd ? dst1 : dst0, j odd ? src1 : src0, nbytes): the `<var>_before` copy an
             in-place update reads (NumPy evaluates the source before writing)
 
-Kernels are called as the wrapper calls a small kernel: `kernel(0, hi, args)` on this thread.
-Their floating-point flags reach the process-wide word as usual (the outer wrapper reads it).
+Table.run calls the driver for CHUNK iterations at a time, so a long loop still sees Ctrl-C
+(Python checks for signals between the calls). Kernels are called as the wrapper calls a small
+kernel: `kernel(0, hi, args)` on this thread. Their floating-point flags reach the
+process-wide word as usual (the outer wrapper reads it).
 """
 from __future__ import annotations
 
@@ -31,7 +33,8 @@ import numpy as np
 from . import jit
 
 CALL, COPY = 0, 1
-HEADER = 4
+HEADER = 5
+CHUNK = 1 << 16                 # iterations per driver call (even: the parity of j carries over)
 NAME = "frametrace_array_loop"
 
 IR = f"""
@@ -47,10 +50,12 @@ entry:
   %goptr = inttoptr i64 %go to ptr
   %hasgo = icmp ne i64 %go, 0
   %p3 = getelementptr i64, ptr %t, i64 3
+  %p4 = getelementptr i64, ptr %t, i64 4
+  %j0 = load i64, ptr %p4
   %ops = getelementptr i64, ptr %t, i64 {HEADER}
   br label %iter
 iter:
-  %j = phi i64 [0, %entry], [%j1, %next]
+  %j = phi i64 [%j0, %entry], [%j1, %next]
   %more = icmp slt i64 %j, %n
   br i1 %more, label %start, label %done
 start:
@@ -174,9 +179,16 @@ class Table:
     def run(self, iterations: int, go_address: int = 0) -> int:
         """Run up to `iterations` iterations; the number run (a `while` stops when the bool at
         `go_address` is False after an iteration)."""
-        table = np.array([iterations, self.nops, go_address, 0] + self.words, dtype=np.int64)
-        driver()(0, 1, table.ctypes.data)
-        return int(table[3])
+        table = np.array([0, self.nops, go_address, 0, 0] + self.words, dtype=np.int64)
+        run, address, j = driver(), table.ctypes.data, 0
+        while j < iterations:
+            end = min(j + CHUNK, iterations)
+            table[0], table[4] = end, j
+            run(0, 1, address)
+            j = int(table[3])
+            if j < end or (go_address and not ctypes.c_bool.from_address(go_address).value):
+                break                     # the `while` condition was False
+        return j
 
 
 __all__ = ["Table", "driver", "CALL", "COPY"]

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import frametrace as ft
-from frametrace.backends.llvm import array_loops
+from frametrace.backends.llvm import array_loops, loop_driver
 
 BACKENDS = ["llvm", "numpy"]
 
@@ -159,6 +159,16 @@ def test_while_loop_iterations_below_and_above_the_switch_to_native(backend, mon
     check(halve_until_small, [(x,) for x in xs], backend)
     if backend == "llvm":
         assert native_runs() == 3                   # 9 or more iterations: 2 ** 9, 1e30, 1e5
+
+
+@pytest.mark.parametrize("chunk", [2, 4])
+def test_driver_runs_long_loops_in_chunks(chunk, monkeypatch):
+    monkeypatch.setattr(loop_driver, "CHUNK", chunk)
+    rng = np.random.default_rng(9)
+    check(backwards_sum, [(rng.standard_normal((r, 3)),) for r in (2, 3, 4, 5, 9, 12)], "llvm")
+    xs = [np.array([2.0 ** k, 1.0]) for k in (1, 2, 3, 4, 5, 6, 9)]
+    check(halve_until_small, [(x,) for x in xs], "llvm")
+    assert native_runs() >= 10
 
 
 def test_short_for_loops_stay_on_the_wrapper_path(monkeypatch):
