@@ -115,6 +115,26 @@ def matmul_power(w, v, n):
     return v
 
 
+def rows_recurrence(u):
+    for i in range(u.shape[0] - 1):
+        u[i + 1] = u[i] * 0.5 + u[i + 1]
+    return u
+
+
+def carried_view_of_a_written_array(x, n):
+    y = x[0]
+    for i in range(1, n):
+        x[i] = y * 2
+        y = x[i] + 1
+    return y, x
+
+
+def shifted_update(u, iters):
+    for _ in range(iters):
+        u[1:] = u[:-1] + u[1:] * 0.5
+    return u
+
+
 # ------------------------------------------------------------------------------ tests
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -259,3 +279,30 @@ def test_kernels_on_an_opaque_result_keep_numpy_k_order():
 def test_random_sizes_and_orders(rows, cols, n, order, seed):
     x = np.asarray(np.random.default_rng(seed).standard_normal((rows, cols)), order=order)
     check(two_carried, [(x, n)], "llvm")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_writes_into_captured_arrays_read_by_later_iterations(backend):
+    rng = np.random.default_rng(10)
+    check(rows_recurrence, [(rng.standard_normal((r, c)),) for r, c in ((6, 3), (1, 4), (20, 1), (9, 9))], backend)
+    check(carried_view_of_a_written_array, [(rng.standard_normal((n, 4)), n) for n in (1, 2, 5, 12)], backend)
+    check(shifted_update, [(rng.standard_normal(n), k) for n, k in ((10, 4), (3, 9), (1, 3), (50, 20))], backend)
+    if backend == "llvm":
+        assert native_runs() >= 8
+
+
+def test_captured_arrays_sharing_memory_keep_the_generic_path():
+    def mix(a, b, n):
+        for _ in range(n):
+            a[:] = b * 0.5 + 1
+        return a
+    compiled = ft.compile(mix, backend="llvm", dynamic=True)
+    for n in (5, 20):
+        b2, b3 = np.arange(12.0), np.arange(12.0)
+        got, want = compiled(b2[:8], b2[2:10], n), mix(b3[:8], b3[2:10], n)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(b2, b3)
+    assert native_runs() == 0 and array_loops.runs["generic"] == 2
+    b2, b3 = np.arange(12.0), np.arange(12.0)
+    same(compiled(b2[:6], b2[6:], 20), mix(b3[:6], b3[6:], 20))       # disjoint: native
+    assert native_runs() == 1
