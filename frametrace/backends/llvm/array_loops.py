@@ -42,7 +42,7 @@ from ...lower.fusion import KernelStep
 from ...shapes import pycode
 from . import runtime
 from .fp_errors import self_overlapping
-from .loop_driver import Table
+from .loop_driver import Table, load_patch
 from .loops import NotNative
 
 runs: Counter = Counter()
@@ -62,14 +62,19 @@ class _KernelCall:
         self.sources = [b.source for b in k.buffers]
         self.ndims = [b.ndim for b in k.buffers]
         self.slots = []                      # (code, index coefficient code or None, is float)
-        for s in k.slots:
+        self.loads = {}                      # slot -> carried scalar it reads (from its 0-d buffer)
+        for j, s in enumerate(k.slots):
             expr = gen.size_expr(s.source)
-            if expr is None:                 # a captured scalar (its value is fixed per call)
-                if not gen.captured_name(s.source):
-                    raise NotNative(f"kernel argument {s.source} is computed per iteration")
-                coef = None
-            else:
+            coef = None
+            if expr is not None:
                 coef = gen.index_coefficient(expr, f"argument {s.source}")
+            elif s.source in gen.scalar_carried:
+                carried = gen.scalar_carried[s.source]
+                if s.dtype != gen.body.graph.inputs[carried].dtype.name:
+                    raise NotNative(f"carried scalar {s.source} converted for a kernel")
+                self.loads[j] = carried
+            elif not gen.captured_name(s.source):     # a captured scalar: fixed per call
+                raise NotNative(f"kernel argument {s.source} is computed per iteration")
             self.slots.append((gen.code(s.source), coef, s.dtype.startswith("float")))
         self.hi = gen.code(gen.invariant(k.split_extent, "a kernel extent"))
         self.work = gen.code(gen.invariant(k.work, "a kernel's work"))
@@ -100,9 +105,14 @@ class ArrayLoop:
         self.nc = self.body.ncarried
         self.names = {}                      # wrapper name -> code object, evaluated per call
         self.input_names = [plan.var[n] for n in g.inputs]
-        for inp in g.inputs[:self.nc]:
-            if plan.by_value(inp) or inp.ndim == 0:
-                raise NotNative("a carried scalar")
+        self.scalar_carried = {}             # wrapper name -> carried index, NumPy scalars
+        for k, inp in enumerate(g.inputs[:self.nc]):
+            if inp.attr("kind") == "scalar":
+                raise NotNative("a carried Python scalar")
+            if plan.by_value(inp):           # kernels read it as a slot: an 8-byte load
+                if inp.dtype.itemsize != 8 or inp.dtype.kind not in "fiu":
+                    raise NotNative(f"a carried {inp.dtype} scalar")
+                self.scalar_carried[plan.var[inp]] = k
         self.roots = self._carried_roots(steps)
         self.go = None
         if self.body.kind == "while":
@@ -214,7 +224,8 @@ class ArrayLoop:
         runs["native"] += 1
         table, pair, _alive, go_address = state
         ran = table.run(rest, go_address)
-        return tuple(pair[ran % 2])
+        out = pair[ran % 2]
+        return tuple(out[k][()] if k in self.scalar_carried.values() else out[k] for k in range(self.nc))
 
     def _generic(self, carried, captured, symbols, sizes, head):
         """The rest of the loop (after iteration 0), the body's wrapper once per iteration."""
@@ -236,7 +247,8 @@ class ArrayLoop:
         for name, c in self.size_code.items():
             ns[name] = eval(c, ns)
         ns.update(zip(self.input_names[self.nc:], captured))
-        p0 = first
+        scalars = set(self.scalar_carried.values())
+        p0 = [np.array(a, self.body.graph.inputs[k].dtype) if k in scalars else a for k, a in enumerate(first)]
         if not all(type(a) is np.ndarray and a.flags.writeable for a in p0):
             return None
         arrays = [a for a in captured if isinstance(a, np.ndarray)]
@@ -305,6 +317,11 @@ class ArrayLoop:
                 fields += list(a.strides) if nd else []
         first_slot = len(fields)
         for s, (code, coef, is_float) in enumerate(c.slots):
+            if s in c.loads:                 # a carried scalar: read from its buffer per iteration
+                a, b = env[self.input_names[c.loads[s]]]
+                fields.append(0.0 if is_float else 0)
+                patches.append((load_patch(8 * (first_slot + s)), runtime.data_ptr(a), runtime.data_ptr(b), 0))
+                continue
             value = eval(code, ns)
             fields.append(float(value) if is_float else int(value))
             if coef is not None:

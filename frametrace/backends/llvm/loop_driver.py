@@ -14,7 +14,9 @@ cached on disk like any kernel module):
       CALL  0, kernel, hi, args, npatch, (offset, v0, v1, b) * npatch
             before the call, word `offset` (bytes) of the kernel's argument block `args` gets
             (v1 if j is odd else v0) + b * j: the double-buffered arrays of carried values (their
-            data or object pointers alternate) and slots affine in the loop index
+            data or object pointers alternate) and slots affine in the loop index; a negative
+            offset (load_patch) gets the 8 bytes AT address (v1 if j is odd else v0): a carried
+            NumPy scalar, read from its double-buffered 0-d array
       COPY  1, nbytes, dst0, dst1, src0, src1
             memcpy(j odd ? dst1 : dst0, j odd ? src1 : src0, nbytes): the `<var>_before` copy an
             in-place update reads (NumPy evaluates the source before writing)
@@ -84,8 +86,8 @@ call:
   %pw0 = getelementptr i64, ptr %w, i64 5
   br label %patch
 patch:
-  %q = phi i64 [0, %call], [%q1, %patchbody]
-  %pw = phi ptr [%pw0, %call], [%pwnext, %patchbody]
+  %q = phi i64 [0, %call], [%q1, %dostore]
+  %pw = phi ptr [%pw0, %call], [%pwnext, %dostore]
   %morepatch = icmp slt i64 %q, %np
   br i1 %morepatch, label %patchbody, label %callit
 patchbody:
@@ -98,8 +100,18 @@ patchbody:
   %pb = load i64, ptr %pbp
   %base = select i1 %odd, i64 %pv1, i64 %pv0
   %bj = mul i64 %pb, %j
-  %val = add i64 %base, %bj
-  %dst = getelementptr i8, ptr %args, i64 %off
+  %val0 = add i64 %base, %bj
+  %isload = icmp slt i64 %off, 0
+  br i1 %isload, label %doload, label %dostore
+doload:
+  %lp = inttoptr i64 %base to ptr
+  %lv = load i64, ptr %lp
+  br label %dostore
+dostore:
+  %val = phi i64 [%val0, %patchbody], [%lv, %doload]
+  %loff = sub i64 -1, %off
+  %realoff = select i1 %isload, i64 %loff, i64 %off
+  %dst = getelementptr i8, ptr %args, i64 %realoff
   store i64 %val, ptr %dst
   %q1 = add i64 %q, 1
   %pwnext = getelementptr i64, ptr %pw, i64 4
@@ -159,6 +171,11 @@ def driver():
     return _fn
 
 
+def load_patch(offset: int) -> int:
+    """The patch offset that loads the slot at byte `offset` from the patch's address."""
+    return -1 - offset
+
+
 class Table:
     """A driver table under construction (see the module doc)."""
 
@@ -191,4 +208,4 @@ class Table:
         return j
 
 
-__all__ = ["Table", "driver", "CALL", "COPY"]
+__all__ = ["Table", "driver", "load_patch", "CALL", "COPY"]
