@@ -119,16 +119,15 @@ def _loops(graph: Graph):
             natives[n] = native_loop(n, f"loop{len(natives)}", runtime.ARRAY_LAYOUT_OK)
             natives[n].generic = functools.partial(_generic_loop, n)
             _loop_log.debug("loop at %s: native kernel", n.attr("body").location)
-        except NotNative as why:
-            _loop_log.info("loop at %s: the wrapper runs it, its body a graph of its own (%s)",
-                           n.attr("body").location, why)
+        except NotNative as not_element:
             runner = compile_graph(n.attr("body").graph)
             try:
                 arrays[n] = array_loop(n, runner)
-                _loop_log.debug("loop at %s: native array loop (%d kernels)", n.attr("body").location,
-                                len(arrays[n].kernels))
+                _loop_log.info("loop at %s: native array loop (%d kernels; not an element loop: %s)",
+                               n.attr("body").location, len(arrays[n].kernels), not_element)
             except NotNative as why:
-                _loop_log.info("loop at %s: not a native array loop (%s)", n.attr("body").location, why)
+                _loop_log.info("loop at %s: the wrapper runs it, its body a graph of its own (not an element "
+                               "loop: %s; not a native array loop: %s)", n.attr("body").location, not_element, why)
                 runners[n] = runner
     return natives, runners, arrays
 
