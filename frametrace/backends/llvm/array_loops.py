@@ -30,6 +30,7 @@ lets NumPy redo the whole call, as for any kernel.
 """
 from __future__ import annotations
 
+import ctypes
 import struct
 from collections import Counter
 
@@ -42,7 +43,7 @@ from ...lower.fusion import KernelStep
 from ...shapes import pycode
 from . import runtime
 from .fp_errors import self_overlapping
-from .loop_driver import Table, load_patch
+from .loop_driver import SCALAR_OPS, Table, load_patch
 from .loops import NotNative
 
 runs: Counter = Counter()
@@ -50,6 +51,9 @@ WHILE_LIMIT = 1 << 62
 # iterations below which the body's wrapper runs them (~1.2 us each for a small body) rather
 # than the driver, whose per-call set-up costs ~8 us; a `while` runs that many before switching
 NATIVE_MIN_TRIPS = 8
+# Python ints the driver keeps in int64 words: |value| below INT_LIMIT at the start of each chunk
+# of iterations, and add/subtract only of a constant below ADD_LIMIT, so no chunk can overflow
+INT_LIMIT, ADD_LIMIT = 1 << 40, 1 << 16
 
 
 class _KernelCall:
@@ -62,17 +66,19 @@ class _KernelCall:
         self.sources = [b.source for b in k.buffers]
         self.ndims = [b.ndim for b in k.buffers]
         self.slots = []                      # (code, index coefficient code or None, is float)
-        self.loads = {}                      # slot -> carried scalar it reads (from its 0-d buffer)
+        self.loads = {}                      # slot -> the 0-d buffer (env name) it is loaded from
         for j, s in enumerate(k.slots):
             expr = gen.size_expr(s.source)
             coef = None
+            name = gen.unwrapped(s.source)
             if expr is not None:
                 coef = gen.index_coefficient(expr, f"argument {s.source}")
-            elif s.source in gen.scalar_carried:
-                carried = gen.scalar_carried[s.source]
-                if s.dtype != gen.body.graph.inputs[carried].dtype.name:
+            elif name in gen.scalar_carried or name in gen.int_nodes:
+                n = gen.int_nodes[name] if name in gen.int_nodes else gen.body.graph.inputs[gen.scalar_carried[name]]
+                python_int = name in gen.int_nodes or gen.scalar_carried[name] in gen.py_carried
+                if (s.dtype.startswith("float") or s.dtype == "uint64") if python_int else s.dtype != n.dtype.name:
                     raise NotNative(f"carried scalar {s.source} converted for a kernel")
-                self.loads[j] = carried
+                self.loads[j] = name
             elif not gen.captured_name(s.source):     # a captured scalar: fixed per call
                 raise NotNative(f"kernel argument {s.source} is computed per iteration")
             self.slots.append((gen.code(s.source), coef, s.dtype.startswith("float")))
@@ -105,35 +111,73 @@ class ArrayLoop:
         self.nc = self.body.ncarried
         self.names = {}                      # wrapper name -> code object, evaluated per call
         self.input_names = [plan.var[n] for n in g.inputs]
-        self.scalar_carried = {}             # wrapper name -> carried index, NumPy scalars
+        self.scalar_carried = {}             # wrapper name -> carried index: NumPy scalars, Python ints
+        self.py_carried = set()              # carried indices of Python ints / bools (int64 words)
         for k, inp in enumerate(g.inputs[:self.nc]):
             if inp.attr("kind") == "scalar":
-                raise NotNative("a carried Python scalar")
-            if plan.by_value(inp):           # kernels read it as a slot: an 8-byte load
+                if inp.dtype.kind not in "bi":
+                    raise NotNative("a carried Python float")
+                self.py_carried.add(k)
+                self.scalar_carried[plan.var[inp]] = k
+            elif plan.by_value(inp):         # kernels read it as a slot: an 8-byte load
                 if inp.dtype.itemsize != 8 or inp.dtype.kind not in "fiu":
                     raise NotNative(f"a carried {inp.dtype} scalar")
                 self.scalar_carried[plan.var[inp]] = k
+        self.int_nodes = {}                  # wrapper name -> node: Python ints computed per iteration
+        self.program = []                    # in run order: _KernelCall, or ("int", op, name, operands)
+        for s in steps:
+            if not isinstance(s, KernelStep):
+                self.program.append(self._int_op(s.node))
+                continue
+            if s.binds:
+                raise NotNative("a data-dependent size in the body")
+            self.program.append(_KernelCall(s, self, module.address(s.kernel.name)))
         self.roots = self._carried_roots(steps)
         self.go = None
         if self.body.kind == "while":
             go = g.outputs[-1]
-            if not isinstance(go, Node) or go not in plan.stored or go.dtype != np.bool_:
+            if isinstance(go, Node) and plan.var.get(go) in self.int_nodes:
+                self.go = plan.var[go]
+            elif not isinstance(go, Node) or go not in plan.stored or go.dtype != np.bool_:
                 raise NotNative("the loop condition is not computed by a kernel")
-            self.go = self._root(plan.var[go])
+            else:
+                self.go = self._root(plan.var[go])
             if self.go in self.roots or self.go in self.input_names:
                 raise NotNative("the loop condition is a carried value")
-        self.calls = []
-        for s in steps:
-            if not isinstance(s, KernelStep):
-                raise NotNative(f"{s.node.op} runs in the body's wrapper")
-            if s.binds:
-                raise NotNative("a data-dependent size in the body")
-            self.calls.append(_KernelCall(s, self, module.address(s.kernel.name)))
-        self.kernels = [c.kernel for c in self.calls]
+        self.kernels = [c.kernel for c in self.program if isinstance(c, _KernelCall)]
         self.size_code = {name: self.code(pycode(e, plan.sym_names)) for name, e in plan.size_exprs.items()}
         self.symbol_names = [plan.sym_names[s] for s in g.symbols]
 
     # -- compile time -----------------------------------------------------------------------------
+    def _int_op(self, n: Node):
+        """A Python int / bool operation of the body's wrapper, run by the driver (INT op)."""
+        plan = self.plan
+        if plan.cat[n] != "scalar" or n.op not in SCALAR_OPS or n.dtype is None or n.dtype.kind not in "bi" \
+                or n.attrs:
+            raise NotNative(f"{n.op} runs in the body's wrapper")
+        operands = []
+        for a in n.args:
+            name = plan.var.get(a) if isinstance(a, Node) else None
+            if name in self.int_nodes or (name in self.scalar_carried and self.scalar_carried[name] in self.py_carried):
+                operands.append(name)
+            elif name is not None and name in self.input_names[self.nc:] and a.attr("kind") == "scalar" \
+                    and a.dtype.kind in "bi":
+                operands.append(("captured", name))
+            elif type(a) in (int, bool):
+                operands.append(("const", int(a)))
+            elif isinstance(a, sympy.Basic) and a.is_integer and not (self.index is not None and
+                                                                     self.index in a.free_symbols):
+                operands.append(("size", self.code(pycode(a, plan.sym_names))))
+            else:
+                raise NotNative(f"{n.op} of {a!r} runs in the body's wrapper")
+        if n.op in ("add", "subtract") and sum(not isinstance(o, tuple) for o in operands) > 1:
+            raise NotNative("Python int arithmetic of two variables")       # may grow past int64
+        self.int_nodes[plan.var[n]] = n
+        return ("int", n.op, plan.var[n], operands)
+
+    def unwrapped(self, source: str) -> str:
+        return source[4:-1] if source.startswith("int(") and source.endswith(")") else source
+
     def _reuse_map(self, steps) -> dict:
         return {self.plan.var[n]: self.plan.var[d] for s in steps if isinstance(s, KernelStep) for n, d in s.reuse}
 
@@ -142,7 +186,13 @@ class ArrayLoop:
         self._reuse = self._reuse_map(steps)
         allocated = {self.plan.var[n]: n for s in steps if isinstance(s, KernelStep) for n in s.allocs}
         roots = []
-        for out in self.body.graph.outputs[:self.nc]:
+        for k, out in enumerate(self.body.graph.outputs[:self.nc]):
+            if k in self.py_carried:
+                root = self.plan.var.get(out) if isinstance(out, Node) else None
+                if root not in self.int_nodes or root in roots:
+                    raise NotNative("a carried Python int the body does not compute")
+                roots.append(root)
+                continue
             if not isinstance(out, Node) or out not in self.plan.stored:
                 raise NotNative("a carried result that no kernel computes")
             root = self._root(self.plan.var[out])
@@ -167,8 +217,7 @@ class ArrayLoop:
             return None
 
     def captured_name(self, source: str) -> bool:
-        name = source[4:-1] if source.startswith("int(") and source.endswith(")") else source
-        return name in self.input_names[self.nc:]
+        return self.unwrapped(source) in self.input_names[self.nc:]
 
     def invariant(self, d, what: str) -> str:
         """Wrapper source of a size that must not change per iteration."""
@@ -223,9 +272,32 @@ class ArrayLoop:
             return self._generic(carried, captured, symbols, sizes, head)
         runs["native"] += 1
         table, pair, _alive, go_address = state
-        ran = table.run(rest, go_address)
-        out = pair[ran % 2]
-        return tuple(out[k][()] if k in self.scalar_carried.values() else out[k] for k in range(self.nc))
+        check = None
+        if self.py_carried:                  # between chunks: the Python ints stay far from int64's limits
+            def check():
+                return all(abs(int(p[k])) < INT_LIMIT for p in pair for k in self.py_carried)
+        ran = table.run(rest, go_address, check)
+        carried = self._values(pair[ran % 2])
+        if self.body.kind == "for" and ran < rest:
+            runs["generic"] += 1             # the rest in Python, with Python's ints
+            return self._generic(carried, captured, [symbols[0] + head[2] * ran] + sizes, sizes, head)
+        if self.body.kind == "while" and ran < rest and ctypes.c_bool.from_address(go_address).value:
+            runs["generic"] += 1
+            return self._generic(carried, captured, symbols, sizes, head)
+        return tuple(carried)
+
+    def _values(self, buffers) -> list:
+        """The carried values as the body's wrapper hands them over, from the driver's buffers."""
+        out = []
+        for k, a in enumerate(buffers):
+            if k in self.py_carried:
+                v = int(a)
+                out.append(bool(v) if self.body.graph.inputs[k].dtype.kind == "b" else v)
+            elif k in self.scalar_carried.values():
+                out.append(a[()])
+            else:
+                out.append(a)
+        return out
 
     def _generic(self, carried, captured, symbols, sizes, head):
         """The rest of the loop (after iteration 0), the body's wrapper once per iteration."""
@@ -248,7 +320,10 @@ class ArrayLoop:
             ns[name] = eval(c, ns)
         ns.update(zip(self.input_names[self.nc:], captured))
         scalars = set(self.scalar_carried.values())
-        p0 = [np.array(a, self.body.graph.inputs[k].dtype) if k in scalars else a for k, a in enumerate(first)]
+        if any(abs(int(first[k])) >= INT_LIMIT for k in self.py_carried):
+            return None
+        p0 = [np.array(int(a), np.int64) if k in self.py_carried else
+              np.array(a, self.body.graph.inputs[k].dtype) if k in scalars else a for k, a in enumerate(first)]
         if not all(type(a) is np.ndarray and a.flags.writeable for a in p0):
             return None
         arrays = [a for a in captured if isinstance(a, np.ndarray)]
@@ -262,20 +337,43 @@ class ArrayLoop:
         env = {}
         for k, name in enumerate(self.input_names):
             env[name] = (p0[k], p1[k]) if k < self.nc else (captured[k - self.nc],) * 2
+        for name in self.int_nodes:
+            a = np.zeros((), np.int64)
+            env[name] = (a, a)
         for k, root in enumerate(self.roots):
             env[root] = (p1[k], p0[k])
         step = head[2] if self.body.kind == "for" else 0
         table, alive = Table(), [p0, p1, env]      # the kernels read these by address
-        for c in self.calls:
-            if not self._add_call(c, ns, env, table, alive, step):
+        for c in self.program:
+            if isinstance(c, _KernelCall):
+                if not self._add_call(c, ns, env, table, alive, step):
+                    return None
+            elif not self._add_int_op(c, ns, env, table, alive):
                 return None
         go_address = 0
         if self.go is not None:
             a, b = env[self.go]
-            if a is not b or a.dtype != np.bool_:
+            if a is not b or a.dtype not in (np.bool_, np.int64):
                 return None
             go_address = runtime.data_ptr(a)
         return table, (p0, p1), alive, go_address
+
+    def _add_int_op(self, c, ns, env, table, alive) -> bool:
+        _, op, name, operands = c
+        addresses = []
+        for o in operands:
+            if isinstance(o, tuple):
+                value = int(ns[o[1]]) if o[0] == "captured" else int(eval(o[1], ns)) if o[0] == "size" else o[1]
+                if op in ("add", "subtract") and abs(value) >= ADD_LIMIT or not -2 ** 63 <= value < 2 ** 63:
+                    return False
+                a = np.array(value, np.int64)
+                alive.append(a)
+                addresses.append((runtime.data_ptr(a),) * 2)
+            else:
+                addresses.append(tuple(runtime.data_ptr(a) for a in env[o]))
+        dst = tuple(runtime.data_ptr(a) for a in env[name])
+        table.int_op(op, dst, addresses[0], addresses[1])
+        return True
 
     def _add_call(self, c: _KernelCall, ns, env, table, alive, step) -> bool:
         if eval(c.work, ns) >= runtime.PARALLEL_THRESHOLD:
@@ -318,7 +416,7 @@ class ArrayLoop:
         first_slot = len(fields)
         for s, (code, coef, is_float) in enumerate(c.slots):
             if s in c.loads:                 # a carried scalar: read from its buffer per iteration
-                a, b = env[self.input_names[c.loads[s]]]
+                a, b = env[c.loads[s]]
                 fields.append(0.0 if is_float else 0)
                 patches.append((load_patch(8 * (first_slot + s)), runtime.data_ptr(a), runtime.data_ptr(b), 0))
                 continue

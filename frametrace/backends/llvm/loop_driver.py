@@ -20,6 +20,9 @@ cached on disk like any kernel module):
       COPY  1, nbytes, dst0, dst1, src0, src1
             memcpy(j odd ? dst1 : dst0, j odd ? src1 : src0, nbytes): the `<var>_before` copy an
             in-place update reads (NumPy evaluates the source before writing)
+      INT   2, opcode, dst0, dst1, a0, a1, b0, b1
+            *dst = *a <op> *b on int64 words (the same parity choice): a Python int counter and
+            its comparisons (`it += 1`, `it < 100`); SCALAR_OPS names the opcodes
 
 Table.run calls the driver for CHUNK iterations at a time, so a long loop still sees Ctrl-C
 (Python checks for signals between the calls). Kernels are called as the wrapper calls a small
@@ -34,7 +37,9 @@ import numpy as np
 
 from . import jit
 
-CALL, COPY = 0, 1
+CALL, COPY, INT = 0, 1, 2
+SCALAR_OPS = ("add", "subtract", "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
+              "logical_and", "logical_or")
 HEADER = 5
 CHUNK = 1 << 16                 # iterations per driver call (even: the parity of j carries over)
 NAME = "frametrace_array_loop"
@@ -71,7 +76,74 @@ oploop:
 op:
   %kind = load i64, ptr %w
   %iscall = icmp eq i64 %kind, {CALL}
-  br i1 %iscall, label %call, label %copy
+  br i1 %iscall, label %call, label %notcall
+notcall:
+  %iscopy = icmp eq i64 %kind, {COPY}
+  br i1 %iscopy, label %copy, label %int
+int:
+  %i1p = getelementptr i64, ptr %w, i64 1
+  %opc = load i64, ptr %i1p
+  %i2p = getelementptr i64, ptr %w, i64 2
+  %id0 = load i64, ptr %i2p
+  %i3p = getelementptr i64, ptr %w, i64 3
+  %id1 = load i64, ptr %i3p
+  %i4p = getelementptr i64, ptr %w, i64 4
+  %ia0 = load i64, ptr %i4p
+  %i5p = getelementptr i64, ptr %w, i64 5
+  %ia1 = load i64, ptr %i5p
+  %i6p = getelementptr i64, ptr %w, i64 6
+  %ib0 = load i64, ptr %i6p
+  %i7p = getelementptr i64, ptr %w, i64 7
+  %ib1 = load i64, ptr %i7p
+  %idv = select i1 %odd, i64 %id1, i64 %id0
+  %iav = select i1 %odd, i64 %ia1, i64 %ia0
+  %ibv = select i1 %odd, i64 %ib1, i64 %ib0
+  %idp = inttoptr i64 %idv to ptr
+  %iap = inttoptr i64 %iav to ptr
+  %ibp = inttoptr i64 %ibv to ptr
+  %x = load i64, ptr %iap
+  %y = load i64, ptr %ibp
+  %r0 = add i64 %x, %y
+  %r1 = sub i64 %x, %y
+  %qc2 = icmp slt i64 %x, %y
+  %qc3 = icmp sle i64 %x, %y
+  %qc4 = icmp sgt i64 %x, %y
+  %qc5 = icmp sge i64 %x, %y
+  %qc6 = icmp eq i64 %x, %y
+  %qc7 = icmp ne i64 %x, %y
+  %xb = icmp ne i64 %x, 0
+  %yb = icmp ne i64 %y, 0
+  %qc8 = and i1 %xb, %yb
+  %qc9 = or i1 %xb, %yb
+  %r2 = zext i1 %qc2 to i64
+  %r3 = zext i1 %qc3 to i64
+  %r4 = zext i1 %qc4 to i64
+  %r5 = zext i1 %qc5 to i64
+  %r6 = zext i1 %qc6 to i64
+  %r7 = zext i1 %qc7 to i64
+  %r8 = zext i1 %qc8 to i64
+  %r9 = zext i1 %qc9 to i64
+  %is1 = icmp eq i64 %opc, 1
+  %is2 = icmp eq i64 %opc, 2
+  %is3 = icmp eq i64 %opc, 3
+  %is4 = icmp eq i64 %opc, 4
+  %is5 = icmp eq i64 %opc, 5
+  %is6 = icmp eq i64 %opc, 6
+  %is7 = icmp eq i64 %opc, 7
+  %is8 = icmp eq i64 %opc, 8
+  %is9 = icmp eq i64 %opc, 9
+  %sel9 = select i1 %is9, i64 %r9, i64 %r0
+  %sel8 = select i1 %is8, i64 %r8, i64 %sel9
+  %sel7 = select i1 %is7, i64 %r7, i64 %sel8
+  %sel6 = select i1 %is6, i64 %r6, i64 %sel7
+  %sel5 = select i1 %is5, i64 %r5, i64 %sel6
+  %sel4 = select i1 %is4, i64 %r4, i64 %sel5
+  %sel3 = select i1 %is3, i64 %r3, i64 %sel4
+  %sel2 = select i1 %is2, i64 %r2, i64 %sel3
+  %sel1 = select i1 %is1, i64 %r1, i64 %sel2
+  store i64 %sel1, ptr %idp
+  %inext = getelementptr i64, ptr %w, i64 8
+  br label %opnext
 call:
   %w1 = getelementptr i64, ptr %w, i64 1
   %fnv = load i64, ptr %w1
@@ -138,7 +210,7 @@ copy:
   %cnext = getelementptr i64, ptr %w, i64 6
   br label %opnext
 opnext:
-  %wnext = phi ptr [%pw, %callit], [%cnext, %copy]
+  %wnext = phi ptr [%pw, %callit], [%cnext, %copy], [%inext, %int]
   %o1 = add i64 %o, 1
   br label %oploop
 iterend:
@@ -193,12 +265,19 @@ class Table:
         self.words += [COPY, nbytes, dst[0], dst[1], src[0], src[1]]
         self.nops += 1
 
-    def run(self, iterations: int, go_address: int = 0) -> int:
+    def int_op(self, op: str, dst: tuple, a: tuple, b: tuple):
+        self.words += [INT, SCALAR_OPS.index(op), dst[0], dst[1], a[0], a[1], b[0], b[1]]
+        self.nops += 1
+
+    def run(self, iterations: int, go_address: int = 0, check=None) -> int:
         """Run up to `iterations` iterations; the number run (a `while` stops when the bool at
-        `go_address` is False after an iteration)."""
+        `go_address` is False after an iteration; any loop stops between chunks when `check()`
+        is False)."""
         table = np.array([0, self.nops, go_address, 0, 0] + self.words, dtype=np.int64)
         run, address, j = driver(), table.ctypes.data, 0
         while j < iterations:
+            if check is not None and not check():
+                break
             end = min(j + CHUNK, iterations)
             table[0], table[4] = end, j
             run(0, 1, address)
@@ -208,4 +287,4 @@ class Table:
         return j
 
 
-__all__ = ["Table", "driver", "load_patch", "CALL", "COPY"]
+__all__ = ["Table", "driver", "load_patch", "CALL", "COPY", "INT", "SCALAR_OPS"]

@@ -219,10 +219,47 @@ def test_short_for_loops_stay_on_the_wrapper_path(monkeypatch):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_newton_with_a_python_counter_keeps_the_generic_path(backend):
+def test_newton_with_a_python_counter(backend):
     rng = np.random.default_rng(3)
     check(newton_counted, [(rng.random(n) + 0.5,) for n in (10, 100)], backend)
-    assert native_runs() == 0
+    if backend == "llvm":                       # `it += 1`, `it < 100`: the driver's int ops
+        assert native_runs() == 2
+
+
+def halve_counted(x, limit, start):
+    it = start
+    flag = False
+    while np.abs(x).max() > 1.0 and it < limit:
+        x = x * 0.5
+        it = it + 1
+        flag = it >= limit - 2
+    return x, it, flag
+
+
+def count_up(x, n, start):
+    k = start
+    for _ in range(n):
+        x = x + k
+        k = k + 3
+    return x, k
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_python_int_and_bool_counters(backend):
+    x = np.array([2.0 ** 30, 3.0])
+    args = [(x, 100, 0), (x, 12, 0), (x, 12, 5), (x, 10 ** 9, -7), (x, 3, 0), (x, 2 ** 63 + 5, 2 ** 63 - 3)]
+    check(halve_counted, args, backend)
+    check(count_up, [(np.arange(3.0), n, s) for n, s in ((20, 0), (9, -5), (30, 2 ** 40), (0, 4))], backend)
+    if backend == "llvm":
+        assert native_runs() >= 5
+
+
+def test_python_ints_near_int64_limits_continue_in_python(monkeypatch):
+    monkeypatch.setattr(array_loops, "INT_LIMIT", 50)
+    monkeypatch.setattr(loop_driver, "CHUNK", 4)
+    check(count_up, [(np.arange(3.0), 40, 0), (np.arange(3.0), 40, 60)], "llvm")
+    check(halve_counted, [(np.array([2.0 ** 40]), 1000, 30)], "llvm")
+    assert native_runs() == 2 and array_loops.runs["generic"] == 3
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
