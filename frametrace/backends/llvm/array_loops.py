@@ -2,29 +2,33 @@
 the body's fused kernels, with no Python between iterations.
 
 The body graph is compiled with the normal pipeline (its own plan, fusion, kernels: the
-`runner`). When every step of that compiled body is a kernel (no NumPy fallback, view or
-Python scalar work in its wrapper) and nothing the kernels take changes per iteration except
-the loop index and the carried arrays, a call runs:
+`runner`). When every step of that compiled body is a kernel or Python int / bool arithmetic
+(`it + 1`, `it < limit`: no NumPy fallback or view in its wrapper) and nothing the kernels take
+changes per iteration except the loop index and the carried values, a call runs:
 
-    iteration 0         the body's own wrapper (runner): its checks (read-only destinations,
-                        empty reductions, overflow), its FP handling, and carried results
-                        allocated in NumPy's layout (layouts.py): P0
-    P1 = empty_like(P0) the second buffer of every carried array (same layout)
-    iterations 1..      the driver (loop_driver.py): iteration j reads P[j % 2] and writes
+    iterations 0..      the body's own wrapper (runner), NATIVE_MIN_TRIPS times (at least
+                        once): its checks (read-only destinations, empty reductions, overflow),
+                        its FP handling, and carried results in NumPy's layout (layouts.py): P0
+    P1 = empty_like(P0) the second buffer of every carried value (same layout); carried NumPy
+                        scalars and Python ints live in 0-d arrays (int64 for Python ints)
+    the rest            the driver (loop_driver.py): iteration j reads P[j % 2] and writes
                         P[(j + 1) % 2]; temporaries allocated once; each kernel gets its
                         argument block built once, patched per iteration (the carried arrays'
-                        pointers, slots affine in the loop index); `<var>_before` copies are
-                        memcpys; a `while` stops when the condition's bool buffer is False
+                        pointers, slots affine in the loop index, carried scalars loaded from
+                        their 0-d arrays); `<var>_before` copies are memcpys; Python int ops are
+                        INT ops; a `while` stops when the condition's buffer is False
     result              P[iterations % 2], already in NumPy's layout: no copy out
 
 Invariants checked once per call hold for every iteration because nothing they read depends
-on the iteration: sizes, captured arrays, a destination's writeable flag. What cannot run
-natively keeps the generic path (the body's wrapper once per iteration): at compile time a
-body with wrapper steps, data-dependent sizes, carried scalars, index-dependent shapes or
-kernel extents (NotNative, logged under `loops`); at run time kernels large enough for the
-thread pool, carried or captured arrays that share memory, copies of non-contiguous arrays.
-FP flags the driver's kernels set are read by the outer wrapper (wrapper.numpy_handoff), which
-lets NumPy redo the whole call, as for any kernel.
+on the iteration: sizes, captured arrays, a destination's writeable flag. Python ints stay
+Python ints: add/subtract only of constants, values bounded between chunks (INT_LIMIT), else
+the remaining iterations run in Python. What cannot run natively keeps the generic path (the
+body's wrapper once per iteration): at compile time a body with other wrapper steps (an opaque
+call such as `@`), data-dependent sizes, carried Python floats, narrow carried scalars,
+index-dependent shapes or kernel extents (NotNative, logged under `loops`); at run time kernels
+large enough for the thread pool, carried or captured arrays that share memory, copies of
+non-contiguous arrays. FP flags the driver's kernels set are read by the outer wrapper
+(wrapper.numpy_handoff), which lets NumPy redo the whole call, as for any kernel.
 
     runs["native"], runs["generic"]       calls of each kind, for tests and benchmarks
 """
