@@ -44,6 +44,7 @@ import sympy
 from ...codegen.llvm_kernels import pack_format
 from ...ir.graph import Node
 from ...lower.fusion import KernelStep
+from ...lower.weak_ints import check_positions
 from ...shapes import pycode
 from . import runtime
 from .fp_errors import self_overlapping
@@ -136,6 +137,11 @@ class ArrayLoop:
             if s.binds:
                 raise NotNative("a data-dependent size in the body")
             self.program.append(_KernelCall(s, self, module.address(s.kernel.name)))
+        for checks in check_positions(plan, steps).values():
+            for a, *_ in checks:             # NumPy's OverflowError for an int out of a dtype's range
+                if isinstance(a, Node) and (plan.var.get(a) in self.int_nodes or plan.var.get(a) in
+                                            self.scalar_carried):
+                    raise NotNative("a Python int counter meets a narrow integer dtype (range checks)")
         self.roots = self._carried_roots(steps)
         self.go = None
         if self.body.kind == "while":

@@ -381,3 +381,20 @@ def test_while_on_a_carried_numpy_scalar(backend):
     check(until_change_is_small, [(rng.standard_normal(n) * 10,) for n in (1, 7, 100)], backend)
     if backend == "llvm":
         assert native_runs() == 3
+
+
+def test_a_python_counter_meeting_a_narrow_dtype_raises_as_numpy_does():
+    def bump(x, n):
+        it = 0
+        for _ in range(n):
+            x = x + it
+            it = it + 20
+        return x, it
+    x = np.zeros(3, np.int8)
+    compiled = ft.compile(bump, backend="llvm", dynamic=True)
+    same(compiled(x, 5), bump(x, 5))
+    with pytest.raises(OverflowError):
+        bump(x, 12)
+    with pytest.raises(OverflowError):
+        compiled(x, 12)
+    assert native_runs() == 0
