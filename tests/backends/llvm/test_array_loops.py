@@ -398,3 +398,14 @@ def test_a_python_counter_meeting_a_narrow_dtype_raises_as_numpy_does():
     with pytest.raises(OverflowError):
         compiled(x, 12)
     assert native_runs() == 0
+
+
+def test_pointer_abi_when_the_array_object_layout_is_not_known(monkeypatch):
+    from frametrace.backends.llvm import runtime
+    monkeypatch.setattr(runtime, "ARRAY_LAYOUT_OK", False)     # kernels take data pointers + strides
+    rng = np.random.default_rng(13)
+    check(two_carried, [(np.asfortranarray(rng.standard_normal((5, 4))), 6), (rng.standard_normal(7), 3)], "llvm")
+    check(viterbi_forward, [(np.log(rng.random((30, 5))), np.log(rng.random((5, 5))))], "llvm")
+    check(jacobi, [(rng.standard_normal((9, 9)), 6)], "llvm")
+    check(carried_scalar, [(rng.random(6), 5)], "llvm")
+    assert native_runs() == 5
