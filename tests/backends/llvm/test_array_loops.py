@@ -325,9 +325,12 @@ def test_kernels_on_an_opaque_result_keep_numpy_k_order():
     def padded(x):
         y = np.pad(x, 1)
         return y * 2 + 1
+    def sorted_rows(x):
+        return np.sort(x, axis=1) * 2 + 1
     x = np.asfortranarray(np.arange(12.0).reshape(3, 4))
-    for a in (x, np.ascontiguousarray(x), x.T):
+    for a in (x, np.ascontiguousarray(x), x.T, x[:, ::-1]):
         same(ft.compile(padded, backend="llvm")(a), padded(a))
+        same(ft.compile(sorted_rows, backend="llvm")(a), sorted_rows(a))
 
 
 @settings(max_examples=25, deadline=None)
