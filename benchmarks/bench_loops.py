@@ -4,6 +4,7 @@ eager) and numba.njit on the same source (when Numba is installed).
 
     python benchmarks/bench_loops.py            # full sizes (the Python loops take ~30 s)
     python benchmarks/bench_loops.py --quick    # 1/10 of the sizes
+    python benchmarks/bench_loops.py --only=viterbi,jacobi     # some of the programs
 
 Steady state: interleaved medians (common.timed), inputs copied outside the timing for the
 programs that write into their argument (jacobi). Cold: a fresh process with an empty kernel
@@ -53,7 +54,10 @@ def main(argv):
     scale = 0.1 if "--quick" in argv else 1.0
     njit = numba_njit()
     rows = []
+    only = [a.split("=", 1)[1].split(",") for a in argv if a.startswith("--only=")]
     for name, fn in PROGRAMS.items():
+        if only and name not in only[0]:
+            continue
         args = inputs(name, scale)
         def fresh(args=args):
             return [a.copy() if isinstance(a, np.ndarray) else a for a in args]

@@ -254,9 +254,6 @@ import re as _re  # noqa: E402
 
 KNOWN_BUGS = [
     # (name, regex on the failure message, regex on the program source or None)
-    ("K order of a value NumPy computes in the wrapper (a loop's result, an opaque call) is taken as C "
-     "order by later kernels (test_kernels_on_a_loop_result_keep_numpy_k_order)",
-     r"layout \(C, F contiguous\)", r"\bwhile |\bfor |np\.pad"),
     ("complex scalar operand crashes llvm lowering (test_llvm_complex_python_scalar_operand)",
      r"NotLowerable: operand \(?[-+\w.]*j\)?\n", None),
 ]

@@ -453,8 +453,6 @@ def _halve_until_small(x):
     return v <= x
 
 
-@pytest.mark.xfail(strict=True, reason="the layout of a value NumPy computes in the wrapper (a loop's "
-                                       "result, an opaque call) is taken as C order by later kernels")
 def test_kernels_on_a_loop_result_keep_numpy_k_order():
     x = np.asfortranarray(np.arange(12.0).reshape(3, 4))
     got = ft.compile(_halve_until_small, backend="llvm")(x)

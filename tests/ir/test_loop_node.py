@@ -83,7 +83,7 @@ def test_loop_node_on_every_backend(n, step, dtype):
         assert type(got[1]) is type(want[1]) and (got[1] == want[1] or np.isnan(want[1]))
 
 
-def test_generic_path_when_the_body_works_on_arrays():
+def test_array_body_is_not_an_element_loop_but_a_native_array_loop():
     g = Graph(symbols={N: "L['x'].shape[0]"})
     b = GraphBuilder(g)
     x = b.input_array("L['x']", (N,), "float64")
@@ -101,7 +101,7 @@ def test_generic_path_when_the_body_works_on_arrays():
     for _ in range(5):
         want = want * 0.5 + xv
     run = llvm.compile_graph(g)
-    assert not run.plan.loop_natives and run.plan.loop_runners
+    assert not run.plan.loop_natives and not run.plan.loop_runners and run.plan.array_loops
     np.testing.assert_array_equal(run([xv], [6])[0], want)
     np.testing.assert_array_equal(interpret(g, {"L['x']": xv}, {N: 6})[0], want)
     with pytest.raises(native.NotNative):

@@ -34,6 +34,7 @@ from ...lower.fusion import KernelStep, group
 from ...lower.loop_ir import Op, format_kernel
 from ...lower.schedule import Plan
 from . import jit, runtime, tiers, wrapper
+from .array_loops import array_loop
 from .loops import NotNative, native_loop
 
 PIPELINE = (
@@ -78,7 +79,7 @@ def compile_graph(graph: Graph):
 def _compile(graph: Graph):
     stages = dict(PIPELINE)
     plan = stages["plan"](graph)
-    plan.loop_natives, plan.loop_runners = _loops(graph)
+    plan.loop_natives, plan.loop_runners, plan.array_loops = _loops(graph)
     steps = stages["steps"](plan)
     kernels = [s.kernel for s in steps if isinstance(s, KernelStep)]
     quick = tiers.assign(plan, kernels, getattr(graph, "hints", None))    # small symbolic kernels
@@ -106,20 +107,35 @@ def _compile(graph: Graph):
 
 def _loops(graph: Graph):
     """Each structured loop node (ir/ops/loops.py) as a native kernel when its body works on
-    elements (loops.py), else its body compiled as a graph of its own, run per iteration."""
-    natives, runners = {}, {}
+    elements (loops.py), else its body compiled as a graph of its own: run by the native
+    driver when its steps allow (array_loops.py), else by the wrapper once per iteration."""
+    natives, runners, arrays = {}, {}, {}
     for n in graph.nodes:
         if n.op != "loop":
             continue
         try:
+            if _carries_arrays(n.attr("body")):
+                raise NotNative("a carried array")
             natives[n] = native_loop(n, f"loop{len(natives)}", runtime.ARRAY_LAYOUT_OK)
             natives[n].generic = functools.partial(_generic_loop, n)
             _loop_log.debug("loop at %s: native kernel", n.attr("body").location)
-        except NotNative as why:
-            _loop_log.info("loop at %s: the wrapper runs it, its body a graph of its own (%s)",
-                           n.attr("body").location, why)
-            runners[n] = compile_graph(n.attr("body").graph)
-    return natives, runners
+        except NotNative as not_element:
+            runner = compile_graph(n.attr("body").graph)
+            try:
+                arrays[n] = array_loop(n, runner)
+                _loop_log.info("loop at %s: native array loop (%d kernels; not an element loop: %s)",
+                               n.attr("body").location, len(arrays[n].kernels), not_element)
+            except NotNative as why:
+                _loop_log.info("loop at %s: the wrapper runs it, its body a graph of its own (not an element "
+                               "loop: %s; not a native array loop: %s)", n.attr("body").location, not_element, why)
+                runners[n] = runner
+    return natives, runners, arrays
+
+
+def _carries_arrays(body) -> bool:
+    """Does the body carry an array (of any shape, even one element) from one iteration to the
+    next? Then it is no element loop: loops.py keeps carried values in scalar registers."""
+    return any(inp.ndim for inp in body.graph.inputs[:body.ncarried])
 
 
 def _generic_loop(n):

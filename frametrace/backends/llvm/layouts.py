@@ -35,6 +35,7 @@ from .traced_ints import Trace, TracedInt, source
 # views that keep a C-contiguous operand's axis order (K order of the result stays C)
 _ORDER_KEEPING_VIEWS = ("getitem", "expand_dims", "squeeze", "broadcast_to", "reshape")
 _COMPUTED = ("pw", "red", "scan")            # values the kernels compute (allocated here)
+_WRAPPER_VALUES = ("fallback", "matmul")      # values the wrapper computes with NumPy (real strides)
 _CACHE_LIMIT = 64                            # calls' exact (sizes, strides) remembered
 _CLASS_LIMIT = 16                            # size classes remembered
 # what the layout rule raises where it cannot decide (an unbacked size, an unsupported form,
@@ -50,6 +51,8 @@ class _TracingBuilder:
         self._lay, self._key, self._trace = layouts, key, trace
         self._strides = {n: tuple(trace.leaf(key[j], j) for j in cols)
                          for n, cols in layouts.stride_leaves.items()}
+        # values the wrapper computed (a loop's result, an opaque call): their strides are leaves
+        self._layout_cache = {n: self._strides[n] for n in layouts.value_leaves}
 
     def input_layout(self, node, shape):
         return self._strides.get(node)
@@ -68,40 +71,51 @@ class _TracingBuilder:
 class Layouts:
     """Run-time layouts of a graph's allocated values (see module doc)."""
 
-    def __init__(self, plan, steps):
+    def __init__(self, plan, steps, only=None, value_leaves=()):
         g = plan.graph
         self.plan = plan
-        self.nodes = []                          # allocated values that may not be C order
-        for s in steps:
-            if isinstance(s, KernelStep):
-                self.nodes += [n for n in s.allocs if n.ndim >= 2]
-                self.nodes += [n for n, _ in s.reuse if n.ndim >= 2]
+        self.value_leaves = list(value_leaves)   # wrapper values whose strides are read at run time
+        self.late = {}                           # allocation -> (Layouts of its own, its value leaves)
+        if only is None:
+            self.nodes = []                      # allocated values that may not be C order
+            for s in steps:
+                if isinstance(s, KernelStep):
+                    self.nodes += [n for n in s.allocs if n.ndim >= 2]
+                    self.nodes += [n for n, _ in s.reuse if n.ndim >= 2]
+            for n in self.nodes:                 # after a wrapper value: laid out once it exists
+                leaves = self._value_leaves_of(n)
+                if leaves:
+                    self.late[n] = (Layouts(plan, steps, [n], leaves), leaves)
+            self.nodes = [n for n in self.nodes if n not in self.late]
+        else:
+            self.nodes = list(only)
         self.index = {n: i for i, n in enumerate(self.nodes)}
         self.array_inputs = [(i, n) for i, n in enumerate(g.inputs)
                              if n.attr("kind") != "scalar" and not (n.scalar and n.shape == ())]
         self.c_inputs = [i for i, n in self.array_inputs if n.ndim >= 2]
         self.symbols = list(g.symbols)
         seen: set = set()
-        self.order_keeping = all(self._keeps_c_order(n, seen) for n in self.nodes)
-        # the leaves of a call: symbol values, then the strides of the inputs the rule may read
+        self.order_keeping = not self.value_leaves and all(self._keeps_c_order(n, seen) for n in self.nodes)
+        # the leaves of a call: symbol values, then the strides of the inputs the rule may read,
+        # then those of the wrapper values
         read = self._inputs_read()
         self.stride_inputs = [i for i, n in self.array_inputs if n in read and n.ndim]
         self.stride_leaves, j = {}, len(self.symbols)
-        for i in self.stride_inputs:
-            n = g.inputs[i]
+        for n in [g.inputs[i] for i in self.stride_inputs] + self.value_leaves:
             self.stride_leaves[n] = range(j, j + n.ndim)
             j += n.ndim
         self.leaf_names = [f"v{k}" for k in range(j)]
         # the call's leaves as one tuple (the exact-size cache key), read in generated code
-        self._key = eval("lambda inputs, symbol_values: (*symbol_values, "
-                         + "".join(f"*inputs[{i}].strides, " for i in self.stride_inputs) + ")", {})
+        self._key = eval("lambda inputs, symbol_values, values=(): (*symbol_values, "
+                         + "".join(f"*inputs[{i}].strides, " for i in self.stride_inputs)
+                         + "".join(f"*values[{k}].strides, " for k in range(len(self.value_leaves))) + ")", {})
         self._sym_names = {s: self.leaf_names[k] for k, s in enumerate(self.symbols)}
         self._sizes: dict = {}                   # graph size expr -> (source, function)
         self._classes: list = []                 # (check, result) per size class seen
         self._cache: dict = {}                   # exact leaves -> layouts
 
     def __bool__(self):
-        return bool(self.nodes)
+        return bool(self.nodes or self.late)
 
     def _keeps_c_order(self, root, seen) -> bool:
         """C-contiguous inputs give root a C-ordered result (every value on the way keeps the order)."""
@@ -137,6 +151,8 @@ class Layouts:
             seen.add(n)
             if n.op == "input":
                 out.add(n)
+            elif n in self.value_leaves:
+                continue
             elif n.op not in np_layout._C_ORDER or get_op(n.op).kind == "view":
                 stack += [a for a in n.args if isinstance(a, Node)]
         return out
@@ -144,11 +160,30 @@ class Layouts:
     def fast(self, inputs) -> bool:
         return self.order_keeping and all(inputs[i].flags.c_contiguous for i in self.c_inputs)
 
-    def __call__(self, inputs, symbol_values):
-        """None when every allocation is C order, else (strides or None) per allocation."""
+    def _value_leaves_of(self, root) -> list:
+        """Arrays of 2+ dims above `root` that the wrapper computes and whose layout NumPy's rule
+        cannot derive (a loop's result, an opaque call): their strides are known at run time."""
+        out, seen, stack = [], set(), [root]
+        while stack:
+            n = stack.pop()
+            if n in seen or not isinstance(n, Node):
+                continue
+            seen.add(n)
+            cat = self.plan.cat[n]
+            if cat == "input" or n.ndim <= 1 and n is not root:
+                continue
+            if n is not root and cat in _WRAPPER_VALUES and n.op not in np_layout._C_ORDER:
+                out.append(n)
+                continue
+            stack += [a for a in n.args if isinstance(a, Node)]
+        return out
+
+    def __call__(self, inputs, symbol_values, values=()):
+        """None when every allocation is C order, else (strides or None) per allocation;
+        `values`: the arrays of `value_leaves` (a late allocation's Layouts)."""
         if self.order_keeping and self.fast(inputs):
             return None
-        key = self._key(inputs, symbol_values)
+        key = self._key(inputs, symbol_values, values)
         got = self._cache.get(key)
         if got is None:
             for check, result in self._classes:

@@ -303,7 +303,7 @@ class _Builder:
         ir, tr = self.ir, self.tr
         lay = Layouts(plan, steps)
         if lay:
-            if not lay.order_keeping:
+            if not lay.order_keeping or lay.late:
                 raise NotNative("an allocation whose layout follows a transpose or a NumPy result")
             for i in lay.c_inputs:
                 var = plan.var[graph.inputs[i]]

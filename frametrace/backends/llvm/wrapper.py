@@ -21,6 +21,7 @@ import sympy
 
 from ...codegen.llvm_kernels import fpflags, pack_format
 from ...ir.graph import IndexSlice, Node
+from ...ir.ops.advanced_index import ArrayRef, ConstIndex
 from ...ir.registry import get_op
 from ...lower.fusion import KernelStep, WrapperStep
 from ...lower.schedule import Plan
@@ -86,6 +87,15 @@ class _Gen:
             if None in parts:
                 return None
             return f"{v}[{''.join(p + ', ' for p in parts)}]" if parts else f"{v}[()]"
+        if n.op == "index":                       # index_ref: x[py_entries(entries, arrays)]
+            parts = []
+            for e in n.attr("entries"):
+                if isinstance(e, ConstIndex):
+                    return None
+                parts.append(self.arg(n.args[1 + e.k]) if isinstance(e, ArrayRef) else self.index_part(e))
+            if None in parts:
+                return None
+            return f"{v}[{''.join(p + ', ' for p in parts)}]"
         if n.op == "transpose":                   # np.transpose(x, axes)
             return f"{v}.transpose({self.arg(tuple(n.attr('axes')))})"
         if n.op == "reshape":                     # np.reshape(x, shape)
@@ -121,10 +131,15 @@ class _Gen:
                 v = self.plan.var[n]
                 self.lines.append(f"    if type({v}) is not _ndarray: {v} = _asarray({v})")
             return
+        dst = n.args[0] if n.op == "assign" else None
+        if isinstance(dst, Node) and n.attr("writer") is None and not dst.scalar and not self.plan.by_value(dst):
+            # assign_ref: NumPy's own error for a read-only destination is the same
+            self.lines.append(f"    {self.plan.var[dst]}[...] = {self.arg(n.args[1])}    # assign")
+            return
         ref = self.const(op.ref, f"op_{n.op}_")
         attrs = [(k, v) for k, v in n.call_attrs if not (op.kind == "gather" and k == "size")]
-        native = getattr(self.plan, "loop_natives", {}).get(n)
-        if native is not None:                    # a loop over elements: one kernel (loops.py)
+        native = getattr(self.plan, "loop_natives", {}).get(n) or getattr(self.plan, "array_loops", {}).get(n)
+        if native is not None:                    # one kernel (loops.py), or the driver (array_loops.py)
             ref, attrs = self.const(native, "loop"), []
         args = [self.arg(a) for a in n.args] + [f"{k}={self.arg(v)}" for k, v in attrs]
         runner = getattr(self.plan, "loop_runners", {}).get(n)
@@ -164,6 +179,8 @@ class _Gen:
             make = f"_empty(({shape}), {dt})"
             if n in self.layouts.index:           # NumPy's layout ("K" order): layouts.py
                 make += f" if _L is None else _alloc_k(({shape}), {dt}, _L[{self.layouts.index[n]}])"
+            elif n in self.layouts.late:          # ... after values the wrapper computed
+                make = f"_alloc_k(({shape}), {dt}, {self.late_layout(n)})"
             self.lines.append(f"    {plan.var[n]} = {make}")
         sources = [b.source for b in k.buffers]
         for i, base in step.overlap:
@@ -229,12 +246,22 @@ class _Gen:
         cond = " and ".join(f"{INT64_MIN} <= {v} <= {INT64_MAX}" for v in seen)
         self.lines.append(f"    if not ({cond}): return _reference(inputs, symbol_values)")
 
+    def late_layout(self, n) -> str:
+        """The strides of allocation n, whose layout depends on values the wrapper computed
+        (a loop's result, an opaque call: their real strides are leaves of the rule)."""
+        lay, leaves = self.layouts.late[n]
+        fn = self.const(lay, "late_layout")
+        values = "".join(f"{self.plan.var[v]}, " for v in leaves)
+        return f"(({fn}(inputs, symbol_values, ({values})) or (None,))[0])"
+
     def relayout(self, step):
         """A result written over a dead temporary gets NumPy's layout (a copy if it differs)."""
         for n, _ in step.reuse:
+            v = self.plan.var[n]
             if n in self.layouts.index:
-                v = self.plan.var[n]
                 self.lines.append(f"    if _L is not None: {v} = _relayout({v}, _L[{self.layouts.index[n]}])")
+            elif n in self.layouts.late:
+                self.lines.append(f"    {v} = _relayout({v}, {self.late_layout(n)})")
 
     def generate(self, steps) -> str:
         g, plan = self.plan.graph, self.plan
@@ -263,7 +290,7 @@ class _Gen:
             head.append(f"    {', '.join(plan.var[n] for n in g.inputs)}, = inputs")
         if g.symbols:
             head.append(f"    {', '.join(plan.sym_names[s] for s in g.symbols)}, = symbol_values")
-        if self.layouts:
+        if self.layouts.nodes:
             head.append("    _L = _layouts(inputs, symbol_values)")
         return "\n".join(head + self._with_sizes(self.lines)) + "\n"
 
@@ -273,7 +300,8 @@ class _Gen:
         g, head, tail = self.plan.graph, [], []
         mutated = fp_errors.mutated_inputs(g)
         kernels = [s.kernel for s in steps if isinstance(s, KernelStep)] + \
-            [nl.kernel for nl in getattr(self.plan, "loop_natives", {}).values()]     # loops.py
+            [nl.kernel for nl in getattr(self.plan, "loop_natives", {}).values()] + \
+            [k for al in getattr(self.plan, "array_loops", {}).values() for k in al.kernels]   # array_loops.py
         fp = any(fpflags.may_raise(k) for k in kernels)
         if not (mutated and steps) and not fp:
             return head, tail

@@ -1,0 +1,290 @@
+"""The native driver of array-bodied loops: one LLVM function that runs a loop's iterations and
+calls the body's kernels directly (array_loops.py builds its table).
+
+    run(table)            # one call runs every iteration; no Python between kernel calls
+
+The driver is one function for every loop, steered by a table of int64 words that the
+wrapper fills per call (all addresses and sizes are run-time values, so the machine code is
+cached on disk like any kernel module):
+
+    table[0]  iteration to stop before              table[1]  number of ops per iteration
+    table[2]  address of a bool the body writes (a `while` loop's condition), or 0
+    table[3]  out: the iteration reached           table[4]  the first iteration j to run
+    then per op, in run order:
+      CALL  0, kernel, hi, args, npatch, (offset, v0, v1, b) * npatch
+            before the call, word `offset` (bytes) of the kernel's argument block `args` gets
+            (v1 if j is odd else v0) + b * j: the double-buffered arrays of carried values (their
+            data or object pointers alternate) and slots affine in the loop index; a negative
+            offset (load_patch) gets the 8 bytes AT address (v1 if j is odd else v0): a carried
+            NumPy scalar, read from its double-buffered 0-d array
+      COPY  1, nbytes, dst0, dst1, src0, src1
+            memcpy(j odd ? dst1 : dst0, j odd ? src1 : src0, nbytes): the `<var>_before` copy an
+            in-place update reads (NumPy evaluates the source before writing)
+      INT   2, opcode, dst0, dst1, a0, a1, b0, b1
+            *dst = *a <op> *b on int64 words (the same parity choice): a Python int counter and
+            its comparisons (`it += 1`, `it < 100`); SCALAR_OPS names the opcodes
+
+Table.run calls the driver for CHUNK iterations at a time, so a long loop still sees Ctrl-C
+(Python checks for signals between the calls). Kernels are called as the wrapper calls a small
+kernel: `kernel(0, hi, args)` on this thread. Their floating-point flags reach the
+process-wide word as usual (the outer wrapper reads it).
+"""
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from . import jit
+
+CALL, COPY, INT = 0, 1, 2
+SCALAR_OPS = ("add", "subtract", "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
+              "logical_and", "logical_or")
+HEADER = 5
+CHUNK = 1 << 16                 # iterations per driver call (even: the parity of j carries over)
+NAME = "frametrace_array_loop"
+
+IR = f"""
+declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
+
+define void @{NAME}(i64 %lo, i64 %hi, ptr %t) {{
+entry:
+  %n = load i64, ptr %t
+  %p1 = getelementptr i64, ptr %t, i64 1
+  %nops = load i64, ptr %p1
+  %p2 = getelementptr i64, ptr %t, i64 2
+  %go = load i64, ptr %p2
+  %goptr = inttoptr i64 %go to ptr
+  %hasgo = icmp ne i64 %go, 0
+  %p3 = getelementptr i64, ptr %t, i64 3
+  %p4 = getelementptr i64, ptr %t, i64 4
+  %j0 = load i64, ptr %p4
+  %ops = getelementptr i64, ptr %t, i64 {HEADER}
+  br label %iter
+iter:
+  %j = phi i64 [%j0, %entry], [%j1, %next]
+  %more = icmp slt i64 %j, %n
+  br i1 %more, label %start, label %done
+start:
+  %odd = trunc i64 %j to i1
+  br label %oploop
+oploop:
+  %o = phi i64 [0, %start], [%o1, %opnext]
+  %w = phi ptr [%ops, %start], [%wnext, %opnext]
+  %moreops = icmp slt i64 %o, %nops
+  br i1 %moreops, label %op, label %iterend
+op:
+  %kind = load i64, ptr %w
+  %iscall = icmp eq i64 %kind, {CALL}
+  br i1 %iscall, label %call, label %notcall
+notcall:
+  %iscopy = icmp eq i64 %kind, {COPY}
+  br i1 %iscopy, label %copy, label %int
+int:
+  %i1p = getelementptr i64, ptr %w, i64 1
+  %opc = load i64, ptr %i1p
+  %i2p = getelementptr i64, ptr %w, i64 2
+  %id0 = load i64, ptr %i2p
+  %i3p = getelementptr i64, ptr %w, i64 3
+  %id1 = load i64, ptr %i3p
+  %i4p = getelementptr i64, ptr %w, i64 4
+  %ia0 = load i64, ptr %i4p
+  %i5p = getelementptr i64, ptr %w, i64 5
+  %ia1 = load i64, ptr %i5p
+  %i6p = getelementptr i64, ptr %w, i64 6
+  %ib0 = load i64, ptr %i6p
+  %i7p = getelementptr i64, ptr %w, i64 7
+  %ib1 = load i64, ptr %i7p
+  %idv = select i1 %odd, i64 %id1, i64 %id0
+  %iav = select i1 %odd, i64 %ia1, i64 %ia0
+  %ibv = select i1 %odd, i64 %ib1, i64 %ib0
+  %idp = inttoptr i64 %idv to ptr
+  %iap = inttoptr i64 %iav to ptr
+  %ibp = inttoptr i64 %ibv to ptr
+  %x = load i64, ptr %iap
+  %y = load i64, ptr %ibp
+  %r0 = add i64 %x, %y
+  %r1 = sub i64 %x, %y
+  %qc2 = icmp slt i64 %x, %y
+  %qc3 = icmp sle i64 %x, %y
+  %qc4 = icmp sgt i64 %x, %y
+  %qc5 = icmp sge i64 %x, %y
+  %qc6 = icmp eq i64 %x, %y
+  %qc7 = icmp ne i64 %x, %y
+  %xb = icmp ne i64 %x, 0
+  %yb = icmp ne i64 %y, 0
+  %qc8 = and i1 %xb, %yb
+  %qc9 = or i1 %xb, %yb
+  %r2 = zext i1 %qc2 to i64
+  %r3 = zext i1 %qc3 to i64
+  %r4 = zext i1 %qc4 to i64
+  %r5 = zext i1 %qc5 to i64
+  %r6 = zext i1 %qc6 to i64
+  %r7 = zext i1 %qc7 to i64
+  %r8 = zext i1 %qc8 to i64
+  %r9 = zext i1 %qc9 to i64
+  %is1 = icmp eq i64 %opc, 1
+  %is2 = icmp eq i64 %opc, 2
+  %is3 = icmp eq i64 %opc, 3
+  %is4 = icmp eq i64 %opc, 4
+  %is5 = icmp eq i64 %opc, 5
+  %is6 = icmp eq i64 %opc, 6
+  %is7 = icmp eq i64 %opc, 7
+  %is8 = icmp eq i64 %opc, 8
+  %is9 = icmp eq i64 %opc, 9
+  %sel9 = select i1 %is9, i64 %r9, i64 %r0
+  %sel8 = select i1 %is8, i64 %r8, i64 %sel9
+  %sel7 = select i1 %is7, i64 %r7, i64 %sel8
+  %sel6 = select i1 %is6, i64 %r6, i64 %sel7
+  %sel5 = select i1 %is5, i64 %r5, i64 %sel6
+  %sel4 = select i1 %is4, i64 %r4, i64 %sel5
+  %sel3 = select i1 %is3, i64 %r3, i64 %sel4
+  %sel2 = select i1 %is2, i64 %r2, i64 %sel3
+  %sel1 = select i1 %is1, i64 %r1, i64 %sel2
+  store i64 %sel1, ptr %idp
+  %inext = getelementptr i64, ptr %w, i64 8
+  br label %opnext
+call:
+  %w1 = getelementptr i64, ptr %w, i64 1
+  %fnv = load i64, ptr %w1
+  %fn = inttoptr i64 %fnv to ptr
+  %w2 = getelementptr i64, ptr %w, i64 2
+  %khi = load i64, ptr %w2
+  %w3 = getelementptr i64, ptr %w, i64 3
+  %argsv = load i64, ptr %w3
+  %args = inttoptr i64 %argsv to ptr
+  %w4 = getelementptr i64, ptr %w, i64 4
+  %np = load i64, ptr %w4
+  %pw0 = getelementptr i64, ptr %w, i64 5
+  br label %patch
+patch:
+  %q = phi i64 [0, %call], [%q1, %dostore]
+  %pw = phi ptr [%pw0, %call], [%pwnext, %dostore]
+  %morepatch = icmp slt i64 %q, %np
+  br i1 %morepatch, label %patchbody, label %callit
+patchbody:
+  %off = load i64, ptr %pw
+  %pv0p = getelementptr i64, ptr %pw, i64 1
+  %pv0 = load i64, ptr %pv0p
+  %pv1p = getelementptr i64, ptr %pw, i64 2
+  %pv1 = load i64, ptr %pv1p
+  %pbp = getelementptr i64, ptr %pw, i64 3
+  %pb = load i64, ptr %pbp
+  %base = select i1 %odd, i64 %pv1, i64 %pv0
+  %bj = mul i64 %pb, %j
+  %val0 = add i64 %base, %bj
+  %isload = icmp slt i64 %off, 0
+  br i1 %isload, label %doload, label %dostore
+doload:
+  %lp = inttoptr i64 %base to ptr
+  %lv = load i64, ptr %lp
+  br label %dostore
+dostore:
+  %val = phi i64 [%val0, %patchbody], [%lv, %doload]
+  %loff = sub i64 -1, %off
+  %realoff = select i1 %isload, i64 %loff, i64 %off
+  %dst = getelementptr i8, ptr %args, i64 %realoff
+  store i64 %val, ptr %dst
+  %q1 = add i64 %q, 1
+  %pwnext = getelementptr i64, ptr %pw, i64 4
+  br label %patch
+callit:
+  call void %fn(i64 0, i64 %khi, ptr %args)
+  br label %opnext
+copy:
+  %c1 = getelementptr i64, ptr %w, i64 1
+  %nbytes = load i64, ptr %c1
+  %c2 = getelementptr i64, ptr %w, i64 2
+  %d0 = load i64, ptr %c2
+  %c3 = getelementptr i64, ptr %w, i64 3
+  %d1 = load i64, ptr %c3
+  %c4 = getelementptr i64, ptr %w, i64 4
+  %s0 = load i64, ptr %c4
+  %c5 = getelementptr i64, ptr %w, i64 5
+  %s1 = load i64, ptr %c5
+  %dv = select i1 %odd, i64 %d1, i64 %d0
+  %sv = select i1 %odd, i64 %s1, i64 %s0
+  %dp = inttoptr i64 %dv to ptr
+  %sp = inttoptr i64 %sv to ptr
+  call void @llvm.memcpy.p0.p0.i64(ptr %dp, ptr %sp, i64 %nbytes, i1 false)
+  %cnext = getelementptr i64, ptr %w, i64 6
+  br label %opnext
+opnext:
+  %wnext = phi ptr [%pw, %callit], [%cnext, %copy], [%inext, %int]
+  %o1 = add i64 %o, 1
+  br label %oploop
+iterend:
+  %j1 = add i64 %j, 1
+  br i1 %hasgo, label %checkgo, label %next
+checkgo:
+  %g = load i8, ptr %goptr
+  %stop = icmp eq i8 %g, 0
+  br i1 %stop, label %done, label %next
+next:
+  br label %iter
+done:
+  %ran = phi i64 [%j, %iter], [%j1, %checkgo]
+  store i64 %ran, ptr %p3
+  ret void
+}}
+"""
+
+_DRIVER_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
+_module = _fn = None
+
+
+def driver():
+    """The driver's ctypes function (compiled once per process; the object is cached on disk).
+    ctypes releases the GIL during the call, as for any kernel."""
+    global _module, _fn
+    if _fn is None:
+        _module = jit.LoadedModule(IR, [NAME])
+        _fn = _DRIVER_TYPE(_module.address(NAME))
+    return _fn
+
+
+def load_patch(offset: int) -> int:
+    """The patch offset that loads the slot at byte `offset` from the patch's address."""
+    return -1 - offset
+
+
+class Table:
+    """A driver table under construction (see the module doc)."""
+
+    def __init__(self):
+        self.words: list = []
+        self.nops = 0
+
+    def call(self, kernel_address: int, hi: int, args_address: int, patches):
+        self.words += [CALL, kernel_address, hi, args_address, len(patches)]
+        for p in patches:
+            self.words += list(p)
+        self.nops += 1
+
+    def copy(self, nbytes: int, dst: tuple, src: tuple):
+        self.words += [COPY, nbytes, dst[0], dst[1], src[0], src[1]]
+        self.nops += 1
+
+    def int_op(self, op: str, dst: tuple, a: tuple, b: tuple):
+        self.words += [INT, SCALAR_OPS.index(op), dst[0], dst[1], a[0], a[1], b[0], b[1]]
+        self.nops += 1
+
+    def run(self, iterations: int, go_address: int = 0, check=None) -> int:
+        """Run up to `iterations` iterations; the number run (a `while` stops when the bool at
+        `go_address` is False after an iteration; any loop stops between chunks when `check()`
+        is False)."""
+        table = np.array([0, self.nops, go_address, 0, 0] + self.words, dtype=np.int64)
+        run, address, j = driver(), table.ctypes.data, 0
+        while j < iterations:
+            if check is not None and not check():
+                break
+            end = min(j + CHUNK, iterations)
+            table[0], table[4] = end, j
+            run(0, 1, address)
+            j = int(table[3])
+            if j < end or (go_address and not ctypes.c_bool.from_address(go_address).value):
+                break                     # the `while` condition was False
+        return j
+
+
+__all__ = ["Table", "driver", "load_patch", "CALL", "COPY", "INT", "SCALAR_OPS"]
