@@ -196,7 +196,7 @@ HAND = {
     "unique_inverse": (lambda i: np.unique(i, return_inverse=True)[1], VI),
     "count_nonzero": (lambda v: np.count_nonzero(v > 0), V),
     "count_nonzero_axis": (lambda m: np.count_nonzero(m > 0, axis=0), M),
-    "linalg_norm": (lambda m: LA.norm(m, axis=1), M), "linalg_solve": (lambda s: LA.solve(s, s[:, 0]), S),
+    "linalg_norm": (lambda m: LA.norm(m, "nuc"), M), "linalg_solve": (lambda s: LA.solve(s, s[:, 0]), S),
     "linalg_inv": (lambda s: LA.inv(s), S), "linalg_det": (lambda s: LA.det(s), S),
     "linalg_slogdet_sign": (lambda s: LA.slogdet(s)[0], S), "linalg_slogdet_logabsdet": (lambda s: LA.slogdet(s)[1], S),
     "linalg_cholesky": (lambda s: LA.cholesky(s), S), "linalg_qr_q": (lambda s: LA.qr(s)[0], S),

@@ -48,6 +48,19 @@ def _math_with_domain(name, pole, below):
     return rule
 
 
+def _f_power(e, t, x, y):
+    """x ** y by the vectorised math library, reporting what NumPy's loop reports beyond the
+    hardware's over/underflow: "divide" for 0 ** negative (inf), "invalid" for a NaN result
+    of non-NaN operands ((-2) ** 0.5)."""
+    T = reg(t)
+    r = e.math("power", t, x, y)
+    pole = e.emit(f"and i1 {e.emit(f'fcmp oeq {T} {x}, 0.0', 'i1')}, "
+                  f"{e.emit(f'fcmp olt {T} {y}, 0.0', 'i1')}", "i1")
+    r = raise_flag_if(e, t, pole, r, "divide")
+    made_nan = e.emit(f"and i1 {_isnan(e, t, r)}, {e.emit(f'fcmp ord {T} {x}, {y}', 'i1')}", "i1")
+    return raise_flag_if(e, t, made_nan, r, "invalid")
+
+
 # log-family poles and domains: (pole, smallest valid argument)
 _DOMAINS = {"log": (0.0, 0.0), "log2": (0.0, 0.0), "log10": (0.0, 0.0), "log1p": (-1.0, -1.0)}
 
@@ -226,6 +239,7 @@ FLOAT = {
 for _n, _lw in lowered_as(Loop).items():     # float bodies calling the vectorised math library
     if _lw.math:
         FLOAT[_n] = _math_with_domain(_n, *_DOMAINS[_n]) if _n in _DOMAINS else _math(_n)
+FLOAT["power"] = _f_power
 
 # ----------------------------------------------------------------------------- integer rules
 
