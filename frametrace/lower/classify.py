@@ -23,6 +23,7 @@ from ..ir.registry import Creation, Gather, Reduction, Scan, Scatter, get_op, lo
 from .loop_ir import Var
 from .matmul import MATMULS
 from .pointwise import SUPPORTED_DTYPES, NotLowerable, lower_elementwise, operand_dt, weak_node
+from .reductions import count_expr
 from .views import broadcast_ok, inlinable
 from .weak_ints import range_checks
 
@@ -68,6 +69,8 @@ def _reduction(node: Node) -> str:
         return "fallback"
     if node.op in ("mean", "var", "std") and node.dtype.kind not in "fc":
         return "fallback"                      # mean(dtype=int): NumPy divides in float, then truncates
+    if node.op in ("mean", "var", "std") and count_expr(node) == 0:
+        return "fallback"                      # over nothing: NumPy's warnings (a kernel's 0 / 0 folds)
     return "red"
 
 

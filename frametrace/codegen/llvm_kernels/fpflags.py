@@ -72,7 +72,8 @@ _INT_DIVIDE = ops_where(lambda op: op.fp_errors == "int_divide")
 _QUIET = ops_where(lambda op: op.fp_errors == "none") | {"affine", "red_and", "red_or"}
 # the combiners of max / min reductions (their identity is an extreme value): float ones
 # track the signs of the zeros they see
-_EXTREMA = frozenset(r.combiner for r in lowered_as(Reduction).values() if r.identity in ("lowest", "highest"))
+_EXTREMA = frozenset(r.combiner for r in lowered_as(Reduction).values()
+                     if r.identity in ("lowest", "highest", "nan_lowest", "nan_highest"))
 
 
 def _const_of(e):

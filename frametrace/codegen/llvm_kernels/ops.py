@@ -196,8 +196,9 @@ def _f_argbetter(pred):                      # first max/min wins; the first NaN
 
 
 def _f_red_extreme(name):
-    """max / min reduction combiner (acc, x): NaN-propagating, and reporting the sign of a
-    zero x (fpflags.ZERO_SIGNS: with both signs seen, NumPy's result depends on its order)."""
+    """max / min reduction combiner (acc, x): NaN-propagating (llvm.maximum), or NaN-skipping
+    for fmax / fmin (llvm.maxnum: NaN only when both are), and reporting the sign of a zero x
+    (fpflags.ZERO_SIGNS: with both signs seen, NumPy's result depends on its order)."""
     def rule(e, t, acc, x):
         zero = e.emit(f"fcmp oeq {reg(t)} {x}, 0.0", "i1")
         sign = e.emit(f"select i1 {_f_signbit(e, t, x)}, i32 {BIT['neg_zero']}, i32 {BIT['pos_zero']}", "i32")
@@ -234,6 +235,7 @@ FLOAT = {
     "red_add": lambda e, t, a, b: e.emit(f"fadd reassoc {reg(t)} {a}, {b}", reg(t)),
     "red_mul": lambda e, t, a, b: e.emit(f"fmul reassoc {reg(t)} {a}, {b}", reg(t)),
     "red_max": _f_red_extreme("maximum"), "red_min": _f_red_extreme("minimum"),
+    "red_fmax": _f_red_extreme("maxnum"), "red_fmin": _f_red_extreme("minnum"),
     "argbetter_max": _f_argbetter("ogt"), "argbetter_min": _f_argbetter("olt"),
 }
 for _n, _lw in lowered_as(Loop).items():     # float bodies calling the vectorised math library
@@ -340,6 +342,7 @@ def _integer(signed):
         "maximum": _intr(f"{s}max"), "minimum": _intr(f"{s}min"),
         "fmax": _intr(f"{s}max"), "fmin": _intr(f"{s}min"),
         "red_max": _intr(f"{s}max"), "red_min": _intr(f"{s}min"),
+        "red_fmax": _intr(f"{s}max"), "red_fmin": _intr(f"{s}min"),
         "red_add": _ins("add"), "red_mul": _ins("mul"),
         "bitwise_and": _ins("and"), "bitwise_or": _ins("or"), "bitwise_xor": _ins("xor"),
         "left_shift": _i_shift("shl", signed), "right_shift": _i_shift("ashr" if signed else "lshr", signed),
@@ -365,9 +368,9 @@ def _b(op):
 
 BOOL = {
     "add": _b("or"), "maximum": _b("or"), "fmax": _b("or"), "bitwise_or": _b("or"),
-    "logical_or": _b("or"), "red_or": _b("or"), "red_max": _b("or"),
+    "logical_or": _b("or"), "red_or": _b("or"), "red_max": _b("or"), "red_fmax": _b("or"),
     "multiply": _b("and"), "minimum": _b("and"), "fmin": _b("and"), "bitwise_and": _b("and"),
-    "logical_and": _b("and"), "red_and": _b("and"), "red_min": _b("and"),
+    "logical_and": _b("and"), "red_and": _b("and"), "red_min": _b("and"), "red_fmin": _b("and"),
     "bitwise_xor": _b("xor"), "logical_xor": _b("xor"), "not_equal": _b("xor"),
     "equal": lambda e, t, a, b: _not(e, e.emit(f"xor i1 {a}, {b}", "i1")),
     "less": lambda e, t, a, b: _and(e, _not(e, a), b),

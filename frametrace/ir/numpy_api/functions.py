@@ -15,6 +15,7 @@ from .joining import FUNCTIONS as JOINING
 from .library_calls import FUNCTIONS as LIBRARY
 from .linalg_calls import FUNCTIONS as LINALG
 from .more_calls import FUNCTIONS as MORE
+from .nan_reductions import FUNCTIONS as NAN_REDUCTIONS
 from .norms import FUNCTIONS as NORMS
 from .padding import FUNCTIONS as PADDING
 from .reductions import PARAMS, nan_reduction_impl, reduction_impl
@@ -77,7 +78,7 @@ def is_traceable_function(fn) -> bool:
 def _register_tables():
     from .data_dependent import FUNCTIONS as DD
     FUNCTIONS.update(DD)
-    for table in (UFUNC_METHODS, LINALG, LIBRARY, JOINING, EXTRA, MORE, PADDING, NORMS):
+    for table in (UFUNC_METHODS, LINALG, LIBRARY, JOINING, EXTRA, MORE, PADDING, NORMS, NAN_REDUCTIONS):
         FUNCTIONS.update(table)
 
 

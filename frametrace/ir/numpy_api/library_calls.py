@@ -122,8 +122,7 @@ def _count_nonzero_rule(a, axis=None, keepdims=False):
     return FakeArray(reduced_shape(a.shape, axis, keepdims), np.dtype(np.intp))
 
 
-_REDUCTIONS = ("median", "nanmean", "nanmax", "nanmin", "nanstd", "nanvar",
-               "nanmedian", "nanargmax", "nanargmin")
+_REDUCTIONS = ("median", "nanstd", "nanvar", "nanmedian")    # nanmax & co.: nan_reductions.py
 _QUANTILES = ("percentile", "quantile", "nanpercentile", "nanquantile")
 _ELEMENTWISE = ("sinc", "angle", "nan_to_num", "i0")    # not real_if_close: its dtype depends on the data
 
@@ -214,12 +213,10 @@ def _count_nonzero_impl(b, a, axis=None, *, keepdims=False):
         b, a, axis, keepdims)
 
 
-_R = ("a", "axis", "dtype", "out", "keepdims")
 FUNCTIONS = {
     np.median: opaque_function("median", "np.median", ("a", "axis", "out", "overwrite_input", "keepdims")),
-    np.nanmean: opaque_function("nanmean", "np.nanmean", _R),    # nansum / nanprod: reductions.py
-    **{getattr(np, n): opaque_function(n, f"np.{n}", ("a", "axis", "out", "keepdims"))
-       for n in ("nanmax", "nanmin", "nanargmax", "nanargmin", "nanmedian")},
+    np.nanmedian: opaque_function("nanmedian", "np.nanmedian", ("a", "axis", "out", "overwrite_input",
+                                                                "keepdims")),
     **{getattr(np, n): opaque_function(n, f"np.{n}", ("a", "axis", "dtype", "out", "ddof", "keepdims"))
        for n in ("nanstd", "nanvar")},
     **{getattr(np, n): opaque_function(n, f"np.{n}", ("a", "q", "axis", "out", "overwrite_input", "method",
