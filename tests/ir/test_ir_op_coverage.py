@@ -168,8 +168,8 @@ HAND = {
     "array_constant": (lambda v: np.append(v, [1.0, 2.0]), V),
     "median": (lambda v: np.median(v), V),
     **{n: (_numpy_call(n), V) for n in (
-        "nanmax", "nanmin", "nanstd", "nanvar", "nanmedian", "sinc", "nan_to_num", "i0", "sort", "trapezoid", "isposinf",
-        "isneginf", "isreal", "iscomplex", "diag", "average")},
+        "nanmax", "nanmin", "nanstd", "nanvar", "nanmedian", "sinc", "nan_to_num", "i0", "sort", "trapezoid",
+        "isposinf", "isneginf", "isreal", "iscomplex", "diag", "average")},
     "divide_quiet": (lambda m: np.nanmean(m, axis=1), M),          # np.nanmean's count division
     "report_if": (lambda m: (np.nanmean(m, axis=0), np.nanargmin(m, axis=1)), M),
     "percentile": (lambda v: np.percentile(v, 30), V), "quantile": (lambda v: np.quantile(v, [0.1, 0.9]), V),
