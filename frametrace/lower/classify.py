@@ -5,7 +5,7 @@ Categories:
   pw        elementwise, fusible: computed inside a kernel at each index, never stored
             unless it must be (see schedule.MATERIALIZE_RULES)
   red       a reduction computed by a kernel (fused with its producers and consumers)
-  scan      cumsum / cumprod: a kernel of its own (fused with its producers)
+  scan      cumsum / cumprod, sort_rows: a kernel of its own (fused with its producers)
   view      a view: an index map inside kernels, or a NumPy view in the wrapper
   assign    a mutation: a kernel writing into the destination (or NumPy for plain copies)
   compact   x[mask] with mask.shape == x.shape: count + compaction kernels (compact.py)
@@ -19,7 +19,7 @@ import numpy as np
 
 from ..ir.graph import Node
 from ..ir import ops as _registered  # noqa: F401  (registers every op the tables below read)
-from ..ir.registry import Creation, Gather, Reduction, Scan, Scatter, get_op, lowered_as
+from ..ir.registry import Creation, Gather, Reduction, Scan, Scatter, Sort, get_op, lowered_as, lowering
 from .loop_ir import Var
 from .matmul import MATMULS
 from .pointwise import SUPPORTED_DTYPES, NotLowerable, lower_elementwise, operand_dt, weak_node
@@ -76,6 +76,12 @@ def _reduction(node: Node) -> str:
 
 def _scan(node: Node) -> str:
     x = _array_arg(node)
+    sort = lowering(node.op)
+    if isinstance(sort, Sort):                 # short rows: a sorting network (sorting.py)
+        n = x.shape[-1] if x is not None and x.ndim else None
+        small = isinstance(n, int) and n <= sort.max_row and node.attr("axis") == x.ndim - 1 \
+            and x.dtype.kind in "fiu"              # (bools: NumPy)
+        return "scan" if small and _dtypes_ok(node, x.dtype) else "fallback"
     if node.op not in SCANS or x is None or not _dtypes_ok(node, x.dtype):
         return "fallback"
     if (node.attr("axis") is None and x.ndim > 1) or x.ndim == 0:

@@ -12,7 +12,8 @@ import numpy as np
 import sympy
 
 from ..ir.graph import Node
-from . import accumulate, peephole
+from ..ir.registry import Sort, lowering
+from . import accumulate, peephole, sorting
 from .classify import view_is_inlinable
 from .loop_ir import Affine, Arg, Buffer, Const, Kernel, Load, Loop, Op, Slot, Store, Var, cast, walk_exprs
 from .matmul import matmul_body
@@ -221,7 +222,10 @@ class KernelBuilder:
         accumulate.reductions_in_place(self, nodes)
 
     def add_scan(self, node: Node):
-        accumulate.scan(self, node)
+        if isinstance(lowering(node.op), Sort):
+            sorting.sort_rows(self, node)
+        else:
+            accumulate.scan(self, node)
 
     def add_assign(self, dst_base: Node, dst_map, dst_shape, src):
         """dst[...] = src where dst[idx] is dst_base[dst_map(idx)]."""

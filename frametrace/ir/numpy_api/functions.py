@@ -16,6 +16,7 @@ from .library_calls import FUNCTIONS as LIBRARY
 from .linalg_calls import FUNCTIONS as LINALG
 from .more_calls import FUNCTIONS as MORE
 from .nan_reductions import FUNCTIONS as NAN_REDUCTIONS
+from .sorting import FUNCTIONS as SORTING
 from .norms import FUNCTIONS as NORMS
 from .padding import FUNCTIONS as PADDING
 from .reductions import PARAMS, nan_reduction_impl, reduction_impl
@@ -78,7 +79,7 @@ def is_traceable_function(fn) -> bool:
 def _register_tables():
     from .data_dependent import FUNCTIONS as DD
     FUNCTIONS.update(DD)
-    for table in (UFUNC_METHODS, LINALG, LIBRARY, JOINING, EXTRA, MORE, PADDING, NORMS, NAN_REDUCTIONS):
+    for table in (UFUNC_METHODS, LINALG, LIBRARY, JOINING, EXTRA, MORE, PADDING, NORMS, NAN_REDUCTIONS, SORTING):
         FUNCTIONS.update(table)
 
 

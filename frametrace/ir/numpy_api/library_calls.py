@@ -132,7 +132,7 @@ for _n in _QUANTILES:
     register_opaque(_n, getattr(np, _n), quantile_rule)
 for _n in _ELEMENTWISE:
     register_opaque(_n, getattr(np, _n), same_shape)
-for _n in ("sort", "argsort"):
+for _n in ("sort", "argsort"):          # np.sort's binding: sorting.py (short rows are native)
     register_opaque(_n, getattr(np, _n), along_axis_shape)
 register_opaque("partition", np.partition, _partition_rule)
 register_opaque("searchsorted", np.searchsorted, _searchsorted_rule)
@@ -226,7 +226,6 @@ FUNCTIONS = {
     np.nan_to_num: opaque_function("nan_to_num", "np.nan_to_num", ("x", "copy", "nan", "posinf", "neginf"),
                                    ("x",)),
     np.i0: opaque_function("i0", "np.i0", ("x",), ("x",)),
-    np.sort: opaque_function("sort", "np.sort", ("a", "axis", "kind", "order")),
     np.argsort: opaque_function("argsort", "np.argsort", ("a", "axis", "kind", "order")),
     np.partition: opaque_function("partition", "np.partition", ("a", "kth", "axis", "kind", "order")),
     np.searchsorted: opaque_function("searchsorted", "np.searchsorted", ("a", "v", "side", "sorter"),
