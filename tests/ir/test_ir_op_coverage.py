@@ -176,6 +176,7 @@ HAND = {
     "nanpercentile": (lambda v: np.nanpercentile(v, 50), V), "nanquantile": (lambda v: np.nanquantile(v, 0.2), V),
     "angle": (lambda c: np.angle(c), VC),
     "sort_rows": (lambda m: np.sort(m * 2, axis=1), M),             # rows up to 16: a network
+    "repeat_each": (lambda v: np.repeat(v, (np.abs(v) * 2).astype(np.int64)) * 2, V),
     "argsort": (lambda v: np.argsort(v, kind="stable"), V), "partition": (lambda v: np.partition(v, 0), V),
     "searchsorted": (lambda v: np.searchsorted(np.sort(v), v), V),
     "take_along_axis": (lambda m: np.take_along_axis(m, np.argsort(m, axis=1, kind="stable"), axis=1), M),
