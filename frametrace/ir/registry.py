@@ -131,7 +131,10 @@ class Matmul:
 
 @dataclass(frozen=True)
 class Gather:
-    """A data-dependent gather with kernels of its own (x[mask]: count + compaction)."""
+    """A data-dependent gather: kernels of its own (x[mask]: count + compaction), or with
+    `indexed`, a load at a data-dependent position inside kernels, fused like an elementwise
+    op (np.take_along_axis: lower/kernels.py)."""
+    indexed: bool = False
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ Categories:
 from __future__ import annotations
 
 import numpy as np
+import sympy
 
 from ..ir.graph import Node
 from ..ir import ops as _registered  # noqa: F401  (registers every op the tables below read)
@@ -103,8 +104,22 @@ def _creation(node: Node) -> str:
     return "pw"
 
 
+def _indexed_gather(node: Node) -> str:
+    """take_along: a load inside kernels ("pw"), when the gathered axis has an element to
+    clamp a bad index to (a static positive size, or a symbol known positive)."""
+    arr, idx = node.args
+    ax = node.attr("axis")
+    n = arr.shape[ax]
+    nonempty = (isinstance(n, int) and n >= 1) or (isinstance(n, sympy.Basic) and n.is_positive is True)
+    rest = tuple(arr.shape[:ax]) + (1,) + tuple(arr.shape[ax + 1:])     # arr's axis is gathered
+    ok = nonempty and broadcast_ok(rest, node.shape) and broadcast_ok(idx.shape, node.shape)
+    return "pw" if ok and _dtypes_ok(node, arr.dtype, idx.dtype) else "fallback"
+
+
 def _gather(node: Node) -> str:
     from .compact import compactable
+    if getattr(lowering(node.op), "indexed", False):
+        return _indexed_gather(node)
     if node.op not in GATHERS or not compactable(node) or not _dtypes_ok(node, node.args[0].dtype):
         return "fallback"                      # argwhere, unique, take, masks over leading dims
     return "compact"

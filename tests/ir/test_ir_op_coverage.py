@@ -179,7 +179,7 @@ HAND = {
     "repeat_each": (lambda v: np.repeat(v, (np.abs(v) * 2).astype(np.int64)) * 2, V),
     "argsort": (lambda v: np.argsort(v, kind="stable"), V), "partition": (lambda v: np.partition(v, 0), V),
     "searchsorted": (lambda v: np.searchsorted(np.sort(v), v), V),
-    "take_along_axis": (lambda m: np.take_along_axis(m, np.argsort(m, axis=1, kind="stable"), axis=1), M),
+    "take_along": (lambda m: np.take_along_axis(m * 2, np.argsort(m, axis=1, kind="stable")[:, ::-1], axis=1), M),
     "cov": (lambda m: np.cov(m), M), "corrcoef": (lambda m: np.corrcoef(m), M),
     "histogram_hist": (lambda v: np.histogram(v, bins=4, range=(-2, 2))[0], V),
     "histogram_edges": (lambda v: np.histogram(v, bins=3, range=(-1, 1))[1], V),

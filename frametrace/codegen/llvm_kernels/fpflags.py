@@ -117,9 +117,11 @@ def may_raise(kernel) -> bool:
 
 
 def tracks_zero_signs(kernel) -> bool:
-    """Does the kernel reduce floats with max / min, or sort float rows (it may set both
-    ZERO_SIGNS bits, and then NumPy must redo the call even with every error mode "ignore")?"""
-    return any(isinstance(x, Op) and x.op in _EXTREMA | {"sort_vec"} and x.dtype.startswith("float")
+    """Does the kernel reduce floats with max / min, sort float rows or gather at positions
+    that may be out of bounds (it may set both ZERO_SIGNS bits, and then NumPy must redo the
+    call even with every error mode "ignore")?"""
+    return any(isinstance(x, Op) and (x.op in _EXTREMA | {"sort_vec"} and x.dtype.startswith("float")
+                                      or x.op == "gather_pos")
                for e in _exprs(kernel.body) for x in walk_exprs(e))
 
 

@@ -303,6 +303,22 @@ def _i_sort_vec(signed):
     return rule
 
 
+def _i_gather_pos(signed):
+    def rule(e, t, v, n):
+        """The in-bounds int64 position of index v along an axis of n elements (v < 0 counts
+        from the end, as NumPy's indexing does); out of bounds: 0, flagged so that NumPy
+        redoes the call and raises its IndexError (both zero-sign bits: fpflags.py)."""
+        ty = reg(t)
+        w = v if ty == "i64" else e.emit(f"{'sext' if signed else 'zext'} {ty} {v} to i64", "i64")
+        if signed:
+            neg = e.emit(f"icmp slt i64 {w}, 0", "i1")
+            w = e.emit(f"select i1 {neg}, i64 {e.emit(f'add i64 {w}, {n}', 'i64')}, i64 {w}", "i64")
+        bad = e.emit(f"icmp uge i64 {w}, {n}", "i1")
+        e.raise_bits(e.emit(f"select i1 {bad}, i32 {ZERO_SIGNS}, i32 0", "i32"))
+        return e.emit(f"select i1 {bad}, i64 0, i64 {w}", "i64")
+    return rule
+
+
 def _i_sort_pick(e, t, v, k, n):
     return e.emit(f"extractelement <{n} x {reg(t)}> {v}, i64 {k}", reg(t))
 
@@ -487,5 +503,9 @@ BOOL = {
     "argbetter_min": lambda e, t, x, best: _and(e, _not(e, x), best),
 }
 
-RULES = {"f": FLOAT, "i": {**_integer(True), "sort_vec": _i_sort_vec(True), "sort_pick": _i_sort_pick},
-         "u": {**_integer(False), "sort_vec": _i_sort_vec(False), "sort_pick": _i_sort_pick}, "b": BOOL}
+RULES = {"f": FLOAT,
+         "i": {**_integer(True), "sort_vec": _i_sort_vec(True), "sort_pick": _i_sort_pick,
+               "gather_pos": _i_gather_pos(True)},
+         "u": {**_integer(False), "sort_vec": _i_sort_vec(False), "sort_pick": _i_sort_pick,
+               "gather_pos": _i_gather_pos(False)},
+         "b": BOOL}

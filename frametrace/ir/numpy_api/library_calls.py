@@ -32,15 +32,6 @@ def _partition_rule(a, kth, axis=-1, kind="introselect", order=None):
     return FakeArray(s, a.dtype)
 
 
-def _take_along_axis_rule(arr, indices, axis=-1):
-    if axis is None:
-        return tuple(indices.shape)
-    ax = axis % arr.ndim
-    full = broadcast_shapes(tuple(arr.shape[:ax]) + (1,) + tuple(arr.shape[ax + 1:]),
-                            tuple(indices.shape[:ax]) + (1,) + tuple(indices.shape[ax + 1:]))
-    return full[:ax] + (indices.shape[ax],) + full[ax + 1:]
-
-
 def _average_rule(a, axis=None, weights=None, returned=False, keepdims=False):
     return reduced_shape(a.shape, axis, keepdims)
 
@@ -136,7 +127,6 @@ for _n in ("sort", "argsort"):          # np.sort's binding: sorting.py (short r
     register_opaque(_n, getattr(np, _n), along_axis_shape)
 register_opaque("partition", np.partition, _partition_rule)
 register_opaque("searchsorted", np.searchsorted, _searchsorted_rule)
-register_opaque("take_along_axis", np.take_along_axis, _take_along_axis_rule)
 register_opaque("average", np.average, _average_rule)
 register_opaque("cov", np.cov, _cov_rule)
 register_opaque("corrcoef", np.corrcoef, _cov_rule)
@@ -230,8 +220,6 @@ FUNCTIONS = {
     np.partition: opaque_function("partition", "np.partition", ("a", "kth", "axis", "kind", "order")),
     np.searchsorted: opaque_function("searchsorted", "np.searchsorted", ("a", "v", "side", "sorter"),
                                      ("a", "v", "sorter")),
-    np.take_along_axis: opaque_function("take_along_axis", "np.take_along_axis", ("arr", "indices", "axis"),
-                                        ("arr", "indices")),
     np.average: opaque_function("average", "np.average", ("a", "axis", "weights", "returned", "keepdims"),
                                 ("a", "weights")),
     np.cov: opaque_function("cov", "np.cov", ("m", "y", "rowvar", "bias", "ddof"), ("m", "y")),
