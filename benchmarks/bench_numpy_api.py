@@ -2,8 +2,9 @@
 
 Run: python benchmarks/bench_numpy_api.py [--quick]
 Targets (issue 14): >= 1.5x where a fused kernel applies (np.roll / np.pad stencils, the masked
-scatter, the triangle mask), >= 0.95x where an opaque NumPy call runs inside the graph
-(np.linalg.norm, np.einsum, np.sort). Each workload is compiled once with the LLVM backend
+scatter, the triangle mask, np.linalg.norm, np.sort of short rows, np.take_along_axis,
+np.nanmean), >= 0.95x where an opaque NumPy call runs inside the graph (np.einsum, x[ids]).
+Each workload is compiled once with the LLVM backend
 and fullgraph=True (no graph break), checked against NumPy, then timed round-robin.
 """
 # ruff: noqa: B023  (the lambdas are timed within the iteration that defines them)
@@ -56,19 +57,31 @@ def gather_rows(emb, ids):
     return emb[ids] * 2.0 + 1.0
 
 
+def take_along_rows(x, idx):
+    return np.take_along_axis(x, idx, axis=1) * 2.0 + 1.0
+
+
+def nanmean_rows(x):
+    return np.nanmean(x, axis=1) - 1.0
+
+
 def workloads(quick: bool):
     rng = np.random.default_rng(0)
     n = 256 if quick else 1024
     return [
-        ("linalg.norm(x, axis=1)", norm_rows, (rng.standard_normal((n * 4, 64)),), "opaque"),
+        ("linalg.norm(x, axis=1)", norm_rows, (rng.standard_normal((n * 4, 64)),), "fused"),
         ("einsum bij,bjk->bik 4x4", einsum_bmm, (rng.standard_normal((n * 4, 4, 4)),
                                                  rng.standard_normal((n * 4, 4, 4))), "opaque"),
-        ("sort rows of 16", sort_rows, (rng.standard_normal((n * 4, 16)),), "opaque"),
+        ("sort rows of 16", sort_rows, (rng.standard_normal((n * 4, 16)),), "fused"),
         ("pad + 4-point stencil", pad_stencil, (rng.standard_normal((n, n)),), "fused"),
         ("roll finite differences", roll_diff, (rng.standard_normal((n, n)),), "fused"),
         ("masked scatter x[m] = 0", masked_scatter, (rng.standard_normal((n, n)),), "fused"),
         ("causal mask triu(k=1)", causal_mask, (rng.standard_normal((n // 2, n // 2)),), "fused"),
         ("emb[ids] gather", gather_rows, (rng.standard_normal((4096, 64)), rng.integers(0, 4096, n)), "opaque"),
+        ("take_along_axis(x, i, 1)", take_along_rows, (rng.standard_normal((n * 4, 64)),
+                                                       rng.integers(-64, 64, (n * 4, 64))), "fused"),
+        ("nanmean(x, axis=1)", nanmean_rows, (np.where(rng.random((n * 4, 64)) < 0.1, np.nan,
+                                                       rng.standard_normal((n * 4, 64))),), "fused"),
     ]
 
 

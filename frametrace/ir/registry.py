@@ -38,7 +38,8 @@ Op catalog (args are positional Node/scalar arguments; attrs are keyword attribu
                 (x; axis: tuple[int] | None (normalised, non-negative), keepdims: bool,
                  dtype: np.dtype | None, ddof (var/std))
                 argmax/argmin take axis: int | None
-  scan          cumsum/cumprod (x; axis: int | None (None = over the flattened array), dtype)
+  scan          cumsum/cumprod (x; axis: int | None (None = over the flattened array), dtype);
+                sort_rows(x; axis: x.ndim - 1, kind): np.sort of short rows (ops/sorting.py)
   view          getitem(x; index: tuple of int|expr / IndexSlice / None (newaxis), no Ellipsis,
                          one entry per consumed dim), transpose(x; axes), reshape(x; shape),
                 expand_dims(x; axis: tuple), squeeze(x; axis: tuple), broadcast_to(x; shape)
@@ -106,6 +107,14 @@ class Scan:
 
 
 @dataclass(frozen=True)
+class Sort:
+    """Sorting along the last axis, rows of a static length of at most `max_row`: a sorting
+    network inside a kernel (lower/sorting.py); longer rows run NumPy's sort (`fallback`)."""
+    fallback: str
+    max_row: int = 16
+
+
+@dataclass(frozen=True)
 class View:
     """A view: an index map inside kernels, or a NumPy view in the wrapper."""
 
@@ -122,7 +131,10 @@ class Matmul:
 
 @dataclass(frozen=True)
 class Gather:
-    """A data-dependent gather with kernels of its own (x[mask]: count + compaction)."""
+    """A data-dependent gather: kernels of its own (x[mask]: count + compaction), or with
+    `indexed`, a load at a data-dependent position inside kernels, fused like an elementwise
+    op (np.take_along_axis: lower/kernels.py)."""
+    indexed: bool = False
 
 
 @dataclass(frozen=True)
@@ -138,7 +150,7 @@ class NumpyCall:
     opaque: bool = False
 
 
-LOWERINGS = (Loop, Reduction, Scan, View, Creation, Matmul, Gather, Scatter, NumpyCall)
+LOWERINGS = (Loop, Reduction, Scan, Sort, View, Creation, Matmul, Gather, Scatter, NumpyCall)
 COSTS = ("cheap", "expensive")
 # which of NumPy's floating-point error kinds (np.errstate: divide, over, under, invalid) the
 # op's loop may report: "float" any kind, but only when it computes in floating point (the

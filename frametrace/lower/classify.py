@@ -5,7 +5,7 @@ Categories:
   pw        elementwise, fusible: computed inside a kernel at each index, never stored
             unless it must be (see schedule.MATERIALIZE_RULES)
   red       a reduction computed by a kernel (fused with its producers and consumers)
-  scan      cumsum / cumprod: a kernel of its own (fused with its producers)
+  scan      cumsum / cumprod, sort_rows: a kernel of its own (fused with its producers)
   view      a view: an index map inside kernels, or a NumPy view in the wrapper
   assign    a mutation: a kernel writing into the destination (or NumPy for plain copies)
   compact   x[mask] with mask.shape == x.shape: count + compaction kernels (compact.py)
@@ -16,13 +16,15 @@ Categories:
 from __future__ import annotations
 
 import numpy as np
+import sympy
 
 from ..ir.graph import Node
 from ..ir import ops as _registered  # noqa: F401  (registers every op the tables below read)
-from ..ir.registry import Creation, Gather, Reduction, Scan, Scatter, get_op, lowered_as
+from ..ir.registry import Creation, Gather, Reduction, Scan, Scatter, Sort, get_op, lowered_as, lowering
 from .loop_ir import Var
 from .matmul import MATMULS
 from .pointwise import SUPPORTED_DTYPES, NotLowerable, lower_elementwise, operand_dt, weak_node
+from .reductions import count_expr
 from .views import broadcast_ok, inlinable
 from .weak_ints import range_checks
 
@@ -68,11 +70,19 @@ def _reduction(node: Node) -> str:
         return "fallback"
     if node.op in ("mean", "var", "std") and node.dtype.kind not in "fc":
         return "fallback"                      # mean(dtype=int): NumPy divides in float, then truncates
+    if node.op in ("mean", "var", "std") and count_expr(node) == 0:
+        return "fallback"                      # over nothing: NumPy's warnings (a kernel's 0 / 0 folds)
     return "red"
 
 
 def _scan(node: Node) -> str:
     x = _array_arg(node)
+    sort = lowering(node.op)
+    if isinstance(sort, Sort):                 # short rows: a sorting network (sorting.py)
+        n = x.shape[-1] if x is not None and x.ndim else None
+        small = isinstance(n, int) and n <= sort.max_row and node.attr("axis") == x.ndim - 1 \
+            and x.dtype.kind in "fiu"              # (bools: NumPy)
+        return "scan" if small and _dtypes_ok(node, x.dtype) else "fallback"
     if node.op not in SCANS or x is None or not _dtypes_ok(node, x.dtype):
         return "fallback"
     if (node.attr("axis") is None and x.ndim > 1) or x.ndim == 0:
@@ -94,8 +104,22 @@ def _creation(node: Node) -> str:
     return "pw"
 
 
+def _indexed_gather(node: Node) -> str:
+    """take_along: a load inside kernels ("pw"), when the gathered axis has an element to
+    clamp a bad index to (a static positive size, or a symbol known positive)."""
+    arr, idx = node.args
+    ax = node.attr("axis")
+    n = arr.shape[ax]
+    nonempty = (isinstance(n, int) and n >= 1) or (isinstance(n, sympy.Basic) and n.is_positive is True)
+    rest = tuple(arr.shape[:ax]) + (1,) + tuple(arr.shape[ax + 1:])     # arr's axis is gathered
+    ok = nonempty and broadcast_ok(rest, node.shape) and broadcast_ok(idx.shape, node.shape)
+    return "pw" if ok and _dtypes_ok(node, arr.dtype, idx.dtype) else "fallback"
+
+
 def _gather(node: Node) -> str:
     from .compact import compactable
+    if getattr(lowering(node.op), "indexed", False):
+        return _indexed_gather(node)
     if node.op not in GATHERS or not compactable(node) or not _dtypes_ok(node, node.args[0].dtype):
         return "fallback"                      # argwhere, unique, take, masks over leading dims
     return "compact"

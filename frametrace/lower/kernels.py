@@ -12,9 +12,11 @@ import numpy as np
 import sympy
 
 from ..ir.graph import Node
-from . import accumulate, peephole
+from ..ir.registry import Sort, lowering
+from . import accumulate, peephole, sorting
 from .classify import view_is_inlinable
-from .loop_ir import Affine, Arg, Buffer, Const, Kernel, Load, Loop, Op, Slot, Store, Var, cast, walk_exprs
+from .loop_ir import (Affine, Arg, Buffer, Const, Gather, Kernel, Load, Loop, Op, Slot, Store, Var, cast,
+                      walk_exprs)
 from .matmul import matmul_body
 from .pointwise import kind, lower_elementwise, operand
 from .reductions import Phase, outer_of_result, reduction_phases, result_index
@@ -136,9 +138,24 @@ class KernelBuilder:
             return cast(self.value(node.args[0], idx), dt)
         if op == "concatenate":
             return self._concatenate(node, idx)
+        if getattr(lowering(op), "indexed", False):
+            return self._take_along(node, idx)
         exprs = [self.value(a, broadcast_index(a.shape, idx)) if isinstance(a, Node)
                  else self.value(a, ()) if isinstance(a, sympy.Basic) else None for a in node.args]
         return lower_elementwise(node, exprs)
+
+    def _take_along(self, node: Node, idx: tuple):
+        """arr at the position indices[idx] names along the axis (a Gather load of arr's
+        array: schedule.py stores arr), in bounds by gather_pos."""
+        arr, ind = node.args
+        ax = node.attr("axis")
+        pos = Op("gather_pos", "int64", (self.value(ind, broadcast_index(ind.shape, idx)), self.size(arr.shape[ax])))
+        at = broadcast_index(arr.shape, idx[:ax] + (Affine(),) + idx[ax + 1:])
+        if arr in self.in_group or any(j.node is arr for j in self.jobs):
+            raise Conflict(f"{arr} is gathered from its stored array, after this kernel")
+        if not self.plan.has_value(arr) or self.plan.by_value(arr):
+            raise AssertionError(f"{arr} gathered by {node} has no array (schedule.py stores it)")
+        return Gather(self.buffer(arr), at, arr.dtype.name, ax, pos)
 
     def _concatenate(self, node: Node, idx: tuple):
         """The piece holding idx along the axis: nested segments (lower/segments.py)."""
@@ -221,7 +238,10 @@ class KernelBuilder:
         accumulate.reductions_in_place(self, nodes)
 
     def add_scan(self, node: Node):
-        accumulate.scan(self, node)
+        if isinstance(lowering(node.op), Sort):
+            sorting.sort_rows(self, node)
+        else:
+            accumulate.scan(self, node)
 
     def add_assign(self, dst_base: Node, dst_map, dst_shape, src):
         """dst[...] = src where dst[idx] is dst_base[dst_map(idx)]."""

@@ -111,6 +111,17 @@ class Load:
 
 
 @dataclass(frozen=True)
+class Gather(Load):
+    """A load at a data-dependent position along `axis`: index[axis] is Affine() and `pos` (an
+    int64 expression, in bounds: op gather_pos) is added there (np.take_along_axis)."""
+    axis: int = 0
+    pos: object = None
+
+    def __str__(self):
+        return f"b{self.buf}[{', '.join(map(str, self.index))}; {self.axis}: {self.pos}]"
+
+
+@dataclass(frozen=True)
 class Op:
     op: str
     dtype: str
@@ -226,6 +237,8 @@ def walk_exprs(e):
         yield x
         if isinstance(x, Op):
             stack.extend(x.args)
+        elif isinstance(x, Gather):
+            stack.append(x.pos)
 
 
 def format_kernel(k: Kernel) -> str:

@@ -19,7 +19,7 @@ import sympy
 
 from ..ir.graph import Node, fold_operands_first
 from ..ir.ops.elementwise import BINARY, UNARY          # registers the elementwise ops
-from ..ir.registry import OPS, Loop, lowered_as
+from ..ir.registry import OPS, Loop, lowered_as, lowering
 from .loop_ir import Const, Op, cast
 
 SUPPORTED_DTYPES = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
@@ -37,9 +37,12 @@ def kind(dtype: str) -> str:
 
 # internal ops: affine(Affine) -> int64 index value, cast, where(c, a, b), clip(x, lo, hi) with np.clip's NaN rules,
 # reduction combiners red_add/red_mul (reassoc for floats), red_max/red_min (NaN-propagating),
+# red_fmax/red_fmin (NaN-skipping), sort_vec(row...) / sort_pick(sorted, k, lanes) (lower/sorting.py),
+# gather_pos(index, n) -> the in-bounds int64 position of a gather (take_along_axis),
 # red_and/red_or, argbetter_max/argbetter_min(x, best) -> bool (NumPy's first-NaN rule).
 # clip_scalar(x, lo, hi): NumPy's clip loop for bounds that do not move (scalars, size-1 arrays): ties keep x.
-_INTERNAL = ("affine cast where clip clip_scalar red_add red_mul red_max red_min red_and red_or "
+_INTERNAL = ("affine cast where clip clip_scalar red_add red_mul red_max red_min red_fmax red_fmin red_and red_or "
+             "sort_vec sort_pick gather_pos "
              "argbetter_max argbetter_min")
 
 # (loop-IR op, operand kind) -> operand count: the ufuncs' loop bodies as registered
@@ -207,7 +210,8 @@ def lower_elementwise(node: Node, exprs: list):
         return Op("where", out, (c, a, b))
     if name == "clip":
         return _clip(node, exprs, out)
-    ufunc = getattr(np, name, None)
+    body = getattr(lowering(name), "body", None) or name   # divide_quiet: true_divide's loop
+    ufunc = getattr(np, body, None)
     if not isinstance(ufunc, np.ufunc) or ufunc.nin != len(node.args) or ufunc.nout != 1:
         raise NotLowerable(f"op {name}")
     types = tuple(operand_type(a) for a in node.args)
@@ -227,9 +231,9 @@ def lower_elementwise(node: Node, exprs: list):
         rewritten = _unary_rewrite(name, args[0], ins[0])
         if rewritten is not None:
             return cast(rewritten, out)
-    if LOOP_OPS.get((name, kind(ins[0]))) != len(args):
+    if LOOP_OPS.get((body, kind(ins[0]))) != len(args):
         raise NotLowerable(f"{name} on {ins[0]}")
-    return Op(name, out, args)
+    return Op(body, out, args)
 
 
 def operand_dt(a) -> str:

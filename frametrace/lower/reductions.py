@@ -100,12 +100,15 @@ IDENTITY = {
     "one": lambda dt: True if kind(dt) == "b" else 1,
     "lowest": lambda dt: _limits(dt)[0],
     "highest": lambda dt: _limits(dt)[1],
+    "nan_lowest": lambda dt: float("nan") if kind(dt) == "f" else _limits(dt)[0],    # fmax(NaN, x) = x
+    "nan_highest": lambda dt: float("nan") if kind(dt) == "f" else _limits(dt)[1],
 }
 # name -> (combine op, identity(dtype)) of the reductions with a register accumulator
 # (mean: sum's, then a division; registry: ir/ops/reductions.py)
 SIMPLE = {n: (r.combiner, IDENTITY[r.identity]) for n, r in lowered_as(Reduction).items()
           if r.combiner is not None}
-_BOOL_COMBINE = {"red_add": "red_or", "red_mul": "red_and", "red_max": "red_or", "red_min": "red_and"}
+_BOOL_COMBINE = {"red_add": "red_or", "red_mul": "red_and", "red_max": "red_or", "red_min": "red_and",
+                 "red_fmax": "red_or", "red_fmin": "red_and"}
 
 
 # accumulator dtype of a sum-like reduction whose result dtype is the key (see module doc)

@@ -16,7 +16,7 @@ import sympy
 
 from ..ir.graph import Graph, Node
 from ..ir.ops.loops import written_values
-from ..ir.registry import get_op, may_raise
+from ..ir.registry import get_op, lowering, may_raise
 from .classify import categorize, view_is_inlinable
 from .pointwise import SUPPORTED_DTYPES
 from .views import broadcast_ok, is_one
@@ -76,6 +76,8 @@ MATERIALIZE_RULES = {
     "operand_of_wrapper_view": lambda p, n: any(                  # a NumPy view needs its base
         p.cat[u] == "view" and p.need.get(u) for u in p.users[n]),
     "deep_concatenate": _deep_concatenate,                        # bounded nesting of segments
+    "gathered": lambda p, n: any(                                 # take_along loads it at data positions
+        p.cat[u] == "pw" and getattr(lowering(u.op), "indexed", False) and u.args[0] is n for u in p.users[n]),
 }
 
 

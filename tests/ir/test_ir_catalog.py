@@ -12,7 +12,7 @@ import pytest
 
 from frametrace.ir.ops.opaque import OPAQUE
 from frametrace.ir.registry import (OPS, Creation, Gather, Loop, Matmul, NumpyCall, Reduction, Scan,
-                                    Scatter, View, register)
+                                    Scatter, Sort, View, register)
 from frametrace.lower import classify
 from frametrace.lower.pointwise import LOOP_OPS
 from frametrace.lower.reductions import IDENTITY
@@ -21,7 +21,7 @@ DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "numpy_functions.md
 
 # the op kinds (scheduling family) each lowering record may describe
 _KINDS_OF = {
-    Loop: {"elementwise"}, Reduction: {"reduction"}, Scan: {"scan"}, View: {"view"},
+    Loop: {"elementwise"}, Reduction: {"reduction"}, Scan: {"scan"}, Sort: {"scan"}, View: {"view"},
     Creation: {"creation", "copy"}, Matmul: {"matmul"}, Gather: {"gather"}, Scatter: {"mutation"},
 }
 
@@ -60,6 +60,8 @@ def _problem(name, op) -> str | None:
             return f"parameters {lw.params!r}"
     if isinstance(lw, Scan) and lowering_kinds(lw.combiner) != set("fiub"):
         return f"scan combiner {lw.combiner!r}"
+    if isinstance(lw, Sort) and (lw.fallback not in OPAQUE or not {("sort_vec", k) for k in "fiu"} <= set(LOOP_OPS)):
+        return f"a sort without the opaque fallback {lw.fallback!r} or the network's loop-IR ops"
     return None
 
 

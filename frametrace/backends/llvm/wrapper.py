@@ -42,6 +42,7 @@ class _Gen:
                    "_asarray": np.asarray,
                    "_IndexSlice": IndexSlice}
         self.lines: list = []
+        self.warnings: list = []        # report_if warnings: after the FP hand-off (generate)
         self._consts: dict = {}
         self.kernel_refs: dict = {}     # kernel name -> namespace name of its function
 
@@ -147,7 +148,10 @@ class _Gen:
             args.append(f"runner={self.const(runner, 'body')}")
         call = f"{ref}({', '.join(args)})"
         if n.dtype is None:
-            self.lines.append(f"    {call}")
+            # a warning NumPy's function emits from a computed flag: only once the kernels'
+            # FP flags have not handed the call to NumPy, whose own run warns (fp_errors.py)
+            deferred = n.op == "report_if" and not n.attr("error")
+            (self.warnings if deferred else self.lines).append(f"    {call}")
             return
         self.lines.append(f"    {self.plan.var[n]} = {call}    # {n.op}: {n.type_str()}")
         if self.plan.cat[n] in ("fallback", "matmul") and not self.plan.by_value(n):
@@ -284,7 +288,7 @@ class _Gen:
             self.lines.append(f"    if not ({self.arg(expr)}): raise AssertionError({msg!r})")
         outs = ", ".join(self.arg(o) for o in g.outputs)
         head, tail = self.numpy_handoff(steps)
-        self.lines += [f"    _o = [{outs}]"] + tail + ["    return _o"]
+        self.lines += [f"    _o = [{outs}]"] + tail + self.warnings + ["    return _o"]
         head = ["def run(inputs, symbol_values):"] + head
         if g.inputs:
             head.append(f"    {', '.join(plan.var[n] for n in g.inputs)}, = inputs")
@@ -313,7 +317,11 @@ class _Gen:
         if fp:
             regions = self.written_regions() if mutated else []
             self.lines.insert(0, f"    _saved = _fb.snapshot(({''.join(r + ', ' for r in regions)}))")
-            tail.append("    if _fpw.value: return _fb.after(_o, inputs, symbol_values, _saved)")
+            after = "_fb.after(_o, inputs, symbol_values, _saved)"
+            if self.warnings:     # they follow unless NumPy redid the call (and warned itself)
+                tail += [f"    _r = {after} if _fpw.value else _o", "    if _r is not _o: return _r"]
+            else:
+                tail.append(f"    if _fpw.value: return {after}")
         return head, tail
 
     def written_regions(self) -> list:

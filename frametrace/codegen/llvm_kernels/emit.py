@@ -37,7 +37,7 @@ Compile-time and speed rules (measured in benchmarks/README.md):
 """
 from __future__ import annotations
 
-from ...lower.loop_ir import (Acc, Affine, Append, Arg, Const, Kernel, Let, Load, Loop, Op, Store, Update, Var,
+from ...lower.loop_ir import (Acc, Affine, Append, Arg, Const, Gather, Kernel, Let, Load, Loop, Op, Store, Update, Var,
                               walk_exprs)
 from ...lower.peephole import EXPENSIVE
 from ...lower.segments import SEGMENT      # the ops the vectorised math library implements
@@ -193,6 +193,9 @@ class FunctionEmitter:
 
     def _load(self, e: Load) -> str:
         ptr = self.address(e.buf, e.index)
+        if isinstance(e, Gather):                 # plus pos elements along the gathered axis
+            off = self.emit(f"mul i64 {self.ev(e.pos)}, %st{e.buf}_{e.axis}", "i64")
+            ptr = self.emit(f"getelementptr i8, ptr {ptr}, i64 {off}", "ptr")
         v = self.emit(f"load {T.mem(e.dtype)}, ptr {ptr}", T.mem(e.dtype))
         if e.dtype == "bool":
             v = self.emit(f"icmp ne i8 {v}, 0", "i1")

@@ -69,10 +69,11 @@ llvm.add_symbol(SYMBOL, ADDRESS)
 _INT_DIVIDE = ops_where(lambda op: op.fp_errors == "int_divide")
 # ops that never raise a reported flag on any input; plus the loop-IR ops that are no
 # registered op: index arithmetic and the bool reduction combiners
-_QUIET = ops_where(lambda op: op.fp_errors == "none") | {"affine", "red_and", "red_or"}
+_QUIET = ops_where(lambda op: op.fp_errors == "none") | {"affine", "red_and", "red_or", "sort_vec", "sort_pick"}
 # the combiners of max / min reductions (their identity is an extreme value): float ones
 # track the signs of the zeros they see
-_EXTREMA = frozenset(r.combiner for r in lowered_as(Reduction).values() if r.identity in ("lowest", "highest"))
+_EXTREMA = frozenset(r.combiner for r in lowered_as(Reduction).values()
+                     if r.identity in ("lowest", "highest", "nan_lowest", "nan_highest"))
 
 
 def _const_of(e):
@@ -110,14 +111,17 @@ def _raises(e) -> bool:
 
 
 def may_raise(kernel) -> bool:
-    """Does any expression of the kernel compute something that may set a reported flag?"""
-    return any(_raises(x) for e in _exprs(kernel.body) for x in walk_exprs(e))
+    """Does any expression of the kernel compute something that may set a reported flag (or
+    the zero-sign bits: a quiet sort of short rows too, lower/sorting.py)?"""
+    return any(_raises(x) for e in _exprs(kernel.body) for x in walk_exprs(e)) or tracks_zero_signs(kernel)
 
 
 def tracks_zero_signs(kernel) -> bool:
-    """Does the kernel reduce floats with max / min (it may set both ZERO_SIGNS bits, and then
-    NumPy must redo the call even with every error mode "ignore")?"""
-    return any(isinstance(x, Op) and x.op in _EXTREMA and x.dtype.startswith("float")
+    """Does the kernel reduce floats with max / min, sort float rows or gather at positions
+    that may be out of bounds (it may set both ZERO_SIGNS bits, and then NumPy must redo the
+    call even with every error mode "ignore")?"""
+    return any(isinstance(x, Op) and (x.op in _EXTREMA | {"sort_vec"} and x.dtype.startswith("float")
+                                      or x.op == "gather_pos")
                for e in _exprs(kernel.body) for x in walk_exprs(e))
 
 

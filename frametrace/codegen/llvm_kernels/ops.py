@@ -9,7 +9,7 @@ import math
 
 from ...ir import ops as _registered  # noqa: F401  (registers every op the query below reads)
 from ...ir.registry import Loop, lowered_as
-from .fpflags import BIT
+from .fpflags import BIT, ZERO_SIGNS
 from .types import bits, const, reg
 
 # ----------------------------------------------------------------------------- helpers
@@ -46,6 +46,19 @@ def _math_with_domain(name, pole, below):
         r = raise_flag_if(e, t, e.emit(f"fcmp oeq {T} {x}, {_fc(t, pole)}", "i1"), r, "divide")
         return raise_flag_if(e, t, e.emit(f"fcmp olt {T} {x}, {_fc(t, below)}", "i1"), r, "invalid")
     return rule
+
+
+def _f_power(e, t, x, y):
+    """x ** y by the vectorised math library, reporting what NumPy's loop reports beyond the
+    hardware's over/underflow: "divide" for 0 ** negative (inf), "invalid" for a NaN result
+    of non-NaN operands ((-2) ** 0.5)."""
+    T = reg(t)
+    r = e.math("power", t, x, y)
+    pole = e.emit(f"and i1 {e.emit(f'fcmp oeq {T} {x}, 0.0', 'i1')}, "
+                  f"{e.emit(f'fcmp olt {T} {y}, 0.0', 'i1')}", "i1")
+    r = raise_flag_if(e, t, pole, r, "divide")
+    made_nan = e.emit(f"and i1 {_isnan(e, t, r)}, {e.emit(f'fcmp ord {T} {x}, {y}', 'i1')}", "i1")
+    return raise_flag_if(e, t, made_nan, r, "invalid")
 
 
 # log-family poles and domains: (pole, smallest valid argument)
@@ -183,14 +196,131 @@ def _f_argbetter(pred):                      # first max/min wins; the first NaN
 
 
 def _f_red_extreme(name):
-    """max / min reduction combiner (acc, x): NaN-propagating, and reporting the sign of a
-    zero x (fpflags.ZERO_SIGNS: with both signs seen, NumPy's result depends on its order)."""
+    """max / min reduction combiner (acc, x): NaN-propagating (llvm.maximum), or NaN-skipping
+    for fmax / fmin (llvm.maxnum: NaN only when both are), and reporting the sign of a zero x
+    (fpflags.ZERO_SIGNS: with both signs seen, NumPy's result depends on its order)."""
     def rule(e, t, acc, x):
         zero = e.emit(f"fcmp oeq {reg(t)} {x}, 0.0", "i1")
         sign = e.emit(f"select i1 {_f_signbit(e, t, x)}, i32 {BIT['neg_zero']}, i32 {BIT['pos_zero']}", "i32")
         e.raise_bits(e.emit(f"select i1 {zero}, i32 {sign}, i32 0", "i32"))
         return e.intrinsic(name, t, acc, x)
     return rule
+
+
+_NAN_BITS = {"float64": 0x7FF8000000000000, "float32": 0x7FC00000}    # np.nan's bits
+_KEY_TYPE = {"float64": ("i64", 63), "float32": ("i32", 31)}
+
+
+def _lanes(ty, items) -> str:
+    """An LLVM vector constant (without its type) of `items` of element type `ty`."""
+    return f"<{', '.join(f'{ty} {v}' for v in items)}>"
+
+
+def _sort_layers(n: int) -> list:
+    """Batcher's odd-even merge network for n (a power of two) as layers of disjoint pairs."""
+    layers, p = [], 1
+    while p < n:
+        k = p
+        while k >= 1:
+            layers.append([(i + j, i + j + k) for j in range(k % p, n - k, 2 * k)
+                           for i in range(min(k, n - j - k)) if (i + j) // (2 * p) == (i + j + k) // (2 * p)])
+            k //= 2
+        p *= 2
+    return layers
+
+
+def _network(e, v, n, ty, lo_op, hi_op):
+    """The row vector `v` (<n x ty>) sorted: per layer one shuffle to the partners, a min, a
+    max, and a select of the max where the lane is a pair's upper index."""
+    vt = f"<{n} x {ty}>"
+    for pairs in _sort_layers(n):
+        partner, upper = list(range(n)), [False] * n
+        for i, j in pairs:
+            partner[i], partner[j], upper[j] = j, i, True
+        other = e.emit(f"shufflevector {vt} {v}, {vt} poison, <{n} x i32> {_lanes('i32', partner)}", vt)
+        lo = e.emit(f"call {vt} @llvm.{lo_op}.v{n}{ty}({vt} {v}, {vt} {other})", vt)
+        hi = e.emit(f"call {vt} @llvm.{hi_op}.v{n}{ty}({vt} {v}, {vt} {other})", vt)
+        mask = _lanes("i1", ["true" if u else "false" for u in upper])
+        v = e.emit(f"select <{n} x i1> {mask}, {vt} {hi}, {vt} {lo}", vt)
+    return v
+
+
+def _row(e, t, xs, fill):
+    """The row's values as an <N x t> vector, N the next power of two, lanes past the row `fill`."""
+    n = 1 << max(len(xs) - 1, 0).bit_length()
+    ty = reg(t)
+    v = f"{_lanes(ty, [fill] * n)}"
+    for k, x in enumerate(xs):
+        v = e.emit(f"insertelement <{n} x {ty}> {v}, {ty} {x}, i64 {k}", f"<{n} x {ty}>")
+    return v, n
+
+
+def _f_sort_vec(e, t, *xs):
+    """A row of floats sorted in registers (lower/sorting.py), as a vector of integer keys:
+    the bits with the magnitude bits flipped for a set sign bit, a total order with -0.0
+    before 0.0 and np.nan after +inf; lanes past the row hold the largest key. Flags where
+    NumPy's order may differ: zeros (their signs: both seen, NumPy sorts again), a NaN but
+    np.nan's bits (both zero-sign bits at once)."""
+    it, w = _KEY_TYPE[t]
+    v, n = _row(e, t, xs, _fc(t, 1.0))
+    ft, vt, bt, wt = f"<{n} x {reg(t)}>", f"<{n} x {it}>", f"<{n} x i1>", f"<{n} x i32>"
+
+    def splat(ty, c):
+        return _lanes(ty, [c] * n)
+    b = e.emit(f"bitcast {ft} {v} to {vt}", vt)
+    flip = e.emit(f"lshr {vt} {e.emit(f'ashr {vt} {b}, {splat(it, w)}', vt)}, {splat(it, 1)}", vt)
+    key = e.emit(f"xor {vt} {b}, {flip}", vt)
+    zero = e.emit(f"fcmp oeq {ft} {v}, zeroinitializer", bt)
+    neg = e.emit(f"icmp slt {vt} {b}, zeroinitializer", bt)
+    sign = e.emit(f"select {bt} {neg}, {wt} {splat('i32', BIT['neg_zero'])}, {wt} {splat('i32', BIT['pos_zero'])}",
+                  wt)
+    odd = e.emit(f"and {bt} {e.emit(f'fcmp uno {ft} {v}, {v}', bt)}, "
+                 f"{e.emit(f'icmp ne {vt} {b}, {splat(it, _NAN_BITS[t])}', bt)}", bt)
+    flags = e.emit(f"select {bt} {zero}, {wt} {sign}, {wt} zeroinitializer", wt)
+    flags = e.emit(f"select {bt} {odd}, {wt} {splat('i32', ZERO_SIGNS)}, {wt} {flags}", wt)
+    e.raise_bits(e.emit(f"call i32 @llvm.vector.reduce.or.v{n}i32({wt} {flags})", "i32"))
+    if len(xs) < n:                              # lanes past the row: the largest key
+        lanes = _lanes("i1", ["true" if k < len(xs) else "false" for k in range(n)])
+        key = e.emit(f"select {bt} {lanes}, {vt} {key}, {vt} {splat(it, (1 << w) - 1)}", vt)
+    return _network(e, key, n, it, "smin", "smax")
+
+
+def _f_sort_pick(e, t, v, k, n):
+    """Element k of a row sorted by _f_sort_vec, as the float of that key."""
+    it, w = _KEY_TYPE[t]
+    key = e.emit(f"extractelement <{n} x {it}> {v}, i64 {k}", it)
+    flip = e.emit(f"lshr {it} {e.emit(f'ashr {it} {key}, {w}', it)}, 1", it)
+    return e.emit(f"bitcast {it} {e.emit(f'xor {it} {key}, {flip}', it)} to {reg(t)}", reg(t))
+
+
+def _i_sort_vec(signed):
+    def rule(e, t, *xs):
+        """A row of integers sorted in registers; lanes past the row hold the largest value."""
+        top = (1 << (bits(t) - 1)) - 1 if signed else -1
+        v, n = _row(e, t, xs, top)
+        s = "s" if signed else "u"
+        return _network(e, v, n, reg(t), f"{s}min", f"{s}max")
+    return rule
+
+
+def _i_gather_pos(signed):
+    def rule(e, t, v, n):
+        """The in-bounds int64 position of index v along an axis of n elements (v < 0 counts
+        from the end, as NumPy's indexing does); out of bounds: 0, flagged so that NumPy
+        redoes the call and raises its IndexError (both zero-sign bits: fpflags.py)."""
+        ty = reg(t)
+        w = v if ty == "i64" else e.emit(f"{'sext' if signed else 'zext'} {ty} {v} to i64", "i64")
+        if signed:
+            neg = e.emit(f"icmp slt i64 {w}, 0", "i1")
+            w = e.emit(f"select i1 {neg}, i64 {e.emit(f'add i64 {w}, {n}', 'i64')}, i64 {w}", "i64")
+        bad = e.emit(f"icmp uge i64 {w}, {n}", "i1")
+        e.raise_bits(e.emit(f"select i1 {bad}, i32 {ZERO_SIGNS}, i32 0", "i32"))
+        return e.emit(f"select i1 {bad}, i64 0, i64 {w}", "i64")
+    return rule
+
+
+def _i_sort_pick(e, t, v, k, n):
+    return e.emit(f"extractelement <{n} x {reg(t)}> {v}, i64 {k}", reg(t))
 
 
 def _scale(c):
@@ -221,11 +351,14 @@ FLOAT = {
     "red_add": lambda e, t, a, b: e.emit(f"fadd reassoc {reg(t)} {a}, {b}", reg(t)),
     "red_mul": lambda e, t, a, b: e.emit(f"fmul reassoc {reg(t)} {a}, {b}", reg(t)),
     "red_max": _f_red_extreme("maximum"), "red_min": _f_red_extreme("minimum"),
+    "red_fmax": _f_red_extreme("maxnum"), "red_fmin": _f_red_extreme("minnum"),
+    "sort_vec": _f_sort_vec, "sort_pick": _f_sort_pick,
     "argbetter_max": _f_argbetter("ogt"), "argbetter_min": _f_argbetter("olt"),
 }
 for _n, _lw in lowered_as(Loop).items():     # float bodies calling the vectorised math library
     if _lw.math:
         FLOAT[_n] = _math_with_domain(_n, *_DOMAINS[_n]) if _n in _DOMAINS else _math(_n)
+FLOAT["power"] = _f_power
 
 # ----------------------------------------------------------------------------- integer rules
 
@@ -326,6 +459,7 @@ def _integer(signed):
         "maximum": _intr(f"{s}max"), "minimum": _intr(f"{s}min"),
         "fmax": _intr(f"{s}max"), "fmin": _intr(f"{s}min"),
         "red_max": _intr(f"{s}max"), "red_min": _intr(f"{s}min"),
+        "red_fmax": _intr(f"{s}max"), "red_fmin": _intr(f"{s}min"),
         "red_add": _ins("add"), "red_mul": _ins("mul"),
         "bitwise_and": _ins("and"), "bitwise_or": _ins("or"), "bitwise_xor": _ins("xor"),
         "left_shift": _i_shift("shl", signed), "right_shift": _i_shift("ashr" if signed else "lshr", signed),
@@ -351,9 +485,9 @@ def _b(op):
 
 BOOL = {
     "add": _b("or"), "maximum": _b("or"), "fmax": _b("or"), "bitwise_or": _b("or"),
-    "logical_or": _b("or"), "red_or": _b("or"), "red_max": _b("or"),
+    "logical_or": _b("or"), "red_or": _b("or"), "red_max": _b("or"), "red_fmax": _b("or"),
     "multiply": _b("and"), "minimum": _b("and"), "fmin": _b("and"), "bitwise_and": _b("and"),
-    "logical_and": _b("and"), "red_and": _b("and"), "red_min": _b("and"),
+    "logical_and": _b("and"), "red_and": _b("and"), "red_min": _b("and"), "red_fmin": _b("and"),
     "bitwise_xor": _b("xor"), "logical_xor": _b("xor"), "not_equal": _b("xor"),
     "equal": lambda e, t, a, b: _not(e, e.emit(f"xor i1 {a}, {b}", "i1")),
     "less": lambda e, t, a, b: _and(e, _not(e, a), b),
@@ -369,4 +503,9 @@ BOOL = {
     "argbetter_min": lambda e, t, x, best: _and(e, _not(e, x), best),
 }
 
-RULES = {"f": FLOAT, "i": _integer(True), "u": _integer(False), "b": BOOL}
+RULES = {"f": FLOAT,
+         "i": {**_integer(True), "sort_vec": _i_sort_vec(True), "sort_pick": _i_sort_pick,
+               "gather_pos": _i_gather_pos(True)},
+         "u": {**_integer(False), "sort_vec": _i_sort_vec(False), "sort_pick": _i_sort_pick,
+               "gather_pos": _i_gather_pos(False)},
+         "b": BOOL}

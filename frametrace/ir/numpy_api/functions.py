@@ -16,6 +16,10 @@ from .joining import FUNCTIONS as JOINING
 from .library_calls import FUNCTIONS as LIBRARY
 from .linalg_calls import FUNCTIONS as LINALG
 from .more_calls import FUNCTIONS as MORE
+from .nan_reductions import FUNCTIONS as NAN_REDUCTIONS
+from .sorting import FUNCTIONS as SORTING
+from .take_along import FUNCTIONS as TAKE_ALONG
+from .norms import FUNCTIONS as NORMS
 from .padding import FUNCTIONS as PADDING
 from .reductions import PARAMS, nan_reduction_impl, reduction_impl
 from .ufunc_methods import FUNCTIONS as UFUNC_METHODS
@@ -77,7 +81,8 @@ def is_traceable_function(fn) -> bool:
 def _register_tables():
     from .data_dependent import FUNCTIONS as DD
     FUNCTIONS.update(DD)
-    for table in (UFUNC_METHODS, LINALG, LIBRARY, JOINING, EXTRA, MORE, PADDING, ADVANCED):
+    for table in (UFUNC_METHODS, LINALG, LIBRARY, JOINING, EXTRA, MORE, PADDING, NORMS, NAN_REDUCTIONS, SORTING,
+                  TAKE_ALONG, ADVANCED):
         FUNCTIONS.update(table)
 
 

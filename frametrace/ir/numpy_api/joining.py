@@ -10,12 +10,16 @@ broadcast_to + reshape), so the results fuse with their neighbours and sizes sta
   tile, meshgrid   copies per axis is a concatenate of them (fused)
   flip, rot90,     negative-step views, transposes; roll is a concatenate of two slices per axis
   roll, diff, ptp  diff/ptp are elementwise over slices / max - min
+np.repeat with per-element repeats is NumPy's own call inside the graph (its length an
+unbacked size).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ...errors import NumpyError, Unsupported
+from ...shapes import int_oo
+from ..fake import FakeArray
 from ..ops.broadcast import broadcast_shapes
 from ..ops.opaque import register_opaque
 from ..ops.symbolic import is_static, same_size, sym_min
@@ -238,9 +242,31 @@ def outer_impl(b, a, b_, out=None):
     return b.emit("multiply", b.emit("reshape", x, shape=(x.shape[0], 1)), y)
 
 
+def _repeat_each_rule(a, repeats, axis=None, size=None):
+    s = (size,) if axis is None else tuple(a.shape[:axis]) + (size,) + tuple(a.shape[axis + 1:])
+    return FakeArray(s, a.dtype)
+
+
+register_opaque("repeat_each", np.repeat, _repeat_each_rule, kind="gather",
+                doc="np.repeat(a, repeats, axis) with per-element repeats: NumPy's, the result's "
+                    "length an unbacked size (bound from the result)")
+
+
+def _repeat_each(b, x, repeats, axis):
+    """np.repeat with an array (or list) of repeats: NumPy's call inside the graph."""
+    if axis is not None:
+        axis = normalize_axis(axis, x.ndim, "np.repeat")
+    env = getattr(b, "shape_env", None)
+    if env is None:
+        raise Unsupported("np.repeat with per-element repeats needs a ShapeEnv", kind="data_dependent")
+    counts = as_operand_array(b, repeats, "np.repeat")
+    size = env.create_unbacked_symint(0, int_oo, source="np.repeat")
+    return b.emit("repeat_each", x, counts, axis=axis, size=size)
+
+
 def repeat_impl(b, a, repeats, axis=None):
     if isinstance(repeats, (list, tuple)) or is_array(repeats):
-        raise Unsupported("np.repeat with per-element repeats", kind="call", context="np.repeat")
+        return _repeat_each(b, as_array(b, a, "np.repeat"), repeats, axis)
     r = size_arg(repeats, "np.repeat")
     if is_static(r) and r < 0:
         raise NumpyError(ValueError("negative dimensions are not allowed"))

@@ -32,15 +32,6 @@ def _partition_rule(a, kth, axis=-1, kind="introselect", order=None):
     return FakeArray(s, a.dtype)
 
 
-def _take_along_axis_rule(arr, indices, axis=-1):
-    if axis is None:
-        return tuple(indices.shape)
-    ax = axis % arr.ndim
-    full = broadcast_shapes(tuple(arr.shape[:ax]) + (1,) + tuple(arr.shape[ax + 1:]),
-                            tuple(indices.shape[:ax]) + (1,) + tuple(indices.shape[ax + 1:]))
-    return full[:ax] + (indices.shape[ax],) + full[ax + 1:]
-
-
 def _average_rule(a, axis=None, weights=None, returned=False, keepdims=False):
     return reduced_shape(a.shape, axis, keepdims)
 
@@ -122,8 +113,7 @@ def _count_nonzero_rule(a, axis=None, keepdims=False):
     return FakeArray(reduced_shape(a.shape, axis, keepdims), np.dtype(np.intp))
 
 
-_REDUCTIONS = ("median", "nanmean", "nanmax", "nanmin", "nanstd", "nanvar",
-               "nanmedian", "nanargmax", "nanargmin")
+_REDUCTIONS = ("median", "nanstd", "nanvar", "nanmedian")    # nanmax & co.: nan_reductions.py
 _QUANTILES = ("percentile", "quantile", "nanpercentile", "nanquantile")
 _ELEMENTWISE = ("sinc", "angle", "nan_to_num", "i0")    # not real_if_close: its dtype depends on the data
 
@@ -133,11 +123,10 @@ for _n in _QUANTILES:
     register_opaque(_n, getattr(np, _n), quantile_rule)
 for _n in _ELEMENTWISE:
     register_opaque(_n, getattr(np, _n), same_shape)
-for _n in ("sort", "argsort"):
+for _n in ("sort", "argsort"):          # np.sort's binding: sorting.py (short rows are native)
     register_opaque(_n, getattr(np, _n), along_axis_shape)
 register_opaque("partition", np.partition, _partition_rule)
 register_opaque("searchsorted", np.searchsorted, _searchsorted_rule)
-register_opaque("take_along_axis", np.take_along_axis, _take_along_axis_rule)
 register_opaque("average", np.average, _average_rule)
 register_opaque("cov", np.cov, _cov_rule)
 register_opaque("corrcoef", np.corrcoef, _cov_rule)
@@ -214,12 +203,10 @@ def _count_nonzero_impl(b, a, axis=None, *, keepdims=False):
         b, a, axis, keepdims)
 
 
-_R = ("a", "axis", "dtype", "out", "keepdims")
 FUNCTIONS = {
     np.median: opaque_function("median", "np.median", ("a", "axis", "out", "overwrite_input", "keepdims")),
-    np.nanmean: opaque_function("nanmean", "np.nanmean", _R),    # nansum / nanprod: reductions.py
-    **{getattr(np, n): opaque_function(n, f"np.{n}", ("a", "axis", "out", "keepdims"))
-       for n in ("nanmax", "nanmin", "nanargmax", "nanargmin", "nanmedian")},
+    np.nanmedian: opaque_function("nanmedian", "np.nanmedian", ("a", "axis", "out", "overwrite_input",
+                                                                "keepdims")),
     **{getattr(np, n): opaque_function(n, f"np.{n}", ("a", "axis", "dtype", "out", "ddof", "keepdims"))
        for n in ("nanstd", "nanvar")},
     **{getattr(np, n): opaque_function(n, f"np.{n}", ("a", "q", "axis", "out", "overwrite_input", "method",
@@ -229,13 +216,10 @@ FUNCTIONS = {
     np.nan_to_num: opaque_function("nan_to_num", "np.nan_to_num", ("x", "copy", "nan", "posinf", "neginf"),
                                    ("x",)),
     np.i0: opaque_function("i0", "np.i0", ("x",), ("x",)),
-    np.sort: opaque_function("sort", "np.sort", ("a", "axis", "kind", "order")),
     np.argsort: opaque_function("argsort", "np.argsort", ("a", "axis", "kind", "order")),
     np.partition: opaque_function("partition", "np.partition", ("a", "kth", "axis", "kind", "order")),
     np.searchsorted: opaque_function("searchsorted", "np.searchsorted", ("a", "v", "side", "sorter"),
                                      ("a", "v", "sorter")),
-    np.take_along_axis: opaque_function("take_along_axis", "np.take_along_axis", ("arr", "indices", "axis"),
-                                        ("arr", "indices")),
     np.average: opaque_function("average", "np.average", ("a", "axis", "weights", "returned", "keepdims"),
                                 ("a", "weights")),
     np.cov: opaque_function("cov", "np.cov", ("m", "y", "rowvar", "bias", "ddof"), ("m", "y")),

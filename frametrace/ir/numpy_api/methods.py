@@ -10,6 +10,7 @@ from . import shaping as S
 from .extra_elementwise import imag_part, real_part
 from .joining import repeat_impl, take_impl
 from .library_calls import FUNCTIONS as LIBRARY
+from .sorting import sort_impl
 
 
 def _fill(b, self, value):
@@ -26,13 +27,13 @@ def _round(b, self, decimals=0, out=None):
 
 
 def _sort_in_place(b, self, axis=-1, kind=None, order=None):
-    """x.sort(): NumPy's sort written back into x (an opaque sort, then an assign)."""
+    """x.sort(): np.sort written back into x (sorting.py, then an assign)."""
     if self.scalar:
         raise Unsupported("sort of a NumPy scalar", kind="call", context="ndarray.sort")
-    b.emit("assign", self, LIBRARY[np.sort](b, self, axis, kind, order), writer="sort")
+    b.emit("assign", self, sort_impl(b, self, axis, kind, order), writer="sort")
 
 
-METHODS = {name: reduction_impl(name, f"ndarray.{name}") for name in PARAMS}
+METHODS = {name: reduction_impl(name, f"ndarray.{name}") for name in PARAMS if hasattr(np.ndarray, name)}
 METHODS.update({
     "reshape": S.reshape_method, "transpose": S.transpose_method,
     "swapaxes": S.swapaxes_impl, "astype": S.astype_method, "copy": S.copy_method,

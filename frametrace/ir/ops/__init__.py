@@ -5,6 +5,9 @@ attributes at its top (the API layer, `frametrace.ir.numpy_api`, produces those 
 
   elementwise  unary/binary ufuncs, where, clip, astype
   reductions   sum prod mean var std max min any all argmax argmin; cumsum cumprod
+  nan_reductions  nanmax nanmin (fmax/fmin.reduce); divide_quiet; report_if (run-time warnings)
+  sorting      sort_rows (np.sort of short last-axis rows)
+  take_along   take_along (np.take_along_axis: a gather inside kernels)
   views        getitem transpose reshape expand_dims squeeze broadcast_to
   shape_ops    concatenate stack copy
   creation     zeros ones empty full arange
@@ -21,4 +24,4 @@ rules by probing NumPy on one-element stand-ins), `broadcast`, `indexing` (canon
 getitem indices).
 """
 from . import (advanced_index, creation, data_dependent, elementwise, linalg, loops, mutation,  # noqa: F401
-               reductions, shape_ops, views)
+               nan_reductions, reductions, shape_ops, sorting, take_along, views)
