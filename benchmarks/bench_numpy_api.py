@@ -2,8 +2,9 @@
 
 Run: python benchmarks/bench_numpy_api.py [--quick]
 Targets (issue 14): >= 1.5x where a fused kernel applies (np.roll / np.pad stencils, the masked
-scatter, the triangle mask), >= 0.95x where an opaque NumPy call runs inside the graph
-(np.linalg.norm, np.einsum, np.sort). Each workload is compiled once with the LLVM backend
+scatter, the triangle mask, small einsum contractions: a broadcast product summed in one loop
+nest), >= 0.95x where an opaque NumPy call or a BLAS matmul runs inside the graph
+(np.linalg.norm, np.sort, a large einsum contraction lowered to matmul). Each workload is compiled once with the LLVM backend
 and fullgraph=True (no graph break), checked against NumPy, then timed round-robin.
 """
 # ruff: noqa: B023  (the lambdas are timed within the iteration that defines them)
@@ -26,6 +27,18 @@ def norm_rows(x):
 
 def einsum_bmm(a, b):
     return np.einsum("bij,bjk->bik", a, b) + 1.0
+
+
+def einsum_attention(q, k):
+    return np.einsum("bhqd,bhkd->bhqk", q, k) * 0.125
+
+
+def einsum_large(a, b):
+    return np.einsum("ij,jk->ik", a, b)
+
+
+def einsum_rowdot(a, b):
+    return np.einsum("ij,ij->i", a, b)
 
 
 def sort_rows(x):
@@ -62,7 +75,14 @@ def workloads(quick: bool):
     return [
         ("linalg.norm(x, axis=1)", norm_rows, (rng.standard_normal((n * 4, 64)),), "opaque"),
         ("einsum bij,bjk->bik 4x4", einsum_bmm, (rng.standard_normal((n * 4, 4, 4)),
-                                                 rng.standard_normal((n * 4, 4, 4))), "opaque"),
+                                                 rng.standard_normal((n * 4, 4, 4))), "fused"),
+        ("einsum bhqd,bhkd->bhqk", einsum_attention, (rng.standard_normal((n // 16, 4, 8, 4)),
+                                                      rng.standard_normal((n // 16, 4, 8, 4))), "fused"),
+        ("einsum ij,ij->i", einsum_rowdot, (rng.standard_normal((n * 4, 16)),
+                                            rng.standard_normal((n * 4, 16))), "fused"),
+        # BLAS threads on a loaded machine can make np.matmul itself 50x slower: OPENBLAS_NUM_THREADS=1
+        ("einsum ij,jk->ik 256 (matmul)", einsum_large, (rng.standard_normal((256, 256)),
+                                                         rng.standard_normal((256, 256))), "opaque"),
         ("sort rows of 16", sort_rows, (rng.standard_normal((n * 4, 16)),), "opaque"),
         ("pad + 4-point stencil", pad_stencil, (rng.standard_normal((n, n)),), "fused"),
         ("roll finite differences", roll_diff, (rng.standard_normal((n, n)),), "fused"),

@@ -14,8 +14,8 @@ computes them (`optimize=False`: no BLAS, a sum of products per output element):
                                  result dtype; `sum` (`any` for bool) over the summed labels.
                                  The LLVM backend fuses the product into the reduction: one
                                  loop nest, nothing materialised
-  two float operands, large      `matmul` (BLAS) on (batch, free-left, summed) x (batch, summed,
-                                 free-right) reshapes, when the contraction has
+  two operands, large            `matmul` (BLAS for floats) on (batch, free-left, summed) x (batch,
+                                 summed, free-right) reshapes, when the contraction has
                                  M * N * K >= MATMUL_MIN_WORK (M, N, K: the products of the
                                  free-left, free-right and summed sizes; decided with a guard
                                  where they are symbolic) and NumPy's result is C-ordered (so the
@@ -47,7 +47,10 @@ from .layout import keep_order
 
 _LETTERS = string.ascii_uppercase + string.ascii_lowercase    # NumPy's label set, ASCII order
 _LOWERED_KINDS = "biuc"                                        # plus float32 / float64
-MATMUL_MIN_WORK = 16 ** 3        # M*N*K from which BLAS beats the fused loop nest (see doc)
+# M*N*K from which a matmul beats the fused loop nest (benchmarks/bench_numpy_api.py; measured
+# on batches of n x n products: BLAS wins from n = 8 for floats, our integer matmul loop nest
+# (lower/matmul.py) only from about n = 32)
+MATMUL_MIN_WORK = {"f": 8 ** 3, "c": 8 ** 3, "i": 32 ** 3, "u": 32 ** 3, "b": 32 ** 3}
 
 
 @dataclass(frozen=True)
@@ -216,12 +219,12 @@ def _groups(spec: Spec):
     return batch, left, right, summed
 
 
-def _is_large(work) -> bool:
+def _is_large(work, kind: str) -> bool:
     """The size rule: a guard on the symbolic work where it is not static."""
     if is_static(work):
-        return work >= MATMUL_MIN_WORK
+        return work >= MATMUL_MIN_WORK[kind]
     try:
-        return bool(work >= MATMUL_MIN_WORK)
+        return bool(work >= MATMUL_MIN_WORK[kind])
     except Unsupported:                 # an unbacked size: no hint to decide on
         return False
 
@@ -239,7 +242,7 @@ def _numpy_order_is_c(b, views, shape, n_out, itemsize) -> bool:
 def _matmul(b, spec: Spec, xs, sizes, dtype, views, full):
     """The contraction as one (batched) matmul; None where the rule says the fused loop."""
     g = _groups(spec)
-    if g is None or dtype.kind not in "fc":
+    if g is None:
         return None
     batch, left, right, summed = g
     if not summed:
@@ -250,7 +253,7 @@ def _matmul(b, spec: Spec, xs, sizes, dtype, views, full):
         if not (da is db or statically_known_true(da == db)):
             return None
     m, n, k = (prod([sizes[c] for c in grp]) for grp in (left, right, summed))
-    if spec.out != batch + left + right or not _is_large(m * n * k):
+    if spec.out != batch + left + right or not _is_large(m * n * k, dtype.kind):
         return None
     if not _numpy_order_is_c(b, views, tuple(sizes[c] for c in full), len(spec.out), dtype.itemsize):
         return None

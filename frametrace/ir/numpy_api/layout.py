@@ -149,6 +149,8 @@ def _strides(b, node: Node):
     args = [a for a in node.args if isinstance(a, Node)]
     if kind == "view":
         return _view_strides(b, node, shape, itemsize)
+    if op == "einsum_view":                    # np.einsum's diagonal view: a label's strides add up
+        return _einsum_view_strides(b, node)
     if op in _C_ORDER or node.ndim == 1:
         return c_strides(shape, itemsize)
     if op == "argwhere":                       # NumPy stacks the nonzero indices: F order
@@ -218,6 +220,14 @@ def _view_strides(b, node, shape, itemsize):
     if node.op == "reshape":
         return reshape_strides(xshape, xs, shape, itemsize) or c_strides(shape, itemsize)
     return None
+
+
+def _einsum_view_strides(b, node):
+    xs = strides_of(b, node.args[0])
+    if xs is None:
+        return None
+    term, out = node.attr("subscripts").split("->")
+    return tuple(sum(s for c, s in zip(term, xs) if c == label) for label in out)
 
 
 def _reduction(b, node, shape, itemsize):
