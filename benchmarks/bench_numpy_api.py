@@ -2,7 +2,7 @@
 
 Run: python benchmarks/bench_numpy_api.py [--quick]
 Targets (issue 14): >= 1.5x where a fused kernel applies (np.roll / np.pad stencils, the masked
-scatter, the triangle mask, small einsum contractions: a broadcast product summed in one loop
+scatter, the triangle mask, flips (reversed vector loads), small einsum contractions: a broadcast product summed in one loop
 nest), >= 0.95x where an opaque NumPy call or a BLAS matmul runs inside the graph
 (np.linalg.norm, np.sort, a large einsum contraction lowered to matmul). Each workload is compiled once with the LLVM backend
 and fullgraph=True (no graph break), checked against NumPy, then timed round-robin.
@@ -54,6 +54,10 @@ def roll_diff(u):
     return (np.roll(u, -1, axis=1) - np.roll(u, 1, axis=1)) * 0.5 + (np.roll(u, -1, axis=0) - u)
 
 
+def flip_mix(x):
+    return np.fliplr(x) * 0.5 + x[::-1] - x
+
+
 def masked_scatter(x):
     out = x.copy()
     out[out < 0] = 0.0
@@ -86,6 +90,7 @@ def workloads(quick: bool):
         ("sort rows of 16", sort_rows, (rng.standard_normal((n * 4, 16)),), "opaque"),
         ("pad + 4-point stencil", pad_stencil, (rng.standard_normal((n, n)),), "fused"),
         ("roll finite differences", roll_diff, (rng.standard_normal((n, n)),), "fused"),
+        ("flip: fliplr(x) + x[::-1]", flip_mix, (rng.standard_normal((n // 4, n // 4)),), "fused"),
         ("masked scatter x[m] = 0", masked_scatter, (rng.standard_normal((n, n)),), "fused"),
         ("causal mask triu(k=1)", causal_mask, (rng.standard_normal((n // 2, n // 2)),), "fused"),
         ("emb[ids] gather", gather_rows, (rng.standard_normal((4096, 64)), rng.integers(0, 4096, n)), "opaque"),
