@@ -259,6 +259,12 @@ def _auto(name: str, op):
         if "shift" in name:
             return (lambda v: u.accumulate(np.abs(v) % 3)), VI
         return (lambda m: u.accumulate(m, axis=1)), (lambda: matrices(dt))
+    if name.endswith("_reduce"):              # NumPy's fold for the ufuncs without a reduction op
+        u = getattr(np, name[: -len("_reduce")])
+        dt = _dtype_for(name)
+        if "shift" in name:
+            return (lambda v: u.reduce(np.abs(v) % 3)), VI
+        return (lambda m: (u.reduce(m, axis=1), u.reduce(m[:, :2], axis=0, keepdims=True))), (lambda: matrices(dt))
     if name.startswith("ufunc_"):
         base, _, k = name[len("ufunc_"):].rpartition("_")
         if not k.isdigit():
