@@ -8,12 +8,14 @@ computes them (`optimize=False`: no BLAS, a sum of products per output element):
   one operand, no label summed   a view, as NumPy's einsum returns one: `transpose` for a
                                  permutation, NumPy's own writeable view (the opaque op
                                  `einsum_view`, aliasing its operand) for a diagonal `ii->i`
-  otherwise                      each operand's diagonal (`einsum_view`), a transpose into the
-                                 order (output labels, summed labels) and size-1 dims for its
-                                 missing labels; the broadcast product of all operands in the
-                                 result dtype; `sum` (`any` for bool) over the summed labels.
-                                 The LLVM backend fuses the product into the reduction: one
-                                 loop nest, nothing materialised
+  otherwise                      each operand's diagonal (`einsum_view`), a transpose into one
+                                 label order and size-1 dims for its missing labels; the
+                                 broadcast product of all operands in the result dtype; `sum`
+                                 (`any` for bool) over the summed labels; a transpose (view) into
+                                 the output order. The LLVM backend fuses the product into the
+                                 reduction: one loop nest, nothing materialised. The label order
+                                 keeps the operands' last axes innermost (see `_fused`) where
+                                 that gives NumPy's result layout, else it is NumPy's own
   two operands, large            `matmul` (BLAS for floats) on (batch, free-left, summed) x (batch,
                                  summed, free-right) reshapes, when the contraction has
                                  M * N * K >= MATMUL_MIN_WORK (M, N, K: the products of the
@@ -35,6 +37,7 @@ from __future__ import annotations
 import string
 from collections import Counter
 from dataclasses import dataclass
+from functools import cmp_to_key
 
 import numpy as np
 
@@ -188,20 +191,49 @@ def _reduce(b, x, axes, dtype):
 
 
 def _fused(b, spec: Spec, xs, dtype):
-    """The broadcast product over (output labels, summed labels), summed over the latter."""
-    summed = tuple(dict.fromkeys(c for t in spec.terms for c in t if c not in spec.out))
-    full = spec.out + summed
-    views = []
-    for x, term in zip(xs, spec.terms, strict=True):
-        x, term = _diagonal(b, x, term)
-        views.append(_aligned(b, x, term, full))
+    """The broadcast product over all labels, summed over the labels not in the output, then
+    transposed (a view) into the output order. The label order keeps the inner loop on the
+    operands' last axes (unit-stride for C-ordered operands): the output labels then the summed
+    ones when every operand's last axis is summed (dot products: `ij,ij->i`, `bhqd,bhkd->bhqk`),
+    else the order of first appearance (`ij->j` stays a column sum, `ij,jk->ik` runs i-j-k)."""
+    terms = [_diagonal(b, x, term) for x, term in zip(xs, spec.terms, strict=True)]
+    summed = tuple(dict.fromkeys(c for _, t in terms for c in t if c not in spec.out))
+    full = spec.out + summed                 # NumPy's iterator order (its layout ties)
+    views = [_aligned(b, x, term, full) for x, term in terms]
+    natural = tuple(dict.fromkeys(c for _, t in terms for c in t))
+    if summed and natural != full and not all(t[-1] in summed for _, t in terms if t):
+        nviews = [_aligned(b, x, term, natural) for x, term in terms]
+        if _out_order(b, nviews, natural, spec.out, dtype) == _out_order(b, views, full, spec.out, dtype) != ():
+            full, views = natural, nviews    # the same result layout as NumPy's
     prod_ = views[0]
     if len(views) == 1 and prod_.dtype != dtype:
         prod_ = b.emit("astype", prod_, dtype=dtype)
     for v in views[1:]:
         prod_ = b.emit("multiply", prod_, v)
-    axes = tuple(range(len(spec.out), len(full))) if spec.out else None    # None: a NumPy scalar
-    return _reduce(b, prod_, axes, dtype), views, full
+    if not spec.out:
+        return _reduce(b, prod_, None, dtype)        # all axes: a NumPy scalar
+    kept = tuple(c for c in full if c in spec.out)
+    r = _reduce(b, prod_, tuple(i for i, c in enumerate(full) if c not in spec.out), dtype)
+    order = tuple(kept.index(c) for c in spec.out)
+    return r if order == tuple(range(len(order))) else b.emit("transpose", r, axes=order)
+
+
+def _out_order(b, views, full, out, dtype):
+    """The output labels from the fastest to the slowest axis of a result allocated in "K"
+    order over the product of `views` (labels `full`); () when the layout is not known."""
+    shape = tuple(v for v in _broadcast_dims(views))
+    strides = keep_order(b, [v.node for v in views], shape, dtype.itemsize)
+    if strides is None:
+        return ()
+    real = [c for c in out if not (is_static(shape[full.index(c)]) and shape[full.index(c)] == 1)]
+    st = {c: strides[full.index(c)] for c in real}
+    # dense strides: each is the previous one times a size >= 2, so these are never close calls
+    return tuple(sorted(real, key=cmp_to_key(lambda p, q: -1 if bool(st[p] < st[q]) else 1)))
+
+
+def _broadcast_dims(views):
+    for dims in zip(*[v.shape for v in views], strict=True):
+        yield next((d for d in dims if not (is_static(d) and d == 1)), 1)
 
 
 def _groups(spec: Spec):
@@ -229,23 +261,28 @@ def _is_large(work, kind: str) -> bool:
         return False
 
 
-def _numpy_order_is_c(b, views, shape, n_out, itemsize) -> bool:
-    """Whether NumPy's einsum (an iterator in "K" order over all labels, of sizes `shape`)
-    allocates a C-ordered result: its axis order restricted to the output labels is C order."""
+def _numpy_order_is_c(b, spec: Spec, xs, sizes, itemsize) -> bool:
+    """Whether NumPy's einsum allocates a C-ordered result: its iterator runs over the output
+    labels, then the summed ones, in "K" order; the output follows that order."""
+    summed = tuple(dict.fromkeys(c for t in spec.terms for c in t if c not in spec.out))
+    full = spec.out + summed
+    views = [_aligned(b, x, term, full) for x, term in zip(xs, spec.terms, strict=True)]
+    shape = tuple(sizes[c] for c in full)
     strides = keep_order(b, [v.node for v in views], shape, itemsize)
     if strides is None:
         return False
-    out = [(s, d) for s, d in zip(strides[:n_out], shape[:n_out]) if not (is_static(d) and d == 1)]
+    n = len(spec.out)
+    out = [(s, d) for s, d in zip(strides[:n], shape[:n]) if not (is_static(d) and d == 1)]
     return all(statically_known_true(a[0] > c[0]) or bool(a[0] > c[0]) for a, c in zip(out, out[1:]))
 
 
-def _matmul(b, spec: Spec, xs, sizes, dtype, views, full):
+def _matmul(b, spec: Spec, xs, sizes, dtype):
     """The contraction as one (batched) matmul; None where the rule says the fused loop."""
     g = _groups(spec)
     if g is None:
         return None
     batch, left, right, summed = g
-    if not summed:
+    if not summed or not (left or right):       # batched dot products: the fused loop
         return None
     (ta, tb), (a, bb) = spec.terms, xs
     for c in summed:                    # a size-1 summed dim broadcasts in einsum, not in matmul
@@ -255,7 +292,7 @@ def _matmul(b, spec: Spec, xs, sizes, dtype, views, full):
     m, n, k = (prod([sizes[c] for c in grp]) for grp in (left, right, summed))
     if spec.out != batch + left + right or not _is_large(m * n * k, dtype.kind):
         return None
-    if not _numpy_order_is_c(b, views, tuple(sizes[c] for c in full), len(spec.out), dtype.itemsize):
+    if not _numpy_order_is_c(b, spec, xs, sizes, dtype.itemsize):
         return None
 
     def arrange(x, term, first, second):
@@ -280,9 +317,8 @@ def lower(b, spec: Spec, xs, dtype, sizes):
         if len(set(term)) == len(term):
             return b.emit("transpose", x, axes=tuple(term.index(c) for c in spec.out))
         return b.emit("einsum_view", x, subscripts=spec.text())
-    result, views, full = _fused(b, spec, xs, dtype)
-    mm = _matmul(b, spec, xs, sizes, dtype, views, full) if len(xs) == 2 else None
-    return result if mm is None else mm
+    mm = _matmul(b, spec, xs, sizes, dtype) if len(xs) == 2 else None
+    return _fused(b, spec, xs, dtype) if mm is None else mm
 
 
 def einsum_impl(b, *args, out=None, optimize=False, **kwargs):
