@@ -323,3 +323,21 @@ def test_spec_parser():
     assert E.parse("Ba,aC", [2, 2]).out == ("B", "C")
     assert E.parse("ii", [2]).out == ()
     assert E.parse("i...", [3]).out == ("A", "B", "i")
+
+
+def test_dtype_and_casting(backend, rng):
+    def f(a, b):
+        return (np.einsum("ij,jk->ik", a, b, dtype=np.float64),
+                np.einsum("i,i", a[0], b[:, 0], dtype=np.float32, casting="same_kind"),
+                np.einsum("ij->", a, dtype=np.int64, casting="unsafe"))
+
+    def bad(a):
+        return np.einsum("ij->", a, dtype=np.int64)       # float64 -> int64 is not 'safe'
+
+    a, c = rng.standard_normal((3, 4)).astype(np.float32) * 3, rng.integers(-3, 3, (4, 5))
+    assert_same(ft.compile(f, fullgraph=True, backend=FT_BACKEND[backend])(a, c), f(a, c))
+    x = rng.standard_normal((2, 3))
+    with pytest.raises(TypeError):
+        bad(x)
+    with pytest.raises(TypeError):
+        ft.compile(bad, backend=FT_BACKEND[backend])(x)

@@ -45,7 +45,7 @@ from ...errors import NumpyError, Unsupported
 from ..ops.opaque import register_opaque
 from ..ops.promotion import shape_of
 from ..ops.symbolic import is_static, prod, same_size, statically_known_true
-from .common import as_array, is_array, unwrap_out, write_reduction_out
+from .common import as_array, as_dtype, is_array, unwrap_out, write_reduction_out
 from .layout import keep_order
 
 _LETTERS = string.ascii_uppercase + string.ascii_lowercase    # NumPy's label set, ASCII order
@@ -312,7 +312,7 @@ def _matmul(b, spec: Spec, xs, sizes, dtype):
 
 def lower(b, spec: Spec, xs, dtype, sizes):
     """The einsum of arrays `xs` (Proxies) as graph ops (module doc)."""
-    if len(xs) == 1 and spec.out and set(spec.out) == set(spec.terms[0]):
+    if _is_view(spec):
         x, term = xs[0], spec.terms[0]
         if len(set(term)) == len(term):
             return b.emit("transpose", x, axes=tuple(term.index(c) for c in spec.out))
@@ -321,13 +321,30 @@ def lower(b, spec: Spec, xs, dtype, sizes):
     return _fused(b, spec, xs, dtype) if mm is None else mm
 
 
-def einsum_impl(b, *args, out=None, optimize=False, **kwargs):
-    """np.einsum(subscripts, *operands, out=None, optimize=False) (module doc)."""
+def _is_view(spec: Spec) -> bool:
+    """One operand and no label summed: NumPy returns a view of it."""
+    return len(spec.terms) == 1 and bool(spec.out) and set(spec.out) == set(spec.terms[0])
+
+
+def _cast_operands(b, xs, dtype, casting, is_view):
+    """einsum(..., dtype=dt): the operands cast to dt under `casting` (NumPy's iterator)."""
+    if is_view:                  # NumPy returns the view and ignores dtype= there
+        raise Unsupported("np.einsum(dtype=) of a view", kind="call", context="np.einsum")
+    for k, x in enumerate(xs):
+        if not np.can_cast(x.dtype, dtype, casting):
+            raise NumpyError(TypeError(f"Iterator operand {k} dtype could not be cast from dtype('{x.dtype}') "
+                                       f"to dtype('{dtype}') according to the rule '{casting}'"))
+    return [x if x.dtype == dtype else b.emit("astype", x, dtype=dtype) for x in xs]
+
+
+def einsum_impl(b, *args, out=None, optimize=False, dtype=None, casting="safe", order="K", **kwargs):
+    """np.einsum(subscripts, *operands, out=None, optimize=False, dtype=None, casting="safe")
+    (module doc); order= other than "K" is not traced (it changes the result's layout)."""
     if not args:
         raise NumpyError(TypeError("einsum() missing required argument 'subscripts' (pos 0)"))
-    if kwargs:
-        raise Unsupported(f"np.einsum with {sorted(kwargs)}", kind="call", context="np.einsum",
-                          hints=("cast the operands instead of passing dtype=/casting=/order=",))
+    if kwargs or order != "K" or casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
+        raise Unsupported(f"np.einsum with {sorted(kwargs) or 'order=' if order != 'K' else 'casting='}",
+                          kind="call", context="np.einsum", hints=("leave order= at 'K'",))
     if isinstance(args[0], str):
         subscripts, operands = args[0], args[1:]
     else:
@@ -338,6 +355,8 @@ def einsum_impl(b, *args, out=None, optimize=False, **kwargs):
     check_subscripts(subscripts, [x.fake for x in xs])
     spec = parse(subscripts, [x.ndim for x in xs])
     sizes = label_sizes(spec, [tuple(x.shape) for x in xs])
+    if dtype is not None:
+        xs = _cast_operands(b, xs, as_dtype(dtype, "np.einsum"), casting, _is_view(spec))
     dtype = np.result_type(*[x.dtype for x in xs])
     lowered = dtype.kind in _LOWERED_KINDS or dtype in (np.float32, np.float64)
     if not lowered or (optimize and len(xs) > 1):
@@ -351,7 +370,7 @@ def einsum_impl(b, *args, out=None, optimize=False, **kwargs):
     if not is_array(out) or out.dtype != dtype:
         raise Unsupported("np.einsum with out= of another dtype than the result", kind="call",
                           context="np.einsum", hints=("cast the result instead",))
-    if len(xs) == 1 and spec.out and set(spec.out) == set(spec.terms[0]):
+    if _is_view(spec):
         result = b.emit("copy", result)         # a view of an operand: copied, as NumPy does
     return write_reduction_out(b, "np.einsum", result, out)
 
