@@ -341,3 +341,17 @@ def test_dtype_and_casting(backend, rng):
         bad(x)
     with pytest.raises(TypeError):
         ft.compile(bad, backend=FT_BACKEND[backend])(x)
+
+
+@pytest.mark.parametrize("sub", ["ij,jk->ik", "ij->j", "ij,ij->j", "ij,jk->ki", "bij,bkj->bik"])
+def test_symbolic_sizes_across_the_size_rule(sub, backend, rng):
+    """Sizes vary across MATMUL_MIN_WORK: a guard on the work picks the form; at most one
+    graph per side of the rule, each right for every size it admits."""
+    fn = _fresh(sub)
+    compiled = ft.compile(fn, dynamic=True, fullgraph=True, backend=FT_BACKEND[backend])
+    ndims = [len(t) for t in sub.split("->")[0].split(",")]
+    for n in (3, 5, 4, 20, 33, 6, 24):
+        ops = [_operand(rng, (n,) * d if d == 2 else (2, n, n), np.float64) for d in ndims]
+        _check(compiled(*ops), fn(*ops), ops)
+    s = ft.stats()
+    assert s.graph_breaks == 0 and s.unique_graphs <= 2, s
