@@ -15,7 +15,10 @@ computes them (`optimize=False`: no BLAS, a sum of products per output element):
                                  the output order. The LLVM backend fuses the product into the
                                  reduction: one loop nest, nothing materialised. The label order
                                  keeps the operands' last axes innermost (see `_fused`) where
-                                 that gives NumPy's result layout, else it is NumPy's own
+                                 that gives NumPy's result layout, else it is NumPy's own;
+                                 with three operands or more, where the chain of products
+                                 would lay the result out otherwise than NumPy's one iterator,
+                                 NumPy's einsum runs (opaque)
   two operands, large            `matmul` (BLAS for floats) on (batch, free-left, summed) x (batch,
                                  summed, free-right) reshapes, when the contraction has
                                  M * N * K >= MATMUL_MIN_WORK (M, N, K: the products of the
@@ -46,7 +49,7 @@ from ..ops.opaque import register_opaque
 from ..ops.promotion import shape_of
 from ..ops.symbolic import is_static, prod, same_size, statically_known_true
 from .common import as_array, as_dtype, is_array, unwrap_out, write_reduction_out
-from .layout import keep_order
+from .layout import keep_order, strides_of
 
 _LETTERS = string.ascii_uppercase + string.ascii_lowercase    # NumPy's label set, ASCII order
 _LOWERED_KINDS = "biuc"                                        # plus float32 / float64
@@ -215,7 +218,25 @@ def _fused(b, spec: Spec, xs, dtype):
     kept = tuple(c for c in full if c in spec.out)
     r = _reduce(b, prod_, tuple(i for i, c in enumerate(full) if c not in spec.out), dtype)
     order = tuple(kept.index(c) for c in spec.out)
-    return r if order == tuple(range(len(order))) else b.emit("transpose", r, axes=order)
+    r = r if order == tuple(range(len(order))) else b.emit("transpose", r, axes=order)
+    if len(views) > 2:
+        # NumPy iterates all operands at once; a chain of products can break the layout's
+        # ties differently ((c, a) * (a, c)-ordered operands): None, NumPy's own call then
+        np_full = spec.out + summed
+        np_views = [_aligned(b, x, term, np_full) for x, term in terms]
+        if _out_order(b, np_views, np_full, spec.out, dtype) != _result_order(b, r, spec.out):
+            return None
+    return r
+
+
+def _result_order(b, r, out):
+    """The labels of `r` (an array with labels `out`) from its fastest to its slowest axis."""
+    st = strides_of(b, r)
+    if st is None:
+        return None
+    real = [c for c, d in zip(out, r.shape) if not (is_static(d) and d == 1)]
+    s = {c: st[out.index(c)] for c in real}
+    return tuple(sorted(real, key=cmp_to_key(lambda p, q: -1 if bool(s[p] < s[q]) else 1)))
 
 
 def _out_order(b, views, full, out, dtype):
@@ -318,7 +339,10 @@ def lower(b, spec: Spec, xs, dtype, sizes):
             return b.emit("transpose", x, axes=tuple(term.index(c) for c in spec.out))
         return b.emit("einsum_view", x, subscripts=spec.text())
     mm = _matmul(b, spec, xs, sizes, dtype) if len(xs) == 2 else None
-    return _fused(b, spec, xs, dtype) if mm is None else mm
+    if mm is not None:
+        return mm
+    r = _fused(b, spec, xs, dtype)
+    return b.emit("einsum", *xs, subscripts=spec.text()) if r is None else r
 
 
 def _is_view(spec: Spec) -> bool:
