@@ -2,9 +2,10 @@
 
 Run: python benchmarks/bench_numpy_api.py [--quick]
 Targets (issue 14): >= 1.5x where a fused kernel applies (np.roll / np.pad stencils, the masked
-scatter, the triangle mask, flips (reversed vector loads), small einsum contractions: a broadcast product summed in one loop
-nest), >= 0.95x where an opaque NumPy call or a BLAS matmul runs inside the graph
-(np.linalg.norm, np.sort, a large einsum contraction lowered to matmul). Each workload is compiled once with the LLVM backend
+scatter, the triangle mask, flips (reversed vector loads), small einsum contractions: a
+broadcast product summed in one loop nest), >= 0.95x where an opaque NumPy call or a BLAS
+matmul runs inside the graph (np.linalg.norm, np.sort, a large einsum contraction lowered to
+matmul). Each workload is compiled once with the LLVM backend
 and fullgraph=True (no graph break), checked against NumPy, then timed round-robin.
 """
 # ruff: noqa: B023  (the lambdas are timed within the iteration that defines them)
