@@ -225,6 +225,13 @@ HAND = {
     "linalg_svdvals": (lambda s: LA.svdvals(s), S), "linalg_cond": (lambda s: LA.cond(s), S),
     "linalg_diagonal": (lambda m: LA.diagonal(m, offset=1) + 0, M), "linalg_trace": (lambda m: LA.trace(m), M),
     "vecdot": (lambda m: np.vecdot(m, m), M),
+    # reduce with initial= / where=: NumPy's fold (the plain forms are the reduction ops)
+    "add_reduce": (lambda m: np.add.reduce(m, axis=1, initial=1.5), M),
+    "multiply_reduce": (lambda m: np.multiply.reduce(m, axis=0, initial=2.0), M),
+    "maximum_reduce": (lambda m: np.maximum.reduce(m, axis=1, initial=-1.0, where=m < 1), M),
+    "minimum_reduce": (lambda m: np.minimum.reduce(m, axis=None, initial=0.5), M),
+    "logical_and_reduce": (lambda m: np.logical_and.reduce(m > 0, axis=1, initial=True), M),
+    "logical_or_reduce": (lambda m: np.logical_or.reduce(m > 0, axis=0, where=m < 2), M),
 }
 
 _INT_ONLY = ("bitwise", "shift", "gcd", "lcm", "invert", "bitwise_count")

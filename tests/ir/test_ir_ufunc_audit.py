@@ -116,3 +116,15 @@ def test_unary_at_with_repeated_indices(backend, rng):
     i = np.array([1, 1, 3])
     a, b = x.copy(), x.copy()
     assert_same(ft.compile(f, fullgraph=True, backend=FT_BACKEND[backend])(a, i), f(b, i))
+
+
+def test_reduce_initial_where_and_accumulate_out(backend, rng):
+    def f(x, m, o):
+        np.subtract.accumulate(x, axis=1, out=o)
+        return (np.add.reduce(x, axis=0, initial=10.0), np.maximum.reduce(x, axis=1, where=m, initial=-5.0),
+                np.multiply.reduce(x[:0], axis=0, initial=2.0), np.add.reduce(x, axis=None, where=m),
+                np.minimum.reduce(x, axis=0, keepdims=True, initial=0.0), o * 1)
+    x, m = rng.standard_normal((4, 5)), rng.random((4, 5)) > 0.4
+    o1, o2 = np.zeros((4, 5)), np.zeros((4, 5))
+    assert_same(ft.compile(f, fullgraph=True, backend=FT_BACKEND[backend])(x, m, o1), f(x, m, o2), 1e-12)
+    np.testing.assert_array_equal(o1, o2)

@@ -19,6 +19,7 @@ from .advanced import ufunc_at
 from .common import (as_array, as_dtype, bind, const_bool, normalize_axes, normalize_axis, unsupported,
                      unwrap_out, write_reduction_out)
 from .extra_elementwise import OPAQUE_UFUNCS
+from .opaque_api import constant
 from .operators import UFUNC_OPS
 from .reductions import reduction_impl
 from .shape_rules import reduced_shape
@@ -41,11 +42,12 @@ def _accumulate_ref(ufunc):
 
 
 def _reduce_ref(ufunc):
-    return lambda x, *, axis, keepdims=False, dtype=None: ufunc.reduce(x, axis=axis, dtype=dtype,
-                                                                       keepdims=keepdims)
+    def ref(x, *, axis, keepdims=False, dtype=None, initial=np._NoValue, where=True):
+        return ufunc.reduce(x, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
+    return ref
 
 
-def _reduce_shape(x, *, axis, keepdims=False, dtype=None):
+def _reduce_shape(x, *, axis, keepdims=False, dtype=None, initial=None, where=None):
     return reduced_shape(tuple(x.shape), axis, keepdims)
 
 
@@ -56,17 +58,21 @@ for _uf in _BINARY_UFUNCS:
         _ACCUMULATE_OPS[_uf] = f"{_name}_accumulate"
         register_opaque(f"{_name}_accumulate", _accumulate_ref(_uf), _same_shape,
                         doc=f"np.{_name}.accumulate(x, axis, dtype)")
-    if _uf not in _REDUCE:
-        _REDUCE_OPS[_uf] = f"{_name}_reduce"
-        register_opaque(f"{_name}_reduce", _reduce_ref(_uf), _reduce_shape,
-                        doc=f"np.{_name}.reduce(x, axis, dtype, keepdims): NumPy's fold")
+    _REDUCE_OPS[_uf] = f"{_name}_reduce"         # also add & co. with initial= / where=
+    register_opaque(f"{_name}_reduce", _reduce_ref(_uf), _reduce_shape,
+                    doc=f"np.{_name}.reduce(x, axis, dtype, keepdims, initial, where): NumPy's fold")
 
 
-def _opaque_reduce(b, ufunc, fname, array, axis, dtype, out, keepdims):
+def _opaque_reduce(b, ufunc, fname, array, axis, dtype, out, keepdims, initial, where):
     x = as_array(b, array, fname)
     axes = normalize_axes(axis, x.ndim, fname)
-    result = b.emit(_REDUCE_OPS[ufunc], x, axis=axes, keepdims=const_bool(keepdims, fname, "keepdims"),
-                    dtype=as_dtype(dtype, fname))
+    attrs = {"axis": axes, "keepdims": const_bool(keepdims, fname, "keepdims"), "dtype": as_dtype(dtype, fname)}
+    if initial is not np._NoValue:
+        attrs["initial"] = constant(initial, fname, "initial")
+    mask = ()
+    if where is not True:
+        mask, attrs["kw_arrays"] = (as_array(b, where, fname),), ("where",)
+    result = b.emit(_REDUCE_OPS[ufunc], x, *mask, **attrs)
     out = unwrap_out(out, fname)
     return result if out is None else write_reduction_out(b, fname, result, out)
 
@@ -75,11 +81,12 @@ def reduce_method(ufunc):
     name = _REDUCE.get(ufunc)
     fname = f"np.{ufunc.__name__}.reduce"
 
-    def impl(b, array, axis=0, dtype=None, out=None, keepdims=False, **kwargs):
+    def impl(b, array, axis=0, dtype=None, out=None, keepdims=False, initial=np._NoValue, where=True,
+             **kwargs):
         if kwargs:
             raise unsupported(fname, f"arguments {sorted(kwargs)}")
-        if name is None:
-            return _opaque_reduce(b, ufunc, fname, array, axis, dtype, out, keepdims)
+        if name is None or initial is not np._NoValue or where is not True:
+            return _opaque_reduce(b, ufunc, fname, array, axis, dtype, out, keepdims, initial, where)
         kw = {"axis": axis, "out": out, "keepdims": keepdims}
         if name in ("sum", "prod"):
             kw["dtype"] = dtype
@@ -93,18 +100,20 @@ def accumulate_method(ufunc):
     fname = f"np.{ufunc.__name__}.accumulate"
 
     def impl(b, array, axis=0, dtype=None, out=None):
-        if out is not None:
-            raise unsupported(fname, "out=")
         x = as_array(b, array, fname)
         if x.ndim == 0:
             raise unsupported(fname, "a 0-d operand")
         ax = normalize_axis(axis, x.ndim, fname)
         if ufunc in _SCAN:
-            return reduction_impl(_SCAN[ufunc], fname)(b, x, axis=ax, dtype=dtype)
-        op = _ACCUMULATE_OPS.get(ufunc)
-        if op is None:
-            raise unsupported(fname, "this ufunc's accumulate")
-        return b.emit(op, x, axis=ax, dtype=dtype)
+            result = reduction_impl(_SCAN[ufunc], fname)(b, x, axis=ax, dtype=dtype)
+        else:
+            result = b.emit(_ACCUMULATE_OPS[ufunc], x, axis=ax, dtype=as_dtype(dtype, fname))
+        out = unwrap_out(out, fname)
+        if out is None:
+            return result
+        if out.dtype != result.dtype:
+            raise unsupported(fname, "out= of another dtype than the result", "cast the result instead")
+        return write_reduction_out(b, fname, result, out)
     return impl
 
 
