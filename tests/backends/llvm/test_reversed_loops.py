@@ -59,3 +59,18 @@ def test_negative_stride_inputs_and_in_place_reversal():
         assert_same(compiled(x[::-1], y1[::-1]), f(x[::-1], y2[::-1]))     # run-time negative strides
         a, b = x.copy(), x.copy()
         assert_same(cg(a), g(b))
+
+
+def test_stores_through_flipped_views():
+    def f(x, y):
+        y[::-1] = x * 2.0                    # a reversed store
+        y[:, ::-1] += x[::-1]                # reversed load and store of the same buffer
+        return y
+
+    compiled = ft.compile(f, backend="llvm")
+    for shape in ((1, 1), (3, 5), (17, 33), (64, 128)):
+        x = rng.standard_normal(shape)
+        y1, y2 = np.zeros(shape), np.zeros(shape)
+        assert_same(compiled(x, y1), f(x, y2))
+        np.testing.assert_array_equal(y1, y2)
+    assert ft.stats().graph_breaks == 0
