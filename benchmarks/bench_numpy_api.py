@@ -3,7 +3,9 @@
 Run: python benchmarks/bench_numpy_api.py [--quick]
 Targets (issue 14): >= 1.5x where a fused kernel applies (np.roll / np.pad stencils, the masked
 scatter, the triangle mask, np.linalg.norm, np.sort of short rows, np.take_along_axis,
-np.nanmean), >= 0.95x where an opaque NumPy call runs inside the graph (np.einsum, x[ids]).
+np.nanmean, flips (reversed vector loads), small einsum contractions: a broadcast product
+summed in one loop nest), >= 0.95x where an opaque NumPy call or a BLAS matmul runs inside
+the graph (x[ids], a large einsum contraction lowered to matmul).
 Each workload is compiled once with the LLVM backend
 and fullgraph=True (no graph break), checked against NumPy, then timed round-robin.
 """
@@ -29,6 +31,18 @@ def einsum_bmm(a, b):
     return np.einsum("bij,bjk->bik", a, b) + 1.0
 
 
+def einsum_attention(q, k):
+    return np.einsum("bhqd,bhkd->bhqk", q, k) * 0.125
+
+
+def einsum_large(a, b):
+    return np.einsum("ij,jk->ik", a, b)
+
+
+def einsum_rowdot(a, b):
+    return np.einsum("ij,ij->i", a, b)
+
+
 def sort_rows(x):
     return np.sort(x, axis=1)[:, :4] * 2.0
 
@@ -40,6 +54,10 @@ def pad_stencil(u):
 
 def roll_diff(u):
     return (np.roll(u, -1, axis=1) - np.roll(u, 1, axis=1)) * 0.5 + (np.roll(u, -1, axis=0) - u)
+
+
+def flip_mix(x):
+    return np.fliplr(x) * 0.5 + x[::-1] - x
 
 
 def masked_scatter(x):
@@ -71,10 +89,18 @@ def workloads(quick: bool):
     return [
         ("linalg.norm(x, axis=1)", norm_rows, (rng.standard_normal((n * 4, 64)),), "fused"),
         ("einsum bij,bjk->bik 4x4", einsum_bmm, (rng.standard_normal((n * 4, 4, 4)),
-                                                 rng.standard_normal((n * 4, 4, 4))), "opaque"),
+                                                 rng.standard_normal((n * 4, 4, 4))), "fused"),
+        ("einsum bhqd,bhkd->bhqk", einsum_attention, (rng.standard_normal((n // 16, 4, 8, 4)),
+                                                      rng.standard_normal((n // 16, 4, 8, 4))), "fused"),
+        ("einsum ij,ij->i", einsum_rowdot, (rng.standard_normal((n * 4, 16)),
+                                            rng.standard_normal((n * 4, 16))), "fused"),
+        # BLAS threads on a loaded machine can make np.matmul itself 50x slower: OPENBLAS_NUM_THREADS=1
+        ("einsum ij,jk->ik 256 (matmul)", einsum_large, (rng.standard_normal((256, 256)),
+                                                         rng.standard_normal((256, 256))), "opaque"),
         ("sort rows of 16", sort_rows, (rng.standard_normal((n * 4, 16)),), "fused"),
         ("pad + 4-point stencil", pad_stencil, (rng.standard_normal((n, n)),), "fused"),
         ("roll finite differences", roll_diff, (rng.standard_normal((n, n)),), "fused"),
+        ("flip: fliplr(x) + x[::-1]", flip_mix, (rng.standard_normal((n // 4, n // 4)),), "fused"),
         ("masked scatter x[m] = 0", masked_scatter, (rng.standard_normal((n, n)),), "fused"),
         ("causal mask triu(k=1)", causal_mask, (rng.standard_normal((n // 2, n // 2)),), "fused"),
         ("emb[ids] gather", gather_rows, (rng.standard_normal((4096, 64)), rng.integers(0, 4096, n)), "opaque"),

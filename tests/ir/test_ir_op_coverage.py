@@ -215,7 +215,8 @@ HAND = {
     "linalg_multi_dot": (lambda s: LA.multi_dot([s, s.T, s[:, :2]]), S),
     "kron": (lambda s: np.kron(s[:2, :2], s[:1]), S), "tensordot": (lambda m: np.tensordot(m, m, axes=([0], [0])), M),
     "inner": (lambda v: np.inner(v, v[::-1]), V), "vdot": (lambda v: np.vdot(v, v), V),
-    "einsum": (lambda m: np.einsum("ij,kj->ik", m, m), M), "cross": (lambda s: np.cross(s[:, :3], s[:, 1:4]), S),
+    "einsum": (lambda m: np.einsum("ij,jk,kl->il", m, m.T, m, optimize=True), M),
+    "einsum_view": (lambda s: np.einsum("ii->i", s) + 0, S), "cross": (lambda s: np.cross(s[:, :3], s[:, 1:4]), S),
     "digitize": (lambda v: np.digitize(v, [-1.0, 0.0, 2.0]), V),
     "argpartition": (lambda v: np.sort(v[np.argpartition(v, 0)][:1]), V),
     "cumulative_sum": (lambda v: np.cumulative_sum(v, include_initial=True), V),
@@ -227,6 +228,13 @@ HAND = {
     "linalg_svdvals": (lambda s: LA.svdvals(s), S), "linalg_cond": (lambda s: LA.cond(s), S),
     "linalg_diagonal": (lambda m: LA.diagonal(m, offset=1) + 0, M), "linalg_trace": (lambda m: LA.trace(m), M),
     "vecdot": (lambda m: np.vecdot(m, m), M),
+    # reduce with initial= / where=: NumPy's fold (the plain forms are the reduction ops)
+    "add_reduce": (lambda m: np.add.reduce(m, axis=1, initial=1.5), M),
+    "multiply_reduce": (lambda m: np.multiply.reduce(m, axis=0, initial=2.0), M),
+    "maximum_reduce": (lambda m: np.maximum.reduce(m, axis=1, initial=-1.0, where=m < 1), M),
+    "minimum_reduce": (lambda m: np.minimum.reduce(m, axis=None, initial=0.5), M),
+    "logical_and_reduce": (lambda m: np.logical_and.reduce(m > 0, axis=1, initial=True), M),
+    "logical_or_reduce": (lambda m: np.logical_or.reduce(m > 0, axis=0, where=m < 2), M),
 }
 
 _INT_ONLY = ("bitwise", "shift", "gcd", "lcm", "invert", "bitwise_count")
@@ -261,6 +269,12 @@ def _auto(name: str, op):
         if "shift" in name:
             return (lambda v: u.accumulate(np.abs(v) % 3)), VI
         return (lambda m: u.accumulate(m, axis=1)), (lambda: matrices(dt))
+    if name.endswith("_reduce"):              # NumPy's fold for the ufuncs without a reduction op
+        u = getattr(np, name[: -len("_reduce")])
+        dt = _dtype_for(name)
+        if "shift" in name:
+            return (lambda v: u.reduce(np.abs(v) % 3)), VI
+        return (lambda m: (u.reduce(m, axis=1), u.reduce(m[:, :2], axis=0, keepdims=True))), (lambda: matrices(dt))
     if name.startswith("ufunc_"):
         base, _, k = name[len("ufunc_"):].rpartition("_")
         if not k.isdigit():

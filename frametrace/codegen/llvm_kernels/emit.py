@@ -272,8 +272,9 @@ class FunctionEmitter:
             i = self.env[self.ivar]
             if step is None:
                 p = base
-            elif fast:
-                p = self.emit(f"getelementptr inbounds {T.mem(self.k.buffers[buf].dtype)}, ptr {base}, i64 {i}", "ptr")
+            elif fast:                          # +1 or -1: the element index moves by i or -i
+                j = i if fast == 1 else self.emit(f"sub nsw i64 0, {i}", "i64")
+                p = self.emit(f"getelementptr inbounds {T.mem(self.k.buffers[buf].dtype)}, ptr {base}, i64 {j}", "ptr")
             else:
                 p = self.emit(f"getelementptr i8, ptr {base}, i64 {self.emit(f'mul i64 {i}, {step}', 'i64')}", "ptr")
         else:
@@ -345,14 +346,15 @@ class FunctionEmitter:
         cond, access = versions if versions else (None, None)
         if cond is None:
             self._counted(lp, start, stop, exit_, None if access is None else
-                          {k: (b, s, False) for k, (b, s, _) in access.items()})
+                          {k: (b, s, 0) for k, (b, s, _, _) in access.items()})
         else:
             fast, slow = self.new_label("fast"), self.new_label("slow")
             self.line(f"br i1 {cond}, label %{fast}, label %{slow}")
             for lbl, is_fast in ((fast, True), (slow, False)):
                 self.label(lbl)
                 self._counted(lp, start, stop, exit_,
-                              {k: (fb if is_fast else b, s, is_fast) for k, (b, s, fb) in access.items()},
+                              {k: (fb if is_fast else b, s, sign if is_fast else 0)
+                               for k, (b, s, fb, sign) in access.items()},
                               scalar=not is_fast)
         self.label(exit_)
 
@@ -400,7 +402,12 @@ class FunctionEmitter:
             # forwarding of a recurrence, exact dependence distances for the vectoriser)
             moving = [d for d, a in enumerate(index) if a.coef(lp.var)]
             fast_base = base
-            if len(moving) == 1 and index[moving[0]].coef(lp.var) == 1 and off is not None:
+            # one dim moving by +1 or -1 (a flip read through a view: `x[n - 1 - i]`): the fast
+            # copy indexes elements by i or -i (LLVM vectorises both: reversed loads), when
+            # that dim's stride is one element
+            sign = index[moving[0]].coef(lp.var) if len(moving) == 1 else 1
+            sign = sign if sign in (1, -1) else 1
+            if len(moving) == 1 and index[moving[0]].coef(lp.var) in (1, -1) and off is not None:
                 size = T.itemsize(self.k.buffers[buf].dtype)
                 off = self.offset(buf, rest, {moving[0]: size})
                 fast_base = f"%b{buf}" if off is None else \
@@ -413,8 +420,9 @@ class FunctionEmitter:
                     step = term if step is None else self.emit(f"add i64 {step}, {term}", "i64")
             if step is not None:
                 size = T.itemsize(self.k.buffers[buf].dtype)
-                conds.append(self.emit(f"icmp eq i64 {step}, {size}", "i1"))
-            access[(buf, index)] = (base, step, fast_base)
+                unit = f"%st{buf}_{moving[0]}" if sign == -1 else step
+                conds.append(self.emit(f"icmp eq i64 {unit}, {size}", "i1"))
+            access[(buf, index)] = (base, step, fast_base, sign)
         return (self._all(conds) if conds else None), access
 
     def _all(self, conds) -> str:

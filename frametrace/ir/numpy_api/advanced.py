@@ -219,11 +219,14 @@ def ufunc_at(b, ufunc, a, indices, bvalue=None):
     name = f"np.{ufunc.__name__}.at"
     if not is_array(a) or a.scalar:
         raise Unsupported(f"{name} on a non-array", kind="call", context=name)
-    if ufunc.nin != 2 or bvalue is None:
-        raise Unsupported(f"{name} of a unary ufunc", kind="call", context=name)
+    if ufunc.nin != 2 and ufunc.nin != 1 or (bvalue is None) != (ufunc.nin == 1):
+        raise NumpyError(ValueError("second operand needed for ufunc" if ufunc.nin == 2 else
+                                    "second operand provided when ufunc is unary"))
     entries, arrays = canonical(a, indices if isinstance(indices, tuple) or not isinstance(
         indices, list) else indices)
-    b.emit("ufunc_at", a, check_operand(bvalue, name), *arrays, entries=entries, ufunc=ufunc)
+    # a unary ufunc's node names its operand as the (unused) value: one form for both
+    value = a if ufunc.nin == 1 else check_operand(bvalue, name)
+    b.emit("ufunc_at", a, value, *arrays, entries=entries, ufunc=ufunc)
     return None
 
 

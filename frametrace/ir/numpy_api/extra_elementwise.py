@@ -16,7 +16,8 @@ from ..ops.opaque import register_opaque
 from ..ops.promotion import shape_of
 from ...shapes.symint import wrap
 from ..ops.symbolic import statically_known_true, sym_max
-from .common import as_array, as_dtype, check_operand, is_array, is_proxy, unsupported
+from .common import (as_array, as_dtype, check_operand, is_array, is_proxy, unsupported, unwrap_out,
+                     write_ufunc_out)
 from .operators import UFUNC_OPS, ufunc_impl
 
 _ALIASES = {np.degrees: "rad2deg", np.radians: "deg2rad"}
@@ -26,7 +27,7 @@ def _broadcast_all(*xs, **kw):
     return broadcast_shapes(*(tuple(shape_of(x)) for x in xs))
 
 
-_OPAQUE_UFUNCS = {}
+OPAQUE_UFUNCS = {}
 for _name in ("gcd", "lcm", "ldexp", "float_power", "nextafter", "spacing", "bitwise_count",
               "divmod", "modf", "frexp"):
     _uf = getattr(np, _name, None)
@@ -38,21 +39,49 @@ for _name in ("gcd", "lcm", "ldexp", "float_power", "nextafter", "spacing", "bit
         register_opaque(op, _uf, _broadcast_all, item=None if _uf.nout == 1 else _k,
                         doc=f"np.{_name} (NumPy's loop)")
         ops.append(op)
-    _OPAQUE_UFUNCS[_uf] = tuple(ops)
+    OPAQUE_UFUNCS[_uf] = tuple(ops)
 
 
 def _opaque_ufunc_impl(uf, ops):
     fname = f"np.{uf.__name__}"
 
-    def impl(b, *args, **kwargs):
+    def impl(b, *args, out=None, where=True, **kwargs):
+        if len(args) > uf.nin and out is None:         # outputs given positionally
+            args, out = args[:uf.nin], args[uf.nin:]
         if kwargs or len(args) != uf.nin:
-            raise unsupported(fname, "keyword arguments or out=", f"call {fname} with its operands only")
+            raise unsupported(fname, f"arguments {sorted(kwargs)}", f"call {fname} with its operands, out=, where=")
         xs = [check_operand(a, fname) for a in args]
         if not any(is_array(x) for x in xs):
             xs = [as_array(b, x, fname) for x in xs]
         res = tuple(b.emit(op, *xs) for op in ops)
-        return res[0] if len(res) == 1 else res
+        if out is None:
+            if where is not True:
+                raise unsupported(fname, "where= without out= (NumPy leaves the other elements "
+                                  "uninitialised)", "pass out= as well")
+            return res[0] if len(res) == 1 else res
+        return _write_outs(b, uf, fname, xs, res, out, where)
     return impl
+
+
+def _write_outs(b, uf, fname, xs, res, out, where):
+    """NumPy's out= (an array, or a tuple with one entry per output, None: allocated) and
+    where= (out keeps its values where False) for the results `res` of an opaque ufunc."""
+    outs = out if isinstance(out, tuple) else (out,)
+    if len(outs) != uf.nout:
+        raise NumpyError(ValueError(f"The 'out' tuple must have exactly {uf.nout} entries: one per ufunc output"))
+    if where is not True:
+        check_operand(where, fname)
+    got = []
+    for k, (r, o) in enumerate(zip(res, outs, strict=True)):
+        o = unwrap_out(o, fname)
+        if o is None:
+            got.append(r)
+            continue
+        if where is not True:
+            r = b.emit("where", where, r, o)
+        probe_fn = (lambda *a, out, k=k: uf(*a, out=tuple(out if j == k else None for j in range(uf.nout))))
+        got.append(write_ufunc_out(b, fname, probe_fn if uf.nout > 1 else uf, xs, r, o))
+    return got[0] if len(got) == 1 else tuple(got)
 
 
 def _same(x, **kw):
@@ -129,5 +158,5 @@ def arange_float(b, start, stop, step, dtype):
 
 
 FUNCTIONS = {uf: ufunc_impl(uf, name) for uf, name in _ALIASES.items()}
-FUNCTIONS.update({uf: _opaque_ufunc_impl(uf, ops) for uf, ops in _OPAQUE_UFUNCS.items()})
+FUNCTIONS.update({uf: _opaque_ufunc_impl(uf, ops) for uf, ops in OPAQUE_UFUNCS.items()})
 FUNCTIONS.update({np.fix: fix_impl, np.real: real_part, np.imag: imag_part})

@@ -11,6 +11,7 @@ from . import creation as C
 from .advanced import FUNCTIONS as ADVANCED
 from . import shaping as S
 from .operators import UFUNC_OPS, ufunc_impl
+from .einsum import FUNCTIONS as EINSUM
 from .extra_elementwise import FUNCTIONS as EXTRA
 from .joining import FUNCTIONS as JOINING
 from .library_calls import FUNCTIONS as LIBRARY
@@ -81,8 +82,8 @@ def is_traceable_function(fn) -> bool:
 def _register_tables():
     from .data_dependent import FUNCTIONS as DD
     FUNCTIONS.update(DD)
-    for table in (UFUNC_METHODS, LINALG, LIBRARY, JOINING, EXTRA, MORE, PADDING, NORMS, NAN_REDUCTIONS, SORTING,
-                  TAKE_ALONG, ADVANCED):
+    for table in (UFUNC_METHODS, LINALG, EINSUM, LIBRARY, JOINING, EXTRA, MORE, PADDING, NORMS, NAN_REDUCTIONS,
+                  SORTING, TAKE_ALONG, ADVANCED):
         FUNCTIONS.update(table)
 
 

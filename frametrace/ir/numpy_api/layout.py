@@ -149,6 +149,8 @@ def _strides(b, node: Node):
     args = [a for a in node.args if isinstance(a, Node)]
     if kind == "view":
         return _view_strides(b, node, shape, itemsize)
+    if op == "einsum_view":                    # np.einsum's diagonal view: a label's strides add up
+        return _einsum_view_strides(b, node)
     if op in _C_ORDER or node.ndim == 1:
         return c_strides(shape, itemsize)
     if op == "argwhere":                       # NumPy stacks the nonzero indices: F order
@@ -220,6 +222,14 @@ def _view_strides(b, node, shape, itemsize):
     return None
 
 
+def _einsum_view_strides(b, node):
+    xs = strides_of(b, node.args[0])
+    if xs is None:
+        return None
+    term, out = node.attr("subscripts").split("->")
+    return tuple(sum(s for c, s in zip(term, xs) if c == label) for label in out)
+
+
 def _reduction(b, node, shape, itemsize):
     x = node.args[0]
     xs = strides_of(b, x)
@@ -252,13 +262,19 @@ def _keep(b, layouts, shape, itemsize):
         return c_strides(shape, itemsize)      # at most one real axis: C and F alike
     if all(_contiguous(*lay) for lay in layouts):
         return c_strides(shape, itemsize)
-    if all(_contiguous(*lay, "F") for lay in layouts):
+    # F order only when nothing broadcasts: a size-1 dim stretched to n is a stride-0 axis
+    # NumPy's iterator sorts by the others ((2,1,1) * (1,4,3) F-views give no F result)
+    if all(_contiguous(*lay, "F") and _same_shape(lay[0], shape) for lay in layouts):
         return f_strides(shape, itemsize)
     per_op = []
     for ashape, st, _ in layouts:
         # NumPy's iterator gives a dim of size 1 (broadcast or not) stride 0
         per_op.append((0,) * (len(shape) - len(st)) + tuple(0 if _is(d == 1) else s for d, s in zip(ashape, st)))
     return _keep_order_strides(per_op, shape, itemsize)
+
+
+def _same_shape(ashape, shape) -> bool:
+    return len(ashape) == len(shape) and all(_known_equal(a, d) or _is(a == d) for a, d in zip(ashape, shape))
 
 
 def _keep_order_strides(per_op, shape, itemsize):

@@ -6,8 +6,6 @@ probe of NumPy on one-element stand-ins (ops/opaque.py). Errors NumPy raises on 
 """
 from __future__ import annotations
 
-import string
-
 import numpy as np
 
 from ...errors import NumpyError, Unsupported
@@ -147,27 +145,6 @@ def _inner_shape(a, b):
     return tuple(shape_of(a)[:-1]) + tuple(shape_of(b)[:-1])
 
 
-def _einsum_shape(*operands, subscripts):
-    if "..." in subscripts:
-        raise Unsupported("np.einsum with '...'", kind="call", context="np.einsum")
-    ins, _, out = subscripts.replace(" ", "").partition("->")
-    terms = ins.split(",")
-    if len(terms) != len(operands):
-        raise NumpyError(ValueError("more operands provided to einstein sum function than "
-                                    "specified in the subscripts string"))
-    sizes = {}
-    for term, x in zip(terms, operands, strict=True):
-        if len(term) != len(shape_of(x)):
-            raise NumpyError(ValueError("operand has more dimensions than subscripts given in "
-                                        "einstein sum, but no '...' ellipsis provided to broadcast "
-                                        "the extra dimensions."))
-        for ch, d in zip(term, shape_of(x), strict=True):
-            sizes[ch] = d if ch not in sizes or sizes[ch] == 1 else sizes[ch]
-    if not _:
-        out = "".join(sorted(ch for ch in sizes if ins.count(ch) == 1 and ch in string.ascii_letters))
-    return tuple(sizes[ch] for ch in out)
-
-
 def _cross_shape(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     da, db = (next((c for c in (2, 3) if same_size(d, c)), None) for d in (a.shape[-1], b.shape[-1]))
     if da is None or db is None:
@@ -181,16 +158,7 @@ register_opaque("kron", np.kron, _kron_shape)
 register_opaque("tensordot", np.tensordot, _tensordot_shape)
 register_opaque("inner", np.inner, _inner_shape)
 register_opaque("vdot", np.vdot, lambda a, b: ())
-register_opaque("einsum", lambda *ops, subscripts: np.einsum(subscripts, *ops), _einsum_shape)
 register_opaque("cross", np.cross, _cross_shape)
-
-
-def _einsum_impl(b, subscripts, *operands, **kwargs):
-    if kwargs or not isinstance(subscripts, str):
-        raise Unsupported("np.einsum with keyword arguments or the interleaved form", kind="call",
-                          context="np.einsum")
-    xs = [as_array(b, x, "np.einsum") for x in operands]
-    return b.emit("einsum", *xs, subscripts=subscripts)
 
 
 FUNCTIONS = {
@@ -214,5 +182,4 @@ FUNCTIONS = {
     np.inner: opaque_function("inner", "np.inner", ("a", "b"), ("a", "b")),
     np.vdot: opaque_function("vdot", "np.vdot", ("a", "b"), ("a", "b")),
     np.cross: opaque_function("cross", "np.cross", ("a", "b", "axisa", "axisb", "axisc", "axis"), ("a", "b")),
-    np.einsum: _einsum_impl,
 }

@@ -7,7 +7,8 @@ Ellipsis already expanded, trailing dims filled with full slices):
                                         repeated indices the last write wins); no result
   ufunc_at(x, value, *arrays; entries, ufunc)
                                         ufunc.at(x, idx, value): unbuffered (repeated indices
-                                        accumulate); no result
+                                        accumulate); no result; for a unary ufunc value is x
+                                        (unused): ufunc.at(x, idx)
 An entry is an `IndexSlice` (normalised as for getitem), an int (normalised, in bounds),
 `None`, `ArrayRef(k)` (the k-th array argument: an integer array, bounds checked at run
 time as NumPy does) or `ConstIndex(values)` (a constant integer list of the user's code).
@@ -160,7 +161,10 @@ def index_put_meta(x, value, *arrays, entries, masked=False):
 
 
 def ufunc_at_ref(x, value, *arrays, entries, ufunc):
-    ufunc.at(x, py_entries(entries, arrays), value)
+    if ufunc.nin == 1:                     # value is x itself (numpy_api/advanced.py), unused
+        ufunc.at(x, py_entries(entries, arrays))
+    else:
+        ufunc.at(x, py_entries(entries, arrays), value)
 
 
 @register("ufunc_at", kind="mutation", ref=ufunc_at_ref,
@@ -170,6 +174,9 @@ def ufunc_at_meta(x, value, *arrays, entries, ufunc):
     if not isinstance(x, FakeArray) or x.scalar:
         raise NumpyError(TypeError("ufunc.at: the first operand must be an array"))
     _check_arrays(arrays)
+    if ufunc.nin == 1:
+        probe(lambda a: ufunc(a, out=a, casting="unsafe"), x)
+        return None
     probe(lambda a, v: ufunc(a, v, out=a, casting="unsafe"), x, value)
     check_broadcast_to(shape_of(value), index_shape(x.shape, arrays, entries),
                        what=f"{ufunc.__name__}.at")
