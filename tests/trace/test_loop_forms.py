@@ -1,0 +1,194 @@
+"""Loop forms the tracer turns into loop nodes rather than unrolling (trace/loops.py,
+trace/counted_while.py): `while i < n:` with an int counter, a data-dependent `break` in a `for`
+over a symbolic range, nested loops whose carried value changes type once. Each is compared
+with plain Python on random inputs (zero trips, NaN, negative steps) on both backends, with
+compile counts and the `loops` log."""
+import logging
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import frametrace as ft
+
+BACKENDS = ["llvm", "numpy"]
+
+
+@pytest.fixture(autouse=True)
+def _clean():
+    ft.reset()
+    with ft.config.patch(strict_backend=True, verify_ir=True, pgo=False):
+        yield
+    ft.reset()
+
+
+def same(got, want):
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            same(g, w)
+        return
+    assert type(got) is type(want), (type(got), type(want))
+    if isinstance(want, np.ndarray):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+    elif isinstance(want, (float, np.floating)):
+        assert (math.isnan(want) and math.isnan(got)) or got == want, (got, want)
+    else:
+        assert got == want, (got, want)
+
+
+def copied(args):
+    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+
+
+def loop_nodes(fn, *args):
+    """The loop nodes of the graphs of fn (dynamic sizes)."""
+    ft.reset()
+    out = ft.explain(ft.compile(fn, dynamic=True), *args)
+    return [n for g in out.graphs for n in g.nodes if n.op == "loop"]
+
+
+def loops_log(caplog, fn, *args):
+    ft.reset()
+    with caplog.at_level(logging.INFO, logger="frametrace.loops"):
+        ft.compile(fn, dynamic=True)(*args)
+    return caplog.text
+
+
+# ------------------------------------------------------------------------------ while i < n
+
+def count_up(x, n):
+    i = 0
+    s = 0.0
+    while i < n:
+        s = s + x[i] * 0.5
+        i += 1
+    return s, i
+
+
+def count_down(x, start):
+    i = start
+    total = 0
+    while i >= 0:                                 # a negative step; `total` becomes a np.float64
+        total = total * 0.5 + x[i]
+        i -= 1
+    return total, i
+
+
+def by_three(x, lo):
+    i = lo
+    acc = x[0] * 0
+    while i <= x.shape[0] - 1:                    # the bound is a size expression, the step 3
+        acc += x[i]
+        i = i + 3
+    return acc, i
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn,firsts", [(count_up, (37, 100, 0, 5, 64, 1)), (count_down, (37, 99, 5, 0, 64)),
+                                       (by_three, (0, 7, 98, 99, 150, 2))])
+def test_counted_while_matches_python(backend, fn, firsts):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(100)
+    x[17] = np.nan
+    compiled = ft.compile(fn, backend=backend, dynamic=True, fullgraph=True)
+    for k in firsts:
+        same(compiled(x, k), fn(x, k))
+    assert ft.stats().unique_graphs <= 3          # 0 and 1 are specialised (0/1 specialisation)
+
+
+def test_counted_while_is_one_loop_node_and_says_so(caplog):
+    x = np.arange(100.0)
+    assert len(loop_nodes(count_up, x, 50)) == 1
+    assert "counted while-loop node" in loops_log(caplog, count_up, x, 50)
+    assert ft.stats().unique_graphs == 1
+
+
+def test_counted_while_does_not_recompile_on_a_new_trip_count():
+    x = np.random.default_rng(1).standard_normal(300)
+    compiled = ft.compile(count_up, dynamic=True)
+    for n in (40, 250, 77, 300):
+        same(compiled(x, n), count_up(x, n))
+    assert ft.stats().unique_graphs == 1
+
+
+def test_counted_while_out_of_bounds_raises_index_error():
+    x = np.arange(10.0)
+    compiled = ft.compile(count_up, dynamic=True)
+    same(compiled(x, 6), count_up(x, 6))
+    with pytest.raises(IndexError):
+        compiled(x, 12)
+
+
+def bound_moves(x, n):
+    i = 0
+    s = 0.0
+    while i < n:                                  # n shrinks: not `range(i, n)`
+        s += x[i]
+        i += 1
+        n -= 1
+    return s, i, n
+
+
+def counter_twice(x, n):
+    i = 0
+    s = 0.0
+    while i < n:                                  # two stores to the counter: not a counted loop
+        s += x[i]
+        i += 1
+        i = i + 1
+    return s, i
+
+
+def counter_not_stepped(x, n):
+    i = 0
+    s = 0.0
+    while i < n:
+        s += x[i]
+        i = i * 2 + 1                             # not a constant step
+    return s, i
+
+
+def counter_and_data(x, n):
+    i = 0
+    s = 0.0
+    while i < n and s < 3.0:                      # a second part of the test: not a counted loop
+        s += x[i]
+        i += 1
+    return s, i
+
+
+def data_and_counter(x, n):
+    i = 0
+    s = x[0] * 0
+    while s < 3.0 and i < n:                      # a while on data; the counter is carried
+        s += x[i]
+        i += 1
+    return s, i
+
+
+@pytest.mark.parametrize("fn", [bound_moves, counter_twice, counter_not_stepped, counter_and_data,
+                                data_and_counter])
+def test_while_loops_that_are_not_counted_stay_correct(fn):
+    x = np.random.default_rng(2).standard_normal(80)
+    compiled = ft.compile(fn, dynamic=True)
+    for n in (40, 33, 70):
+        same(compiled(x, n), fn(x, n))
+    assert all(n.attr("body").kind == "while" for n in loop_nodes(fn, x, 40))
+
+
+@settings(max_examples=20, deadline=None)
+@given(n=st.integers(0, 60), start=st.integers(-3, 20), seed=st.integers(0, 5))
+def test_counted_while_hypothesis(n, start, seed):
+    x = np.random.default_rng(seed).standard_normal(64)
+    def fn(x, start, n):
+        i = start
+        acc = x[0] * 0
+        while i < n:
+            acc = acc * 0.9 + x[i]
+            i += 1
+        return acc, i
+    compiled = ft.compile(fn, dynamic=True)
+    same(compiled(x, start, n), fn(x, start, n))
