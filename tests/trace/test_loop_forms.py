@@ -192,3 +192,55 @@ def test_counted_while_hypothesis(n, start, seed):
         return acc, i
     compiled = ft.compile(fn, dynamic=True)
     same(compiled(x, start, n), fn(x, start, n))
+
+
+# ------------------------------------------------------------------------------ nested loops, a type change
+
+def nested_int_sum(a):
+    s = 0                                         # a Python int; np.float64 after the first inner step
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            s += a[i, j]
+    return s
+
+
+def nested_backwards(a, n, m):
+    s = 0
+    for i in range(n - 1, -1, -1):
+        for j in range(m - 1, -1, -2):
+            s = s * 0.5 + a[i, j]
+    return s
+
+
+def _has_nested_loop(nodes):
+    return any(n.op == "loop" for node in nodes for n in node.attr("body").graph.nodes)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_nested_loops_with_a_type_change_peel_not_unroll(backend):
+    rng = np.random.default_rng(4)
+    compiled = ft.compile(nested_int_sum, backend=backend, dynamic=True, fullgraph=True)
+    for shape in ((40, 10), (33, 17), (50, 41)):
+        a = rng.standard_normal(shape)
+        a[shape[0] // 2, 3] = np.nan if shape[0] == 33 else a[shape[0] // 2, 3]
+        same(compiled(a), nested_int_sum(a))
+    assert ft.stats().unique_graphs == 1
+    nodes = loop_nodes(nested_int_sum, rng.standard_normal((40, 36)))
+    assert _has_nested_loop(nodes)                # the outer loop is a loop node holding the inner one
+    assert sum(len(n.attr("body").graph.nodes) for n in nodes) < 20
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_nested_loops_with_a_type_change_and_zero_trips(backend):
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((50, 80))
+    compiled = ft.compile(nested_backwards, backend=backend, dynamic=True, fullgraph=True)
+    for n, m in ((40, 30), (0, 5), (7, 0), (45, 73), (1, 1), (50, 80)):
+        same(compiled(a, n, m), nested_backwards(a, n, m))
+    assert ft.stats().unique_graphs <= 4          # 0 and 1 specialised; 40/30, 45/73, 50/80 share one
+    assert _has_nested_loop(loop_nodes(nested_backwards, a, 40, 80))
+
+
+def test_the_loops_log_says_the_outer_loop_is_peeled(caplog):
+    text = loops_log(caplog, nested_int_sum, np.ones((40, 36)))
+    assert "peel" in text and "unrolled" not in text
