@@ -282,6 +282,8 @@ class _LoopContext:
         self.counter = None             # a counted while loop: its Counter (trace/counted_while.py)
         self.index = None               # ... and the index symbol standing for the counter
         self.closed = False             # ... its bottom test was reached and checked
+        self.iterator = None            # for: the range iterator a `break` pops (trace/branches.py)
+        self.brk = None                 # for: the bool that holds when the iteration broke out
 
 
 def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None):
@@ -289,7 +291,9 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None):
     back = max((i for i in range(body_start, exit_ip) if _jumps_to(tx, i, header)), default=None)
     if back is None:
         raise Unsupported("a loop without a back edge", kind="loop")
-    stored = _stored_names(tx, body_start if kind == "for" else header, back + 1)
+    # a `for` body runs to its exit: 3.12+ places a `break` block after the back edge
+    stored = _stored_names(tx, body_start, exit_ip) if kind == "for" and counter is None else \
+        _stored_names(tx, header, back + 1)
     loop_var = counter.name if counter is not None else None
     if kind == "for" and counter is None:
         first = tx.instructions[body_start]
@@ -317,6 +321,8 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None):
         inits.append(init)
     ctx = _LoopContext(tx, "counted" if counter is not None else kind, header, exit_ip)
     ctx.counter, ctx.index = counter, index
+    if kind == "for" and counter is None:
+        ctx.iterator = saved_stack[-1]
     tx.output.builder = body_builder
     tx.output.loop_stack.append(ctx)
     tx.output.side_effects.frozen += 1
@@ -341,6 +347,8 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None):
             outputs.append(_output_node(tx, body_builder, name, placeholders[name], new, key))
         if kind == "while":
             outputs.append(ctx.go.node)
+        if ctx.brk is not None:                         # a `for` that may break: `go` is carried too
+            outputs.append(body_builder.emit("logical_not", ctx.brk).node)
     except Unsupported as exc:
         _restart(tx, key, NEXT_DECISION.get(tx.output.loop_plan.get(key, "loop"), "unroll")
                  if getattr(exc, "kind", "") == "loop_type" else "unroll", _why(exc))
@@ -350,7 +358,8 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None):
         tx.output.builder = outer
     graph = body_builder.graph
     graph.outputs = tuple(outputs)
-    body = _finish_body(tx, key, body_builder, kind, carried, index, exit_ip)
+    body = _finish_body(tx, key, body_builder, "for_break" if ctx.brk is not None else kind, carried, index,
+                        exit_ip)
     args = list(head) + inits + list(body_builder.captured) + list(body.sizes)
     state = outer.emit("loop", *args, body=body)
     wrapped = {n: v for n, v in tx.locals.items() if n in lazy_before and n not in tx.lazy}
@@ -366,7 +375,7 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None):
         tx.locals[counter.name] = wrap_number(counter.final(head[1]))
     tx.ip = exit_ip
     log.info("loop at %s: one %s-loop node, %d carried (%s), %d captured, body of %d nodes",
-             body.location, "counted while" if counter is not None else kind, len(carried), ", ".join(carried),
+             body.location, "counted while" if counter is not None else body.kind, len(carried), ", ".join(carried),
              len(body_builder.captured), len(graph.nodes))
 
 

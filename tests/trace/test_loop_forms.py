@@ -244,3 +244,124 @@ def test_nested_loops_with_a_type_change_and_zero_trips(backend):
 def test_the_loops_log_says_the_outer_loop_is_peeled(caplog):
     text = loops_log(caplog, nested_int_sum, np.ones((40, 36)))
     assert "peel" in text and "unrolled" not in text
+
+
+# ------------------------------------------------------------------------------ break on data
+
+def sum_until(x, lo, t):
+    total = x[0] * 0
+    for i in range(lo, x.shape[0]):
+        if x[i] > t:                              # the breaking side falls through
+            break
+        total += x[i]
+    return total
+
+
+def first_above(x, t):
+    idx = -1
+    for i in range(x.shape[0]):
+        if x[i] > t:
+            idx = i                               # the loop index kept as a Python int
+            break
+    return idx
+
+
+def tail_until(x, t):
+    total = x[0] * 0
+    out = np.zeros_like(x)
+    for i in range(x.shape[0] - 1, -1, -1):       # a negative step; the jump-taken side breaks
+        if x[i] < t:
+            total += x[i]
+            out[i] = total
+        else:
+            break
+    return total, out
+
+
+def rows_until(a, t):
+    out = np.zeros(a.shape[0])
+    for i in range(a.shape[0]):
+        acc = a[i, 0] * 0
+        for j in range(a.shape[1]):               # the inner loop breaks, the outer one does not
+            if a[i, j] > t:
+                break
+            acc += a[i, j]
+        out[i] = acc
+    return out
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_break_on_data_in_a_for_is_one_loop_node(backend):
+    rng = np.random.default_rng(6)
+    cases = [(sum_until, lambda x: (x, 3, 0.9)), (first_above, lambda x: (x, 0.95)), (first_above, lambda x: (x, 2.0)),
+             (tail_until, lambda x: (x, 0.93))]
+    for fn, make in cases:
+        ft.reset()
+        compiled = ft.compile(fn, backend=backend, dynamic=True, fullgraph=True)
+        for n in (40, 100, 64, 7):
+            x = rng.random(n)
+            x[n // 3] = np.nan                    # NaN compares False: no break there
+            args = make(x)
+            same(compiled(*copied(args)), fn(*copied(args)))
+        assert ft.stats().unique_graphs == 1, fn.__name__
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_break_loops_with_zero_trips(backend):
+    x = np.random.default_rng(10).random(50)
+    compiled = ft.compile(sum_until, backend=backend, dynamic=True, fullgraph=True)
+    for lo in (500, 50, 49, 3):
+        same(compiled(x, lo, 0.9), sum_until(x, lo, 0.9))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_break_in_an_inner_loop(backend):
+    rng = np.random.default_rng(7)
+    compiled = ft.compile(rows_until, backend=backend, dynamic=True, fullgraph=True)
+    for shape in ((40, 50), (33, 70), (64, 40)):
+        a = rng.random(shape)
+        same(compiled(a, 0.97), rows_until(a, 0.97))
+    assert ft.stats().unique_graphs == 1
+
+
+def test_break_loop_node_kind_and_log(caplog):
+    x = np.random.default_rng(8).random(100)
+    (node,) = loop_nodes(first_above, x, 0.9)
+    assert node.attr("body").kind == "for_break"
+    assert "for_break-loop node" in loops_log(caplog, first_above, x, 0.9)
+
+
+def nested_break(x, t):
+    total = x[0] * 0
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            if x[i] > t:                          # a break under two data-dependent `if`s: unrolled
+                break
+        total += x[i]
+    return total
+
+
+def returns_inside(x, t):
+    total = x[0] * 0
+    for i in range(x.shape[0]):
+        if x[i] > t:
+            return total * 2                      # not a `break`: what follows differs
+        total += x[i]
+    return total
+
+
+@pytest.mark.parametrize("fn", [nested_break, returns_inside])
+def test_other_exits_on_data_stay_correct(fn):
+    rng = np.random.default_rng(9)
+    compiled = ft.compile(fn, dynamic=True)
+    for n in (40, 50, 64):
+        x = rng.standard_normal(n)
+        same(compiled(x, 1.5), fn(x, 1.5))
+
+
+@settings(max_examples=20, deadline=None)
+@given(n=st.integers(1, 60), t=st.floats(-1, 1), lo=st.integers(0, 70), seed=st.integers(0, 5))
+def test_break_hypothesis(n, t, lo, seed):
+    x = np.random.default_rng(seed).standard_normal(n)
+    compiled = ft.compile(sum_until, dynamic=True)
+    same(compiled(x, lo, t), sum_until(x, lo, t))
