@@ -35,7 +35,7 @@ INT64_MIN, INT64_MAX = -2 ** 63, 2 ** 63 - 1
 class _Gen:
     def __init__(self, plan: Plan, module):
         self.plan, self.module = plan, module
-        self.ns = {"_call": runtime.call, "_ptr": runtime.data_ptr, "_empty": np.empty,
+        self.ns = {"_call": runtime.call, "_ptr": runtime.data_ptr, "_empty": np.empty, "_zeros": np.zeros,
                    "_may_share": runtime.may_share, "_empty_reduction": runtime.empty_reduction,
                    "_read_only": runtime.read_only, "_id": id, "_ndarray": np.ndarray,
                    "_asarray": np.asarray,
@@ -151,13 +151,16 @@ class _Gen:
         for name, like, dt in step.scratch:
             shape = "".join(f"{plan.size_source(d)}, " for d in like.shape)
             self.lines.append(f"    {name} = _empty(({shape}), {self.const(np.dtype(dt), 'dt')})")
+        zero = step.zero_fill                     # allocated zeroed (calloc): no kernel call
         for n in step.allocs:
             shape = "".join(f"{plan.size_source(d)}, " for d in n.shape)
             dt = self.const(n.dtype, 'dt')
-            make = f"_empty(({shape}), {dt})"
+            make = f"{'_zeros' if zero else '_empty'}(({shape}), {dt})"
             if n in self.layouts.index:           # NumPy's layout ("K" order): layouts.py
-                make += f" if _L is None else _alloc_k(({shape}), {dt}, _L[{self.layouts.index[n]}])"
+                make += f" if _L is None else _alloc_k(({shape}), {dt}, _L[{self.layouts.index[n]}]{', True' * zero})"
             self.lines.append(f"    {plan.var[n]} = {make}")
+        if zero:
+            return
         sources = [b.source for b in k.buffers]
         for i, base in step.overlap:
             tmp = f"_t{k.name}_{i}"
