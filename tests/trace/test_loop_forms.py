@@ -365,3 +365,38 @@ def test_break_hypothesis(n, t, lo, seed):
     x = np.random.default_rng(seed).standard_normal(n)
     compiled = ft.compile(sum_until, dynamic=True)
     same(compiled(x, lo, t), sum_until(x, lo, t))
+
+
+# ------------------------------------------------------------------------------ memory the loop shares
+
+def shift_into(dst, src):
+    for i in range(1, src.shape[0]):
+        dst[i] = src[i - 1] * 0.5 + dst[i - 1]     # dst and src may be one array
+    return dst
+
+
+def into_fresh(x):
+    out = np.zeros_like(x)
+    for i in range(1, x.shape[0]):
+        out[i] = out[i - 1] * 0.5 + x[i]           # out is new: never checked against x
+    return out
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_arrays_that_share_memory_give_pythons_answer(backend):
+    rng = np.random.default_rng(11)
+    compiled = ft.compile(shift_into, backend=backend, dynamic=True, fullgraph=True)
+    for n in (40, 64, 50):
+        base = rng.standard_normal(n + 3)
+        a, b = base.copy(), base.copy()
+        same(compiled(a, a), shift_into(b, b))                       # the same array twice
+        a, b = base.copy(), base.copy()
+        same(compiled(a[1:n + 1], a[:n]), shift_into(b[1:n + 1], b[:n]))   # overlapping views
+        np.testing.assert_array_equal(a, b)
+        src = rng.standard_normal(n)
+        same(compiled(np.zeros(n), src), shift_into(np.zeros(n), src))   # apart
+    ft.reset()
+    fresh = ft.compile(into_fresh, backend=backend, dynamic=True, fullgraph=True)
+    for n in (40, 64):
+        x = rng.standard_normal(n)
+        same(fresh(x), into_fresh(x))
