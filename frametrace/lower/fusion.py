@@ -58,7 +58,8 @@ class KernelStep:
     empty_checks: list = field(default_factory=list)  # reductions that raise on empty axes
     binds: list = field(default_factory=list)       # (size name, source): read after the kernel
     zero_fill: bool = False                         # it only fills new arrays with zeros: the wrapper
-                                                    #   allocates them zeroed (calloc) and skips it
+                                                    #   allocates them zeroed (calloc; np.empty: not
+                                                    #   at all) and skips it
 
 
 def _same(a, b) -> bool:
@@ -321,8 +322,9 @@ class _Grouper:
 
 
 def zero_fill(n: Node) -> bool:
-    """A new array whose every byte is zero: np.zeros, np.empty (zeroed here: deterministic),
-    np.zeros_like in the prototype's order (`where(False, proto, 0)`), np.full(..., 0)."""
+    """A new array whose every byte is zero: np.zeros, np.zeros_like in the prototype's order
+    (`where(False, proto, 0)`), np.full(..., 0); or np.empty, which the wrapper leaves as
+    NumPy does (uninitialised: no pass over the memory)."""
     if n.op in ("zeros", "empty"):
         return True
     fill = n.args[2] if n.op == "where" and len(n.args) == 3 and n.args[0] is False else \

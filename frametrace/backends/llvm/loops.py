@@ -75,6 +75,10 @@ class NativeLoop:
         self._fn = fn
         self._fast = _fast_call(self) if fn is not None and self.object_abi else None
 
+    def entry(self):
+        """What the wrapper calls: the generated call when there is one (no indirection)."""
+        return self._fast if self._fast is not None else self
+
     def __call__(self, *args):
         if self._fast is not None:
             return self._fast(*args)

@@ -118,7 +118,7 @@ class _Gen:
         attrs = [(k, v) for k, v in n.attrs if not (op.kind == "gather" and k == "size")]
         native = getattr(self.plan, "loop_natives", {}).get(n)
         if native is not None:                    # a loop over elements: one kernel (loops.py)
-            ref, attrs = self.const(native, "loop"), []
+            ref, attrs = self.const(native.entry(), "loop"), []
         args = [self.arg(a) for a in n.args] + [f"{k}={self.arg(v)}" for k, v in attrs]
         runner = getattr(self.plan, "loop_runners", {}).get(n)
         if runner is not None:                    # a structured loop: its body compiled on its own
@@ -151,15 +151,16 @@ class _Gen:
         for name, like, dt in step.scratch:
             shape = "".join(f"{plan.size_source(d)}, " for d in like.shape)
             self.lines.append(f"    {name} = _empty(({shape}), {self.const(np.dtype(dt), 'dt')})")
-        zero = step.zero_fill                     # allocated zeroed (calloc): no kernel call
+        fill = step.zero_fill                     # allocated zeroed (calloc), np.empty as NumPy's: no kernel call
         for n in step.allocs:
+            zero = fill and n.op != "empty"
             shape = "".join(f"{plan.size_source(d)}, " for d in n.shape)
             dt = self.const(n.dtype, 'dt')
             make = f"{'_zeros' if zero else '_empty'}(({shape}), {dt})"
             if n in self.layouts.index:           # NumPy's layout ("K" order): layouts.py
                 make += f" if _L is None else _alloc_k(({shape}), {dt}, _L[{self.layouts.index[n]}]{', True' * zero})"
             self.lines.append(f"    {plan.var[n]} = {make}")
-        if zero:
+        if fill:
             return
         sources = [b.source for b in k.buffers]
         for i, base in step.overlap:
