@@ -400,3 +400,26 @@ def test_arrays_that_share_memory_give_pythons_answer(backend):
     for n in (40, 64):
         x = rng.standard_normal(n)
         same(fresh(x), into_fresh(x))
+
+
+def squares_until_huge(x):
+    total = x[0] * 0
+    for i in range(x.shape[0]):
+        if x[i] > 1e100:
+            break
+        total += x[i] * x[i]                      # would overflow after the break
+    return total
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_break_stops_the_loop_there(backend):
+    """Iterations after the break are not run: their squares would overflow (under
+    errstate(over="raise") Python raises nothing). The breaking iteration's own square is
+    computed speculatively (if-conversion), so it is kept finite here: see the README."""
+    compiled = ft.compile(squares_until_huge, backend=backend, dynamic=True, fullgraph=True)
+    for n in (40, 64):
+        x = np.random.default_rng(n).random(n)
+        x[n // 2] = 1e120
+        x[n // 2 + 1:] = 1e300
+        with np.errstate(over="raise"):
+            same(compiled(x), squares_until_huge(x))

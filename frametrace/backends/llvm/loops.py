@@ -16,6 +16,7 @@ The kernel (loop IR, lower/loop_ir.py):
         let t_n = <node n>                          every body node, in program order
         b[idx] = ...                                element writes
         c_k := t_out_k                              after all outputs are computed
+        (a `for_break` loop: leave here once its `go` output is False)
     out_k[()] = c_k                                 final values, read back by the wrapper
 
 Bounds were proved by the tracer over the whole range (shapes/loop_index.py), so there are
@@ -201,7 +202,7 @@ class _Builder:
     # -- the kernel -------------------------------------------------------------------------------
     def build(self, object_abi: bool) -> NativeLoop:
         node, body = self.node, self.node.attr("body")
-        if body.kind != "for":
+        if body.kind not in ("for", "for_break"):
             raise NotNative("a while loop")
         nhead = 3
         head, carried, captured, sizes = body.split_args(node.args)
@@ -229,8 +230,8 @@ class _Builder:
             self.env[inp] = carried_exprs[k]
         var = self._loop_var()
         self.sym[body.index] = Affine(((var, step),)) + start
-        inner = self._body(body.graph, [f"c{k}" for k in range(len(carried))])
-        stmts.append(Loop(var, Arg(trip_slot, "int64"), inner))
+        inner, until = self._body(body.graph, [f"c{k}" for k in range(len(carried))])
+        stmts.append(Loop(var, Arg(trip_slot, "int64"), inner, until=until))
         out_types = []
         for k, inp in enumerate(body.graph.inputs[:len(carried)]):
             dt = _dtype_of(inp)
@@ -299,7 +300,9 @@ class _Builder:
         return out
 
     # -- the body ---------------------------------------------------------------------------------
-    def _body(self, graph, accs) -> list:
+    def _body(self, graph, accs):
+        """(statements, `until`): a `for_break` body's last output is `go`; the loop ends
+        once it is False, after this iteration's carried values are updated."""
         stmts = []
         for n in graph.nodes:
             stmts.extend(self._node(n))
@@ -311,7 +314,8 @@ class _Builder:
             values.append(Var(name, dt))
         for acc, v in zip(accs, values):
             stmts.append(Update(acc, v))
-        return stmts
+        until = Op("logical_not", "bool", (cast(values[-1], "bool"),)) if len(values) > len(accs) else None
+        return stmts, until
 
     def expr(self, a):
         if isinstance(a, Node):
@@ -402,7 +406,7 @@ class _Builder:
 
     def _inner_loop(self, n: Node) -> list:
         body = n.attr("body")
-        if body.kind != "for":
+        if body.kind not in ("for", "for_break"):
             raise NotNative("a while loop inside")
         head, carried, captured, sizes = body.split_args(n.args)
         start, stop, step = head
@@ -437,8 +441,8 @@ class _Builder:
                 raise NotNative("an inner loop writes an array the outer loop does not")
         var = self._loop_var()
         self.sym[body.index] = Affine(((var, step),)) + lo
-        inner = self._body(body.graph, accs)
-        stmts.append(Loop(var, Op("affine", "int64", (trip,)), inner))
+        inner, until = self._body(body.graph, accs)
+        stmts.append(Loop(var, Op("affine", "int64", (trip,)), inner, until=until))
         self.env[n] = [Var(a, _dtype_of(inp)) for a, inp in zip(accs, body.graph.inputs)]
         return stmts
 
