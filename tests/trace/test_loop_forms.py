@@ -423,3 +423,23 @@ def test_a_break_stops_the_loop_there(backend):
         x[n // 2 + 1:] = 1e300
         with np.errstate(over="raise"):
             same(compiled(x), squares_until_huge(x))
+
+
+def strided_steps(x, k):
+    out = np.zeros_like(x)
+    acc = x[0] * 0
+    for i in range(k - 1, -1, -3):                # a step of -3 from an int argument
+        acc = acc * 0.5 + x[i]
+        out[i] = acc
+    for j in range(1, x.shape[0], 2):             # and +2 over a size
+        out[j] += 1.0
+    return out, acc
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_steps_other_than_one(backend):
+    rng = np.random.default_rng(12)
+    compiled = ft.compile(strided_steps, backend=backend, dynamic=True, fullgraph=True)
+    x = rng.standard_normal(90)
+    for k in (90, 64, 41, 0, 2):
+        same(compiled(x, k), strided_steps(x, k))

@@ -12,7 +12,7 @@ wrapper runs the loop, calling the body's own compiled graph each iteration.
 The kernel (loop IR, lower/loop_ir.py):
 
     acc c_k = arg (initial carried values)          for each carried value
-    for k in [0, trip):   i = start + step * k      (step +1 or -1)
+    for k in [0, trip):   i = start + step * k      (step a constant; inner loops +1 or -1)
         let t_n = <node n>                          every body node, in program order
         b[idx] = ...                                element writes
         c_k := t_out_k                              after all outputs are computed
@@ -207,8 +207,8 @@ class _Builder:
         nhead = 3
         head, carried, captured, sizes = body.split_args(node.args)
         step = head[2]
-        if not isinstance(step, int) or step not in (1, -1):
-            raise NotNative("a step other than 1 or -1")
+        if not isinstance(step, int) or isinstance(step, bool) or step == 0:
+            raise NotNative("a step that is not a constant int")       # (the trip count is len(range))
         for k, s in enumerate(sizes):
             self.sym[s] = Affine(syms=((self._size_slot(nhead + len(carried) + len(captured) + k), 1),))
         start = self._int_arg(head[0], 0)
@@ -251,7 +251,13 @@ class _Builder:
         if isinstance(value, int):
             return Affine(const=value)
         if isinstance(value, sympy.Basic):
-            return self.affine(value)
+            try:
+                return self.affine(value)
+            except NotNative:
+                if index is None:
+                    raise
+            # a size the body does not mention (`while i >= 0` from i = n - 2): passed in
+            return Affine(syms=((self._size_slot(index), 1),))
         raise NotNative(f"a loop bound {value!r}")
 
     def _value_arg(self, value, index, dt):
