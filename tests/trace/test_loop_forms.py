@@ -443,3 +443,25 @@ def test_steps_other_than_one(backend):
     x = rng.standard_normal(90)
     for k in (90, 64, 41, 0, 2):
         same(compiled(x, k), strided_steps(x, k))
+
+
+def nested_whiles(a, n):
+    total = a[0, 0] * 0
+    i = 0
+    while i < n:
+        j = a.shape[1] - 1
+        while j >= i:                             # the inner bound is the outer counter
+            total = total + a[i, j] * (j - i + 1)
+            j -= 1
+        i += 1
+    return total, i
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_nested_counted_whiles(backend):
+    rng = np.random.default_rng(13)
+    compiled = ft.compile(nested_whiles, backend=backend, dynamic=True, fullgraph=True)
+    a = rng.standard_normal((50, 60))
+    for n in (40, 50, 33, 0):
+        same(compiled(a, n), nested_whiles(a, n))
+    assert ft.stats().unique_graphs <= 2
