@@ -4,6 +4,7 @@ over a symbolic range, nested loops whose carried value changes type once. Each 
 with plain Python on random inputs (zero trips, NaN, negative steps) on both backends, with
 compile counts and the `loops` log."""
 import logging
+import warnings
 import math
 
 import numpy as np
@@ -465,3 +466,49 @@ def test_nested_counted_whiles(backend):
     for n in (40, 50, 33, 0):
         same(compiled(a, n), nested_whiles(a, n))
     assert ft.stats().unique_graphs <= 2
+
+
+# ------------------------------------------------------------------------------ FP errors on the side not taken
+
+def inverse_sum(x):
+    s = x[0] * 0
+    for i in range(x.shape[0]):
+        if x[i] != 0:
+            s += 1 / x[i]                         # 1 / 0 is computed only where Python computes it
+    return s
+
+
+def squares_until_overflow(x):
+    total = x[0] * 0
+    for i in range(x.shape[0]):
+        if x[i] > 1e100:
+            break
+        total += x[i] * x[i]                      # the breaking iteration does not square 1e300
+    return total
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn", [inverse_sum, squares_until_overflow])
+def test_the_side_python_does_not_take_reports_no_fp_error(backend, fn):
+    compiled = ft.compile(fn, backend=backend, dynamic=True, fullgraph=True)
+    for n in (40, 64):
+        x = np.random.default_rng(n).random(n)
+        x[n // 3] = 0.0
+        x[n // 2:] = 1e300
+        with np.errstate(all="raise"):
+            same(compiled(x), fn(x))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            same(compiled(x), fn(x))
+    x = np.zeros(40)                              # and where Python does divide by zero, it reports
+    x[5] = -0.0
+    def divides(x):
+        s = x[0] * 0
+        for i in range(x.shape[0]):
+            if x[i] == 0:
+                s += 1 / x[i]
+        return s
+    ft.reset()
+    compiled = ft.compile(divides, backend=backend, dynamic=True, fullgraph=True)
+    with np.errstate(divide="raise"), pytest.raises(FloatingPointError):
+        compiled(x)
