@@ -415,8 +415,7 @@ def squares_until_huge(x):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_break_stops_the_loop_there(backend):
     """Iterations after the break are not run: their squares would overflow (under
-    errstate(over="raise") Python raises nothing). The breaking iteration's own square is
-    computed speculatively (if-conversion), so it is kept finite here: see the README."""
+    errstate(over="raise") Python raises nothing)."""
     compiled = ft.compile(squares_until_huge, backend=backend, dynamic=True, fullgraph=True)
     for n in (40, 64):
         x = np.random.default_rng(n).random(n)
