@@ -511,3 +511,23 @@ def test_the_side_python_does_not_take_reports_no_fp_error(backend, fn):
     compiled = ft.compile(divides, backend=backend, dynamic=True, fullgraph=True)
     with np.errstate(divide="raise"), pytest.raises(FloatingPointError):
         compiled(x)
+
+
+def break_with_else(x, t):
+    total = x[0] * 0
+    for i in range(x.shape[0]):
+        if x[i] > t:
+            break
+        total += x[i]
+    else:
+        total = total * -1.0                      # only when the loop did not break
+    return total
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_for_else_with_a_break_stays_correct(backend):
+    rng = np.random.default_rng(14)
+    compiled = ft.compile(break_with_else, backend=backend, dynamic=True)
+    for n, t in ((40, 0.9), (50, 2.0), (64, 0.5)):
+        x = rng.random(n)
+        same(compiled(x, t), break_with_else(x, t))
