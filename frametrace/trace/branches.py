@@ -99,11 +99,9 @@ def _same_code(tx, a, b, limit=64) -> bool:
     """The code at instruction `a` does what the code at `b` does: `a` jumps to `b`, or it is a
     copy of it up to a return (CPython 3.12+ copies a short exit block into each `break`)."""
     ins = tx.instructions
-    if ins[a].opname in pyversion.UNCONDITIONAL_JUMPS and tx.offset_to_index.get(ins[a].argval) == b:
+    if a == b or (ins[a].opname in pyversion.UNCONDITIONAL_JUMPS and tx.offset_to_index.get(ins[a].argval) == b):
         return True
-    for k in range(limit):
-        if a == b:
-            return True
+    for k in range(min(limit, len(ins) - max(a, b))):
         x, y = ins[a + k], ins[b + k]
         if x.opname != y.opname or x.argval != y.argval or x.opname in pyversion.UNCONDITIONAL_JUMPS or \
                 x.opname in pyversion.POP_JUMPS or x.opname.startswith(("FOR_ITER", "JUMP", "SEND")):
