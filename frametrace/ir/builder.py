@@ -110,7 +110,12 @@ class GraphBuilder:
         """Run `op`'s meta rule and append its node; returns a Proxy (None for mutations).
         Inside a branch of a data-dependent `if` (if-converted by the tracer: trace/loops.py),
         `dst[...] = src` writes `where(branch taken, src, dst)`: the old contents where the
-        branch is not taken; other writes are unsupported there."""
+        branch is not taken; other writes are unsupported there. A scalar operand of an op that
+        may report an FP error is `select(branch taken, x, 1)` there: the branch Python does
+        not take computes on harmless values (no spurious `1 / 0` warning; its result is
+        discarded by the merge)."""
+        if self.predicates and get_op(op).kind == "elementwise" and get_op(op).fp_errors != "none":
+            args = tuple(self._harmless(a, op) for a in args)
         if self.predicates and get_op(op).kind == "mutation":
             if op != "assign":
                 raise Unsupported(f"{op} under a data-dependent condition", kind="loop",
@@ -130,6 +135,20 @@ class GraphBuilder:
 
     def pop_predicate(self) -> None:
         self.predicates = self.predicates[:-1]
+
+    def _harmless(self, a, op: str):
+        """`a` where the current branch is taken, a value no op reports an error on elsewhere."""
+        if not isinstance(a, Proxy):
+            return a
+        fake = a.fake
+        one = _HARMLESS.get(op, 1)
+        if isinstance(fake, FakeScalar) and fake.pytype in (int, float, complex):
+            safe = fake.pytype(one)
+        elif isinstance(fake, FakeArray) and fake.scalar and fake.shape == () and fake.dtype.kind in "iufc":
+            safe = fake.dtype.type(one)
+        else:
+            return a                                 # arrays and bools: as computed
+        return self._emit("select", self.predicates[-1], a, safe)
 
     def _emit(self, op: str, *args, **attrs):
         opdef = get_op(op)
@@ -159,6 +178,10 @@ class GraphBuilder:
 
     def added(self, node: Node) -> None:
         pass
+
+
+# the harmless operand value of ops for which 1 is not (arctanh(1) = inf reports "divide")
+_HARMLESS = {"arctanh": 0}
 
 
 def _value_dtype(x):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import sympy
 
 from ..ir.graph import Node
@@ -56,6 +57,9 @@ class KernelStep:
     overlap: list = field(default_factory=list)     # (buffer index, dst source): copy if overlapping
     empty_checks: list = field(default_factory=list)  # reductions that raise on empty axes
     binds: list = field(default_factory=list)       # (size name, source): read after the kernel
+    zero_fill: bool = False                         # it only fills new arrays with zeros: the wrapper
+                                                    #   allocates them zeroed (calloc; np.empty: not
+                                                    #   at all) and skips it
 
 
 def _same(a, b) -> bool:
@@ -243,7 +247,7 @@ class _Grouper:
         except (Conflict, NotLowerable):
             return False
 
-    def close(self):
+    def close(self, zero=False):
         if not self.cur:
             return
         jobs, self.cur = self.cur, None
@@ -255,7 +259,7 @@ class _Grouper:
         if donor is not None:                     # write the result over a dead temporary
             b = _build(plan, jobs, f"k{self.count}", final=True, target=donor)
         self.count += 1
-        step = KernelStep(b.kernel(), jobs)
+        step = KernelStep(b.kernel(), jobs, zero_fill=zero and donor is None)
         step.scratch = list(b.scratch_arrays)
         for j in jobs:
             if j.kind in ("store", "scan", "mm", "red_rmw") or (
@@ -295,6 +299,11 @@ class _Grouper:
             self.close()
             if job.kind == "assign" and _reads_dst_elsewhere(plan, job):
                 plan.read_copies.add(n)           # NumPy evaluates the source first: the
+        if job is not None and job.kind == "store" and zero_fill(n):
+            self.close()                          # np.zeros / np.empty / zeros_like: calloc, no kernel
+            self.cur = [job]
+            self.close(zero=True)
+            return
         if job is not None:                       # kernel reads a copy of the destination
             if self.try_join(job):
                 self.cur.append(job)
@@ -310,6 +319,19 @@ class _Grouper:
                                                    for a in node_args(n))):
             self.close()
         self.steps.append(WrapperStep(n))
+
+
+def zero_fill(n: Node) -> bool:
+    """A new array whose every byte is zero: np.zeros, np.zeros_like in the prototype's order
+    (`where(False, proto, 0)`), np.full(..., 0); or np.empty, which the wrapper leaves as
+    NumPy does (uninitialised: no pass over the memory)."""
+    if n.op in ("zeros", "empty"):
+        return True
+    fill = n.args[2] if n.op == "where" and len(n.args) == 3 and n.args[0] is False else \
+        n.args[0] if n.op == "full" else None
+    if isinstance(fill, (bool, int, float, np.generic)) and not isinstance(fill, Node):
+        return bool(fill == 0) and not np.signbit(fill)          # -0.0 is not zero bytes
+    return False
 
 
 def group(plan: Plan) -> list:

@@ -10,8 +10,10 @@ NumPy dtype name ("float64", "int32", "bool", ...); `Op.dtype` is the *result* d
 operands carry their own (comparisons: operands float64, result bool).
 
 Statements:
-  Loop(var, stop, body, start=0, split=False)   for var in [start, stop)
+  Loop(var, stop, body, start=0, split=False, until=None)   for var in [start, stop)
       `split`: the loop that is cut into [lo, hi) chunks for threads (at most one, top level)
+      `until`: a bool expression evaluated after each iteration's body; the loop ends when it
+      holds (a `break`: only the native loops of backends/llvm/loops.py build it)
   Acc(name, dtype, init)        declare an accumulator (mutable scalar) and initialise it
   Update(name, value)           accumulator := value (value may read Var(name))
   Let(name, value)              an immutable scalar computed once (e.g. mean = acc / n)
@@ -157,6 +159,7 @@ class Loop:
     body: list
     start: object = Const(0, "int64")
     split: bool = False
+    until: object = None       # bool expression: leave after this iteration when it holds
 
 
 @dataclass

@@ -4,7 +4,10 @@ While a loop body (or the peeled first iteration) is traced once (trace/loops.py
 array data cannot pick a side. Both sides are traced under their condition (writes predicated:
 GraphBuilder.push_predicate), then every local and stack value they leave different is merged
 with `select`. A side that ends the iteration (`continue`) while the other joins the code after
-the `if` runs that rest of the iteration too, under its own condition.
+the `if` runs that rest of the iteration too, under its own condition. A side that `break`s
+out of a `for` (it pops the loop's iterator, then runs what follows the loop) ends the loop:
+the other side runs the rest of the iteration under its condition, the values are merged as
+for `continue`, and the loop context records the break condition (a `for_break` loop node).
 """
 from __future__ import annotations
 
@@ -31,12 +34,24 @@ def if_convert(tx, ins, cond) -> None:
     saved_locals, saved_stack = dict(tx.locals), list(tx.stack)
     lazy_before = set(tx.lazy)                           # arguments not read yet
     not_taken = bb.emit("logical_not", taken)
-    end = _run_branch(tx, bb, not_taken, stop=lambda ip: ip >= target or ip == ctx.header, ctx=ctx)
+    outer = bool(bb.predicates)
+    end = _run_branch(tx, bb, not_taken, stop=lambda ip: ip >= target or ip == ctx.header or at_break(tx, ctx),
+                      ctx=ctx)
     locals_f, stack_f = tx.locals, tx.stack
     tx.locals, tx.stack, tx.ip = dict(saved_locals), list(saved_stack), target
+    if at_break(tx, ctx, end):                           # the fall-through side breaks
+        _run_branch(tx, bb, taken, stop=lambda ip: ip == ctx.header, ctx=ctx)
+        _broke(tx, bb, ctx, not_taken, (locals_f, stack_f), outer)
+        return
     if end != target:
         end2 = _run_branch(tx, bb, taken, stop=lambda ip: ip == end or ip >= ctx.exit_ip or
-                           (ip == ctx.header and ctx.tx is tx), ctx=ctx)
+                           (ip == ctx.header and ctx.tx is tx) or at_break(tx, ctx), ctx=ctx)
+        if at_break(tx, ctx):                            # the jump-taken side breaks
+            broken = (tx.locals, tx.stack)
+            tx.locals, tx.stack, tx.ip = locals_f, stack_f, end
+            _run_branch(tx, bb, not_taken, stop=lambda ip: ip == ctx.header, ctx=ctx)
+            _broke(tx, bb, ctx, taken, broken, outer)
+            return
         if end2 != end and ctx.header in (end, end2):
             # one branch ends the iteration (`continue`), the other joins the code after the `if`:
             # that one runs the rest of the iteration too, under its own condition
@@ -70,6 +85,53 @@ def if_convert(tx, ins, cond) -> None:
     tx.locals = merged_locals
     tx.stack = [a if a is b else _merge(tx, bb, taken, a, b, "a value") for a, b in zip(stack_t, stack_f)]
     tx.ip = end
+
+
+def at_break(tx, ctx, ip=None) -> bool:
+    """At `ip` (default: the next instruction) a `break` leaves the `for` loop of `ctx`: the
+    loop's iterator is popped and what follows is the code after the loop."""
+    ip = tx.ip if ip is None else ip
+    iterator = getattr(ctx, "iterator", None)
+    if iterator is None or ctx.tx is not tx or ip >= len(tx.instructions) or \
+            tx.instructions[ip].opname != "POP_TOP" or not tx.stack or tx.stack[-1] is not iterator:
+        return False
+    return _same_code(tx, ip + 1, ctx.exit_ip)
+
+
+def _same_code(tx, a, b, limit=64) -> bool:
+    """The code at instruction `a` does what the code at `b` does: `a` jumps to `b`, or it is a
+    copy of it up to a return (CPython 3.12+ copies a short exit block into each `break`)."""
+    ins = tx.instructions
+    if a == b or (ins[a].opname in pyversion.UNCONDITIONAL_JUMPS and tx.offset_to_index.get(ins[a].argval) == b):
+        return True
+    for k in range(min(limit, len(ins) - max(a, b))):
+        x, y = ins[a + k], ins[b + k]
+        if x.opname != y.opname or x.argval != y.argval or x.opname in pyversion.UNCONDITIONAL_JUMPS or \
+                x.opname in pyversion.POP_JUMPS or x.opname.startswith(("FOR_ITER", "JUMP", "SEND")):
+            return False
+        if x.opname in ("RETURN_VALUE", "RETURN_CONST"):
+            return True
+    return False
+
+
+def _broke(tx, bb, ctx, brk, broken, outer) -> None:
+    """One side of an `if` broke out of the loop (`broken`: its locals and stack) when `brk`
+    holds; the other ran the rest of the iteration (tx.locals, tx.stack). Merge; end the iteration."""
+    if outer or ctx.kind != "for" or ctx.brk is not None:
+        raise Unsupported("a `break` under a data-dependent condition inside another `if`, a second "
+                          "`break`, or a `break` out of a peeled iteration", kind="loop")
+    locals_b, stack_b = broken
+    if len(stack_b) != len(tx.stack):
+        raise Unsupported("a `break` leaves a different stack", kind="loop")
+    merged = {}
+    for name in set(locals_b) | set(tx.locals):
+        a, b = locals_b.get(name), tx.locals.get(name)
+        merged[name] = a if a is b else PoisonVariable(name) if a is None or b is None else \
+            _merge(tx, bb, brk, a, b, name)
+    tx.stack = [a if a is b else _merge(tx, bb, brk, a, b, "a value") for a, b in zip(stack_b, tx.stack)]
+    tx.locals = merged
+    ctx.brk = brk
+    tx.ip = ctx.header
 
 
 def _run_branch(tx, bb, predicate, stop, ctx) -> int:

@@ -5,7 +5,9 @@ What becomes a loop node:
     argument) or at least `config.loop_unroll_limit`; other loops (over tuples, lists, a
     small constant range: layer stacks) are unrolled as before;
   * `while cond:` whose condition depends on array data (the entry test is traced before the
-    loop, the test at the bottom inside it: `go` is carried).
+    loop, the test at the bottom inside it: `go` is carried);
+  * `while i < n:` with a Python int counter `i += c` (trace/counted_while.py): the `for` loop
+    node of `range(i, n, c)`, the counter being the index.
 
 How: the body is traced once with the loop index as a symbol `i<N>` known to lie in the
 range (shapes/loop_index.py: bounds checks over the range, no guard on the index) and every
@@ -37,10 +39,11 @@ from ..ir.subgraph import SubgraphBuilder
 from ..logs import get_logger
 from . import errstate
 from .branches import and_, if_convert, index_condition, returns, truth_value
+from .counted_while import constant_trips, recognise, verify_bottom
 from .loop_values import PoisonVariable, carried_type, kind_text, type_key, variable
 from .variables.array import ArrayVariable
 from .variables.base import VariableTracker
-from .variables.constant import SymNumberVariable, wrap_number
+from .variables.constant import ConstantVariable, SymNumberVariable, wrap_number
 from .variables.containers import RangeVariable
 
 log = get_logger("loops")
@@ -194,6 +197,8 @@ def handles_jump(tx, ins, cond) -> bool:
     loop body (if-converted). False: not ours (the caller asks for its truth: a graph break)."""
     if not config.loop_nodes:
         return False
+    if _counted_test(tx, ins, cond):
+        return True
     if isinstance(cond, SymNumberVariable):
         cond = index_condition(tx, cond)
         if cond is None:
@@ -224,6 +229,75 @@ def handles_jump(tx, ins, cond) -> bool:
     return False
 
 
+# ----------------------------------------------------------------------------- counted while loops
+
+def _counted_test(tx, ins, cond) -> bool:
+    """A test of a counted while loop (trace/counted_while.py): the entry test (the loop node,
+    or the peeled first iteration), the bottom test of its body traced once (checked), or the
+    bottom test that ends the peeled iteration. False: not one of these."""
+    jump_if = pyversion.POP_JUMPS.get(ins.opname)
+    target = tx.offset_to_index.get(ins.argval)
+    ctx = tx.output.loop_stack[-1] if tx.output.loop_stack else None
+    if ctx is not None and ctx.tx is tx and ctx.counter is not None and _is_bottom(tx, ctx, target, jump_if):
+        if ctx.kind == "peel":                          # the peeled iteration is over
+            tx.output.loop_stack.pop()
+            return _counted_entry(tx, ins, cond, ctx.header, ctx.exit_ip, peeled=True)
+        if not verify_bottom(tx, ctx.counter, ctx.index, tx.ip - 2):
+            raise Unsupported(f"the counter {ctx.counter.name!r} or the bound of a while loop changes in "
+                              "its body other than by the step", kind="loop")
+        ctx.closed = True
+        if target == ctx.header:
+            tx.ip = ctx.header
+        return True
+    if jump_if is not False or isinstance(cond, ArrayVariable) or (ctx is not None and ctx.entry):
+        return False
+    found = while_exit(tx, ins)
+    if found is None or found[0] != tx.ip:
+        return False                                    # a test with more parts (`while i < n and ...`)
+    exits = [k for k in range(found[0]) if _jumps_to(tx, k, found[1])]
+    return exits == [tx.ip - 1] and _counted_entry(tx, ins, cond, *found)
+
+
+def _is_bottom(tx, ctx, target, jump_if) -> bool:
+    if target == ctx.header:                            # 3.11: jump back while the test holds
+        return jump_if is True
+    nxt = tx.instructions[tx.ip] if tx.ip < len(tx.instructions) else None
+    return target == ctx.exit_ip and jump_if is False and nxt is not None and _jumps_to(tx, tx.ip, ctx.header)
+
+
+def _counted_entry(tx, ins, cond, header, exit_ip, peeled=False) -> bool:
+    key = loop_key(tx, header)
+    plan = tx.output.loop_plan.get(key, "loop")
+    if plan == "unroll" or (isinstance(cond, ConstantVariable) and not cond.value):
+        return False
+    counter = recognise(tx, tx.ip - 2, header, exit_ip)
+    if counter is None:
+        return False
+    trips = constant_trips(counter)
+    if trips is not None and trips < config.loop_unroll_limit:
+        return False
+    if plan == "peel" and not peeled:                   # the first iteration, as Python runs it
+        if not cond.truth(tx):
+            tx.ip = exit_ip
+            return True
+        tx.ip = header
+        peel = _LoopContext(tx, "peel", header, exit_ip)
+        peel.counter = counter
+        tx.output.loop_stack.append(peel)
+        return True
+    step, start, stop = counter.step, counter.start, counter.stop()
+    lo, hi = (start, stop - 1) if step > 0 else (stop + 1, start)
+    env = tx.output.shape_env
+    index = env.enter_loop_index(to_expr(lo), to_expr(hi))
+    tx.ip = header
+    try:
+        _build(tx, key, header=header, exit_ip=exit_ip, kind="for", head=(start, stop, step), index=index,
+               counter=counter)
+    finally:
+        env.exit_loop_index(index)
+    return True
+
+
 # ----------------------------------------------------------------------------- the body
 
 class _LoopContext:
@@ -232,16 +306,23 @@ class _LoopContext:
         self.entry = entry              # while: the entry test before the loop, not the body
         self.go = None                  # while: the bool deciding the next iteration
         self.in_test = False            # while: past a data-dependent exit test (only tests follow)
+        self.counter = None             # a counted while loop: its Counter (trace/counted_while.py)
+        self.index = None               # ... and the index symbol standing for the counter
+        self.closed = False             # ... its bottom test was reached and checked
+        self.iterator = None            # for: the range iterator a `break` pops (trace/branches.py)
+        self.brk = None                 # for: the bool that holds when the iteration broke out
 
 
-def _build(tx, key, *, header, exit_ip, kind, head, index):
+def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None):
     body_start = header + 1
     back = max((i for i in range(body_start, exit_ip) if _jumps_to(tx, i, header)), default=None)
     if back is None:
         raise Unsupported("a loop without a back edge", kind="loop")
-    stored = _stored_names(tx, body_start if kind == "for" else header, back + 1)
-    loop_var = None
-    if kind == "for":
+    # a `for` body runs to its exit: 3.12+ places a `break` block after the back edge
+    stored = _stored_names(tx, body_start, exit_ip) if kind == "for" and counter is None else \
+        _stored_names(tx, header, back + 1)
+    loop_var = counter.name if counter is not None else None
+    if kind == "for" and counter is None:
         first = tx.instructions[body_start]
         if first.opname != "STORE_FAST":
             _restart(tx, key, "unroll", "the loop target is not a plain local name")
@@ -265,13 +346,19 @@ def _build(tx, key, *, header, exit_ip, kind, head, index):
         node = body_builder.body_input(f"carried_{name}", fake)
         placeholders[name] = variable(Proxy(node, fake), vt)
         inits.append(init)
-    ctx = _LoopContext(tx, kind, header, exit_ip)
+    ctx = _LoopContext(tx, "counted" if counter is not None else kind, header, exit_ip)
+    ctx.counter, ctx.index = counter, index
+    if kind == "for" and counter is None:
+        ctx.iterator = saved_stack[-1]
     tx.output.builder = body_builder
     tx.output.loop_stack.append(ctx)
     tx.output.side_effects.frozen += 1
     tx.locals.update(placeholders)
     try:
-        if kind == "for":
+        if counter is not None:
+            tx.locals[counter.name] = wrap_number(_symint(tx, index))
+            tx.ip = header
+        elif kind == "for":
             tx.stack.append(wrap_number(_symint(tx, index)))
             tx.ip = body_start
         else:
@@ -279,12 +366,16 @@ def _build(tx, key, *, header, exit_ip, kind, head, index):
         _run_to(tx, header, stop_at_exit=None, first=True)
         if kind == "while" and ctx.go is None:
             raise Unsupported("a while loop whose condition is not data-dependent inside it", kind="loop")
+        if counter is not None and not ctx.closed:
+            raise Unsupported(f"a while loop on {counter.name!r} whose body does not end at its test", kind="loop")
         outputs = []
         for name in carried:
             new = tx.locals.get(name)
             outputs.append(_output_node(tx, body_builder, name, placeholders[name], new, key))
         if kind == "while":
             outputs.append(ctx.go.node)
+        if ctx.brk is not None:                         # a `for` that may break: `go` is carried too
+            outputs.append(body_builder.emit("logical_not", ctx.brk).node)
     except Unsupported as exc:
         _restart(tx, key, NEXT_DECISION.get(tx.output.loop_plan.get(key, "loop"), "unroll")
                  if getattr(exc, "kind", "") == "loop_type" else "unroll", _why(exc))
@@ -294,21 +385,25 @@ def _build(tx, key, *, header, exit_ip, kind, head, index):
         tx.output.builder = outer
     graph = body_builder.graph
     graph.outputs = tuple(outputs)
-    body = _finish_body(tx, key, body_builder, kind, carried, index, exit_ip)
+    body = _finish_body(tx, key, body_builder, "for_break" if ctx.brk is not None else kind, carried, index,
+                        exit_ip)
     args = list(head) + inits + list(body_builder.captured) + list(body.sizes)
     state = outer.emit("loop", *args, body=body)
     wrapped = {n: v for n, v in tx.locals.items() if n in lazy_before and n not in tx.lazy}
     tx.locals = saved_locals
     tx.locals.update(wrapped)                           # arguments first read inside the body
-    tx.stack = saved_stack[:-1] if kind == "for" else saved_stack
+    tx.stack = saved_stack[:-1] if kind == "for" and counter is None else saved_stack
     for k, name in enumerate(carried):
         out = outer.emit("loop_out", state, k, body=body)
         tx.locals[name] = variable(Proxy(out.node, placeholders[name].proxy.fake), saved_locals[name])
     for name in stored - set(carried):
         tx.locals[name] = PoisonVariable(name)
+    if counter is not None:
+        tx.locals[counter.name] = wrap_number(counter.final(head[1]))
     tx.ip = exit_ip
     log.info("loop at %s: one %s-loop node, %d carried (%s), %d captured, body of %d nodes",
-             body.location, kind, len(carried), ", ".join(carried), len(body_builder.captured), len(graph.nodes))
+             body.location, "counted while" if counter is not None else body.kind, len(carried), ", ".join(carried),
+             len(body_builder.captured), len(graph.nodes))
 
 
 def _run_to(tx, header, stop_at_exit, first=False):

@@ -43,6 +43,7 @@ class _DispatchMeta(type):
 
 
 class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
+    last_compare = None         # (index, a, b, op) of the last COMPARE_OP: trace/counted_while.py
     # -- stack --
 
     def op_POP_TOP(self, ins):
@@ -234,6 +235,7 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
     def op_COMPARE_OP(self, ins):
         b = self.pop()
         a = self.pop()
+        self.last_compare = (self.ip - 1, a, b, ins.argval)
         self.push(self.compare(a, b, ins.argval))
 
     def op_IS_OP(self, ins):
@@ -317,7 +319,7 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
 
     def _pop_jump(self, ins):
         value = self.pop()
-        if isinstance(value, (ArrayVariable, SymNumberVariable)) and loops.handles_jump(self, ins, value):
+        if loops.handles_jump(self, ins, value):
             return                                   # a loop test, a loop, or an if in a loop body
         if value.truth(self) == pyversion.POP_JUMPS[ins.opname]:
             self.jump(ins.argval)

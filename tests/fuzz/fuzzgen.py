@@ -381,14 +381,23 @@ class Gen:
     def loop_stmt(self, a, v, nd):
         """A Python loop (trace/loops.py makes loop nodes of these): a recurrence over the
         first axis, an accumulation with a data-dependent branch, a while loop on data, a
-        nested element loop. Loop variables start with `_` (not reused as operands)."""
+        nested element loop, a `while i < n` counter, a `break` on data. Loop variables start
+        with `_` (not reused as operands)."""
         s = self.src
         i, j, acc = f"_i{self.counter}", f"_j{self.counter}", f"_a{self.counter}"
         if nd == 0:
             return (f"{v} = np.asarray({a}, dtype=np.float64).copy()\n{acc} = 0\n"
                     f"while {v} > 1.0 and {acc} < 4:\n    {v} = {v} * 0.5\n    {acc} += 1")
-        r = s.randint(0, 4)
+        r = s.randint(0, 6)
         step = s.choice(("", "", ", -1"))
+        elem = f"{a}[{i}{', 0' * (nd - 1)}]"
+        if r == 5:
+            return (f"{acc} = 0.0\n{i} = 0\nwhile {i} < {a}.shape[0]:\n"
+                    f"    {acc} = {acc} * 0.5 + {elem}\n    {i} += {s.choice(('1', '2'))}\n{v} = {acc} + {i}")
+        if r == 6:
+            return (f"{acc} = {a}.ravel()[0] * 0\nfor {i} in range({a}.shape[0]):\n"
+                    f"    if {elem} > {s.choice(('0', '1', '-1'))}:\n        break\n"
+                    f"    {acc} = {acc} + {elem}\n{v} = {acc}")
         if r == 0:
             rng = f"range(1, {v}.shape[0])" if not step else f"range({v}.shape[0] - 2, -1, -1)"
             prev = f"{i} - 1" if not step else f"{i} + 1"

@@ -103,6 +103,8 @@ class ArrayLoop:
 
     def __init__(self, node: Node, runner):
         self.node, self.body, self.runner = node, node.attr("body"), runner
+        if self.body.kind not in ("for", "while"):            # a `for_break` body carries `go` too
+            raise NotNative(f"a {self.body.kind} body")
         plan, steps, module = (getattr(runner, a, None) for a in ("plan", "steps", "module"))
         if plan is None or module is None:
             raise NotNative("the body has no kernels")

@@ -254,17 +254,18 @@ def _not_known(*leaves):
     raise TypeError("a data-dependent size: the layout is not known")
 
 
-def alloc(shape, dtype, strides):
-    """np.empty(shape, dtype) with NumPy's strides (dense, in some axis order)."""
+def alloc(shape, dtype, strides, zero=False):
+    """np.empty(shape, dtype) (np.zeros: `zero`) with NumPy's strides (dense, in some axis order)."""
+    new = np.zeros if zero else np.empty
     if strides is None:
-        return np.empty(shape, dtype)
+        return new(shape, dtype)
     size = 1
     for d in shape:
         size *= d
     try:
-        return np.ndarray(shape, dtype, buffer=np.empty(size, dtype), strides=strides)
+        return np.ndarray(shape, dtype, buffer=new(size, dtype), strides=strides)
     except (ValueError, TypeError):             # not a dense layout: C order
-        return np.empty(shape, dtype)
+        return new(shape, dtype)
 
 
 def relayout(a, strides):

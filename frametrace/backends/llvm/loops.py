@@ -12,17 +12,21 @@ wrapper runs the loop, calling the body's own compiled graph each iteration.
 The kernel (loop IR, lower/loop_ir.py):
 
     acc c_k = arg (initial carried values)          for each carried value
-    for k in [0, trip):   i = start + step * k      (step +1 or -1)
+    for k in [0, trip):   i = start + step * k      (step a constant; inner loops +1 or -1)
         let t_n = <node n>                          every body node, in program order
         b[idx] = ...                                element writes
         c_k := t_out_k                              after all outputs are computed
+        (a `for_break` loop: leave here once its `go` output is False)
     out_k[()] = c_k                                 final values, read back by the wrapper
 
 Bounds were proved by the tracer over the whole range (shapes/loop_index.py), so there are
 no checks in the loop. Buffers are `noalias` (LLVM then keeps `out[i - 1]` in a register
 from the previous iteration's store, and vectorises loops without a carried dependence): a
 call whose arrays share memory (a loop reading and writing one array through two views)
-runs the generic path instead. FP exception flags go to the wrapper's word like any kernel's.
+runs the generic path instead. Only pairs with a written array are checked, and not those
+the graph proves apart (one of them a new array: np.zeros, an elementwise result). The
+call itself is generated Python (`_fast_source`): ~1 us, not a walk over the plan.
+FP exception flags go to the wrapper's word like any kernel's.
 """
 from __future__ import annotations
 
@@ -54,17 +58,34 @@ class NativeLoop:
         self.plan, self.out_types = plan, out_types       # how each kernel argument comes from the node's
         self._pack = struct.Struct(pack_format(kernel, object_abi)).pack
         self.object_abi = object_abi
-        self.fn = None                                   # set once the module is loaded
+        self._fn = None                                  # set once the module is loaded
         self.generic = None                              # () -> the loop run per iteration (overlapping arrays)
         self._generic = None
         self._arrays = [src for kind, src, _ in plan if kind == "buf"]
+        bufs = [(src, b.written) for b, (kind, src, _) in zip(kernel.buffers, plan) if kind == "buf"]
+        self._checks = [(a, b) for i, (a, wa) in enumerate(bufs) for b, wb in bufs[i + 1:]
+                        if (wa or wb) and not _apart(node.args[a], node.args[b])]
+        self._fast = None
+
+    @property
+    def fn(self):
+        return self._fn
+
+    @fn.setter
+    def fn(self, fn):
+        self._fn = fn
+        self._fast = _fast_call(self) if fn is not None and self.object_abi else None
+
+    def entry(self):
+        """What the wrapper calls: the generated call when there is one (no indirection)."""
+        return self._fast if self._fast is not None else self
 
     def __call__(self, *args):
-        arrays = self._arrays
-        for a in range(len(arrays)):                     # the kernel's buffers are `noalias`
-            for b in range(a + 1, len(arrays)):
-                if np.may_share_memory(args[arrays[a]], args[arrays[b]]):
-                    return self._run_generic(args)
+        if self._fast is not None:
+            return self._fast(*args)
+        for a, b in self._checks:                        # the kernel's buffers are `noalias`
+            if np.may_share_memory(args[a], args[b]):
+                return self._run_generic(args)
         bufs, slots, outs = [], [], []
         for kind, src, dt in self.plan:
             if kind == "buf":
@@ -92,6 +113,61 @@ class NativeLoop:
         if self._generic is None:
             self._generic = self.generic()
         return self._generic(*args)
+
+
+def _base(v):
+    while isinstance(v, Node) and v.op != "input" and get_op(v.op).kind == "view":
+        v = v.args[0]
+        if not isinstance(v, Node):
+            return None
+    return v
+
+
+def _apart(a, b) -> bool:
+    """Arrays `a` and `b` (loop-node arguments) never share memory: different bases, one of
+    them a new array (a creation op, an elementwise result, a copy) of this graph."""
+    a, b = _base(a), _base(b)
+    if not (isinstance(a, Node) and isinstance(b, Node)) or a is b:
+        return False
+    return any(x.op != "input" and (x.op == "copy" or get_op(x.op).kind in ("creation", "elementwise"))
+               for x in (a, b))
+
+
+def _fast_call(nl: NativeLoop):
+    """The call of `nl` as one generated function of the loop node's arguments."""
+    nargs = len(nl.node.args)
+    params = ", ".join(f"a{i}" for i in range(nargs))
+    ns = {"_fn": nl.fn, "_pack": nl._pack, "_share": np.may_share_memory, "_empty": np.empty, "_id": id,
+          "_generic": nl._run_generic, "_len": len, "_range": range}
+    lines = [f"def call({params}):"]
+    for a, b in nl._checks:
+        lines.append(f"    if _share(a{a}, a{b}): return _generic(({params},))")
+    packed, outs = [], []
+    for kind, src, dt in nl.plan:
+        if kind == "buf":
+            packed.append(f"_id(a{src})")
+        elif kind == "out":
+            name = f"o{len(outs)}"
+            ns[f"_dt{len(outs)}"] = np.dtype(dt)
+            lines.append(f"    {name} = _empty((), _dt{len(outs)})")
+            packed.append(f"_id({name})")
+            outs.append(name)
+    for kind, src, dt in nl.plan:
+        if kind == "trip":
+            packed.append("_len(_range(a0, a1, a2))")
+        elif kind == "slot":
+            packed.append(f"{'float' if dt == 'f' else 'int'}(a{src})")
+    lines.append(f"    _fn(0, 1, _pack({', '.join(packed)}))")
+    results = []
+    for k, (name, t) in enumerate(zip(outs, nl.out_types)):
+        if t is None:
+            results.append(f"{name}[()]")
+        else:
+            ns[f"_t{k}"] = t
+            results.append(f"_t{k}({name}[()])")
+    lines.append(f"    return ({''.join(r + ', ' for r in results)})")
+    exec(compile("\n".join(lines), f"<native loop {nl.kernel.name}>", "exec"), ns)
+    return ns["call"]
 
 
 def native_loop(node: Node, name: str, object_abi: bool) -> NativeLoop:
@@ -126,13 +202,13 @@ class _Builder:
     # -- the kernel -------------------------------------------------------------------------------
     def build(self, object_abi: bool) -> NativeLoop:
         node, body = self.node, self.node.attr("body")
-        if body.kind != "for":
+        if body.kind not in ("for", "for_break"):
             raise NotNative("a while loop")
         nhead = 3
         head, carried, captured, sizes = body.split_args(node.args)
         step = head[2]
-        if not isinstance(step, int) or step not in (1, -1):
-            raise NotNative("a step other than 1 or -1")
+        if not isinstance(step, int) or isinstance(step, bool) or step == 0:
+            raise NotNative("a step that is not a constant int")       # (the trip count is len(range))
         for k, s in enumerate(sizes):
             self.sym[s] = Affine(syms=((self._size_slot(nhead + len(carried) + len(captured) + k), 1),))
         start = self._int_arg(head[0], 0)
@@ -154,8 +230,8 @@ class _Builder:
             self.env[inp] = carried_exprs[k]
         var = self._loop_var()
         self.sym[body.index] = Affine(((var, step),)) + start
-        inner = self._body(body.graph, [f"c{k}" for k in range(len(carried))])
-        stmts.append(Loop(var, Arg(trip_slot, "int64"), inner))
+        inner, until = self._body(body.graph, [f"c{k}" for k in range(len(carried))])
+        stmts.append(Loop(var, Arg(trip_slot, "int64"), inner, until=until))
         out_types = []
         for k, inp in enumerate(body.graph.inputs[:len(carried)]):
             dt = _dtype_of(inp)
@@ -175,7 +251,13 @@ class _Builder:
         if isinstance(value, int):
             return Affine(const=value)
         if isinstance(value, sympy.Basic):
-            return self.affine(value)
+            try:
+                return self.affine(value)
+            except NotNative:
+                if index is None:
+                    raise
+            # a size the body does not mention (`while i >= 0` from i = n - 2): passed in
+            return Affine(syms=((self._size_slot(index), 1),))
         raise NotNative(f"a loop bound {value!r}")
 
     def _value_arg(self, value, index, dt):
@@ -224,7 +306,9 @@ class _Builder:
         return out
 
     # -- the body ---------------------------------------------------------------------------------
-    def _body(self, graph, accs) -> list:
+    def _body(self, graph, accs):
+        """(statements, `until`): a `for_break` body's last output is `go`; the loop ends
+        once it is False, after this iteration's carried values are updated."""
         stmts = []
         for n in graph.nodes:
             stmts.extend(self._node(n))
@@ -236,7 +320,8 @@ class _Builder:
             values.append(Var(name, dt))
         for acc, v in zip(accs, values):
             stmts.append(Update(acc, v))
-        return stmts
+        until = Op("logical_not", "bool", (cast(values[-1], "bool"),)) if len(values) > len(accs) else None
+        return stmts, until
 
     def expr(self, a):
         if isinstance(a, Node):
@@ -327,7 +412,7 @@ class _Builder:
 
     def _inner_loop(self, n: Node) -> list:
         body = n.attr("body")
-        if body.kind != "for":
+        if body.kind not in ("for", "for_break"):
             raise NotNative("a while loop inside")
         head, carried, captured, sizes = body.split_args(n.args)
         start, stop, step = head
@@ -362,8 +447,8 @@ class _Builder:
                 raise NotNative("an inner loop writes an array the outer loop does not")
         var = self._loop_var()
         self.sym[body.index] = Affine(((var, step),)) + lo
-        inner = self._body(body.graph, accs)
-        stmts.append(Loop(var, Op("affine", "int64", (trip,)), inner))
+        inner, until = self._body(body.graph, accs)
+        stmts.append(Loop(var, Op("affine", "int64", (trip,)), inner, until=until))
         self.env[n] = [Var(a, _dtype_of(inp)) for a, inp in zip(accs, body.graph.inputs)]
         return stmts
 

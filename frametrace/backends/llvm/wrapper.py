@@ -36,7 +36,7 @@ INT64_MIN, INT64_MAX = -2 ** 63, 2 ** 63 - 1
 class _Gen:
     def __init__(self, plan: Plan, module):
         self.plan, self.module = plan, module
-        self.ns = {"_call": runtime.call, "_ptr": runtime.data_ptr, "_empty": np.empty,
+        self.ns = {"_call": runtime.call, "_ptr": runtime.data_ptr, "_empty": np.empty, "_zeros": np.zeros,
                    "_may_share": runtime.may_share, "_empty_reduction": runtime.empty_reduction,
                    "_read_only": runtime.read_only, "_id": id, "_ndarray": np.ndarray,
                    "_asarray": np.asarray,
@@ -139,9 +139,12 @@ class _Gen:
             return
         ref = self.const(op.ref, f"op_{n.op}_")
         attrs = [(k, v) for k, v in n.call_attrs if not (op.kind == "gather" and k == "size")]
-        native = getattr(self.plan, "loop_natives", {}).get(n) or getattr(self.plan, "array_loops", {}).get(n)
-        if native is not None:                    # one kernel (loops.py), or the driver (array_loops.py)
-            ref, attrs = self.const(native, "loop"), []
+        native = getattr(self.plan, "loop_natives", {}).get(n)
+        driver = getattr(self.plan, "array_loops", {}).get(n)
+        if native is not None:                    # a loop over elements: one kernel (loops.py)
+            ref, attrs = self.const(native.entry(), "loop"), []
+        elif driver is not None:                  # array work: the native driver (array_loops.py)
+            ref, attrs = self.const(driver, "loop"), []
         args = [self.arg(a) for a in n.args] + [f"{k}={self.arg(v)}" for k, v in attrs]
         runner = getattr(self.plan, "loop_runners", {}).get(n)
         if runner is not None:                    # a structured loop: its body compiled on its own
@@ -177,15 +180,19 @@ class _Gen:
         for name, like, dt in step.scratch:
             shape = "".join(f"{plan.size_source(d)}, " for d in like.shape)
             self.lines.append(f"    {name} = _empty(({shape}), {self.const(np.dtype(dt), 'dt')})")
+        fill = step.zero_fill                     # allocated zeroed (calloc), np.empty as NumPy's: no kernel call
         for n in step.allocs:
+            zero = fill and n.op != "empty"
             shape = "".join(f"{plan.size_source(d)}, " for d in n.shape)
             dt = self.const(n.dtype, 'dt')
-            make = f"_empty(({shape}), {dt})"
+            make = f"{'_zeros' if zero else '_empty'}(({shape}), {dt})"
             if n in self.layouts.index:           # NumPy's layout ("K" order): layouts.py
-                make += f" if _L is None else _alloc_k(({shape}), {dt}, _L[{self.layouts.index[n]}])"
+                make += f" if _L is None else _alloc_k(({shape}), {dt}, _L[{self.layouts.index[n]}]{', True' * zero})"
             elif n in self.layouts.late:          # ... after values the wrapper computed
-                make = f"_alloc_k(({shape}), {dt}, {self.late_layout(n)})"
+                make = f"_alloc_k(({shape}), {dt}, {self.late_layout(n)}{', True' * zero})"
             self.lines.append(f"    {plan.var[n]} = {make}")
+        if fill:
+            return
         sources = [b.source for b in k.buffers]
         for i, base in step.overlap:
             tmp = f"_t{k.name}_{i}"

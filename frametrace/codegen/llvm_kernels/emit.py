@@ -374,12 +374,16 @@ class FunctionEmitter:
             self.access, self.ivar = access, lp.var
         self.body(lp.body)
         nxt = self.emit(f"add nuw nsw i64 {i}, 1", "i64")
+        more = self.emit(f"icmp slt i64 {nxt}, {stop}", "i1")
+        if lp.until is not None:                 # a `break`: leave once it holds
+            stay = self.emit(f"xor i1 {self.ev(lp.until)}, true", "i1")
+            more = self.emit(f"and i1 {more}, {stay}", "i1")
         md = ""
         if scalar:
             md = f", !llvm.loop {self.mod.scalar_loop_md()}"
         elif access is not None and not self.tiny and self.k.tier != "quick" and _calls_math(lp.body):
             md = f", !llvm.loop {self.mod.interleave_md(INTERLEAVE)}"
-        self.line(f"br i1 {self.emit(f'icmp slt i64 {nxt}, {stop}', 'i1')}, label %{body}, label %{exit_}{md}")
+        self.line(f"br i1 {more}, label %{body}, label %{exit_}{md}")
         self.lines[phi_at] = f"  {i} = phi i64 [{start}, %{head}], [{nxt}, %{self.block}]"
         self.cse, self.access, self.ivar = saved_cse, saved_access, saved_ivar
         self.scalar = False

@@ -6,6 +6,7 @@ spirit of JAX's `fori_loop` / `while_loop` and torch's `while_loop`, but produce
 ordinary Python (trace/loops.py). Canonical forms:
 
   loop(start, stop, step, *carried, *captured, *sizes; body)          body.kind == "for"
+  loop(start, stop, step, *carried, *captured, *sizes; body)          body.kind == "for_break"
   loop(go, *carried, *captured, *sizes; body)                         body.kind == "while"
   loop_out(loop; index)          the final value of carried value `index`
 
@@ -18,7 +19,9 @@ size symbols the body mentions, bound again inside it.
 
 The body graph binds its size symbols from `symbol_values` = (the loop index, for a `for`
 loop) + `sizes`, and takes `inputs` = carried + captured. It returns the carried values of
-the next iteration (+ for a `while`, the bool `go` deciding the next iteration). Carried
+the next iteration (+ for a `while`, the bool `go` deciding the next iteration; + for a
+`for_break`, a `for` whose body may `break`, the bool `go` that is False once it broke: the
+loop ends there, with the carried values the breaking iteration returned). Carried
 values keep their type, dtype and shape from one iteration to the next (the tracer checks
 it). The loop node's own value is the tuple of the final carried values (dtype object);
 nothing but `loop_out` reads it.
@@ -44,11 +47,11 @@ STATE = np.dtype(object)      # the loop node's value: the tuple of final carrie
 class LoopBody:
     """The body of a loop node (see the module doc). Compared by identity."""
     graph: Graph
-    kind: str                 # "for" | "while"
+    kind: str                 # "for" | "for_break" | "while"
     ncarried: int
     ncaptured: int
     sizes: tuple              # outer size symbols, in the order the loop node passes them
-    index: object = None      # "for": the body's symbol for the loop index
+    index: object = None      # "for", "for_break": the body's symbol for the loop index
     writes: tuple = ()        # indices into `captured` of arrays the body writes into
     location: str = ""        # the user's loop (file:line), for logs
 
@@ -60,7 +63,7 @@ class LoopBody:
 
     def split_args(self, args):
         """(head, carried, captured, sizes) of a loop node's evaluated arguments."""
-        head = 3 if self.kind == "for" else 1
+        head = 1 if self.kind == "while" else 3
         c, k = head + self.ncarried, head + self.ncarried + self.ncaptured
         return tuple(args[:head]), list(args[head:c]), list(args[c:k]), list(args[k:])
 
@@ -81,6 +84,13 @@ def run_loop(body: LoopBody, runner, *args):
     if body.kind == "for":
         for i in range(*head):
             carried = runner(carried + captured, [i] + sizes)
+        return tuple(carried)
+    if body.kind == "for_break":
+        for i in range(*head):
+            out = runner(carried + captured, [i] + sizes)
+            carried = list(out[:-1])
+            if not out[-1]:
+                break
         return tuple(carried)
     go = head[0]
     while go:
@@ -136,10 +146,10 @@ def _kind_of(x):
     if isinstance(x, (bool, int, float, complex)):
         return ("py", type(x))
     expr = getattr(x, "expr", x)                     # a size (SymInt) or a size expression
+    if getattr(expr, "is_integer", False):           # first: a bare Symbol is a sympy Boolean too
+        return ("py", int)
     if isinstance(expr, sympy.logic.boolalg.Boolean):
         return ("py", bool)
-    if getattr(expr, "is_integer", False):
-        return ("py", int)
     raise TypeError(f"not a value: {x!r}")
 
 
