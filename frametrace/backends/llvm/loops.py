@@ -43,6 +43,8 @@ from ...lower.loop_ir import (Acc, Affine, Arg, Buffer, Const, Kernel, Let, Load
 from ...lower.pointwise import SUPPORTED_DTYPES, NotLowerable, lower_elementwise, weak_node
 
 _PY_FLOAT_OPS = frozenset({"add", "subtract", "multiply", "negative", "positive", "absolute"})
+_RELATIONS = {sympy.Eq: "equal", sympy.Ne: "not_equal", sympy.StrictLessThan: "less", sympy.LessThan: "less_equal",
+              sympy.StrictGreaterThan: "greater", sympy.GreaterThan: "greater_equal"}
 _COMPARE = frozenset({"less", "less_equal", "greater", "greater_equal", "equal", "not_equal"})
 
 
@@ -331,9 +333,29 @@ class _Builder:
             if e is None or isinstance(e, tuple):
                 raise NotNative(f"value {a!r} is an array")
             return e
+        if isinstance(a, sympy.Basic) and not isinstance(a, sympy.Expr):
+            return self.condition(a)
         if isinstance(a, sympy.Basic):
             return Op("affine", "int64", (self.affine(a),))
         return None
+
+    def condition(self, expr):
+        """A condition on the loop indices and sizes (`if j != i:`) as a bool expression."""
+        if expr is sympy.true or expr is sympy.false:
+            return Const(bool(expr), "bool")
+        if isinstance(expr, sympy.Not):
+            return Op("logical_not", "bool", (self.condition(expr.args[0]),))
+        if isinstance(expr, (sympy.And, sympy.Or)):
+            op = "logical_and" if isinstance(expr, sympy.And) else "logical_or"
+            out = self.condition(expr.args[0])
+            for a in expr.args[1:]:
+                out = Op(op, "bool", (out, self.condition(a)))
+            return out
+        rel = _RELATIONS.get(type(expr))
+        if rel is None:
+            raise NotNative(f"a condition {expr} on the loop index")
+        lhs, rhs = (Op("affine", "int64", (self.affine(e),)) for e in expr.args)
+        return Op(rel, "bool", (lhs, rhs))
 
     def _let(self, n: Node, value) -> list:
         name = f"t{self.lets}"
