@@ -79,9 +79,36 @@ class LoopIndices:
         """True/False if the comparison `expr` has that value for every index in range, else
         None (see the module doc). May add guards on the enclosing sizes."""
         bounds = self._loop_state()
-        syms = [s for s in expr.free_symbols if s in bounds]
-        if not syms or not isinstance(expr, _RELATIONS):
+        if not any(s in bounds for s in expr.free_symbols):
             return None
+        return self._decide(expr)
+
+    def _decide(self, expr):
+        """An equality is two comparisons; a comparison with a Min/Max side (slice lengths:
+        `x[i:i + k]` is `Max(0, Min(k, n - i))` long) is an and/or of comparisons of its
+        arguments; each is decided over the whole range, and the answers combine only when
+        they settle it for every index (three-valued: None when they do not)."""
+        if isinstance(expr, sympy.Eq):
+            return _both(self._decide(sympy.Le(expr.lhs, expr.rhs, evaluate=False)),
+                         self._decide(sympy.Ge(expr.lhs, expr.rhs, evaluate=False)))
+        if isinstance(expr, sympy.Ne):
+            same = self._decide(sympy.Eq(expr.lhs, expr.rhs, evaluate=False))
+            return None if same is None else not same
+        if isinstance(expr, _RELATIONS):
+            for lhs, rhs, rel in ((expr.lhs, expr.rhs, type(expr)), (expr.rhs, expr.lhs, _FLIP.get(type(expr)))):
+                if isinstance(lhs, (sympy.Min, sympy.Max)):
+                    parts = [self._decide(rel(a, rhs, evaluate=False)) for a in lhs.args]
+                    small = rel in (sympy.StrictLessThan, sympy.LessThan)       # Min <= r: some arg is
+                    return _any(parts) if small == isinstance(lhs, sympy.Min) else _all(parts)
+        return self._decide_linear(expr)
+
+    def _decide_linear(self, expr):
+        bounds = self._loop_state()
+        syms = [s for s in expr.free_symbols if s in bounds]
+        if not isinstance(expr, _RELATIONS):
+            return None
+        if not syms:
+            return bool(self.evaluate_expr(expr))
         diff = sympy.expand(expr.lhs - expr.rhs)
         if not diff.free_symbols.isdisjoint(self.replacements):
             diff = sympy.expand(self.simplify(diff))
@@ -99,6 +126,23 @@ class LoopIndices:
             if len(answers) > 1:
                 return None
         return answers.pop()
+
+
+_FLIP = {sympy.StrictLessThan: sympy.StrictGreaterThan, sympy.LessThan: sympy.GreaterThan,
+         sympy.StrictGreaterThan: sympy.StrictLessThan, sympy.GreaterThan: sympy.LessThan}
+
+
+def _all(answers):
+    """Every part holds for every index (True), some part fails for every index (False)."""
+    return False if False in answers else True if all(a is True for a in answers) else None
+
+
+def _any(answers):
+    return True if True in answers else False if all(a is False for a in answers) else None
+
+
+def _both(a, b):
+    return _all([a, b])
 
 
 def _tighter(old, new, pick):
