@@ -222,7 +222,13 @@ def handles_jump(tx, ins, cond) -> bool:
         trace_while(tx, ins, cond, *found)
         return True
     if ctx is not None and not ctx.entry:
-        if_convert(tx, ins, cond)
+        try:
+            if_convert(tx, ins, cond)
+        except Unsupported as exc:
+            if ctx.kind != "peel" or ctx.tx is not tx:
+                raise
+            # the peeled first iteration cannot leave early as a loop node does: unroll instead
+            _restart(tx, loop_key(tx, ctx.header), "unroll", _why(exc))
         return True
     if ctx is None:
         _short_loop_as_node(tx)
@@ -398,6 +404,12 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None):
         tx.locals[name] = variable(Proxy(out.node, placeholders[name].proxy.fake), saved_locals[name])
     for name in stored - set(carried):
         tx.locals[name] = PoisonVariable(name)
+    if kind == "for" and loop_var is not None:
+        last = _last_index(*head)                       # Python leaves the index at its last value
+        if last is not None:
+            tx.locals[loop_var] = wrap_number(last)
+        elif loop_var in saved_locals:                  # the loop did not run: the binding before it
+            tx.locals[loop_var] = saved_locals[loop_var]
     if counter is not None:
         tx.locals[counter.name] = wrap_number(counter.final(head[1]))
     tx.ip = exit_ip
@@ -430,6 +442,17 @@ def _jumps_to(tx, i, header) -> bool:
     ins = tx.instructions[i]
     return isinstance(ins.argval, int) and ins.opname in pyversion.UNCONDITIONAL_JUMPS | set(pyversion.POP_JUMPS) \
         and tx.offset_to_index.get(ins.argval) == header
+
+
+def _last_index(start, stop, step):
+    """The index of the last iteration of range(start, stop, step), or None when the range is
+    empty (decided on the hints: a guard on the sizes, as any size comparison)."""
+    if not isinstance(step, int) or step == 0:
+        return None
+    trips = (stop - start + step - 1) // step if step > 0 else (start - stop - step - 1) // (-step)
+    if not bool(trips >= 1):
+        return None
+    return start + step * (trips - 1)
 
 
 def _stored_names(tx, lo, hi) -> set:

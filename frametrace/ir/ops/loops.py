@@ -164,7 +164,7 @@ def select_meta(cond, a, b):
     from ...errors import Unsupported
     ka, kb = _kind_of(a), _kind_of(b)
     if ka != kb or (ka[0] == "np" and ka[3] != 0 and getattr(a, "shape", None) != getattr(b, "shape", None)):
-        raise Unsupported("the two branches give values of different types", kind="loop",
+        raise Unsupported("the two branches give values of different types", kind="loop_type",
                           hints=("give the variable the same type (and dtype) on both branches",))
     if isinstance(a, (FakeArray, FakeScalar)):
         return a
