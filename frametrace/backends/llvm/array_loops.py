@@ -22,7 +22,10 @@ changes per iteration except the loop index and the carried values, a call runs:
 Invariants checked once per call hold for every iteration because nothing they read depends
 on the iteration: sizes, captured arrays, a destination's writeable flag. Python ints stay
 Python ints: add/subtract only of constants, values bounded between chunks (INT_LIMIT), else
-the remaining iterations run in Python. What cannot run natively keeps the generic path (the
+the remaining iterations run in Python; a body with Python int * // % runs every int arithmetic
+op as a CHECKED op instead (any operands: int64 overflow or a zero divisor abandons the
+iteration and Python runs the rest, raising or growing the int as Python does; such ops must
+come before the kernels when the body writes into captured arrays). What cannot run natively keeps the generic path (the
 body's wrapper once per iteration): at compile time a body with other wrapper steps (an opaque
 call such as `@`), data-dependent sizes, carried Python floats, narrow carried scalars,
 index-dependent shapes or kernel extents (NotNative, logged under `loops`); at run time kernels
@@ -48,7 +51,7 @@ from ...lower.weak_ints import check_positions
 from ...shapes import pycode
 from . import runtime
 from .fp_errors import self_overlapping
-from .loop_driver import SCALAR_OPS, Table, load_patch
+from .loop_driver import CHECKED_OPS, SCALAR_OPS, Table, load_patch
 from .loops import NotNative
 
 runs: Counter = Counter()
@@ -129,7 +132,10 @@ class ArrayLoop:
                     raise NotNative(f"a carried {inp.dtype} scalar")
                 self.scalar_carried[plan.var[inp]] = k
         self.int_nodes = {}                  # wrapper name -> node: Python ints computed per iteration
-        self.program = []                    # in run order: _KernelCall, or ("int", op, name, operands)
+        # Python int * // % run as CHECKED ops (int64 overflow, division by zero: the rest of the
+        # loop runs in Python); with them, + and - are checked too (a product may be near the limit)
+        self.checked = any(not isinstance(s, KernelStep) and s.node.op in CHECKED_OPS[:3] for s in steps)
+        self.program = []                    # in run order: _KernelCall, or (kind, op, name, operands)
         for s in steps:
             if not isinstance(s, KernelStep):
                 self.program.append(self._int_op(s.node))
@@ -142,6 +148,11 @@ class ArrayLoop:
                 if isinstance(a, Node) and (plan.var.get(a) in self.int_nodes or plan.var.get(a) in
                                             self.scalar_carried):
                     raise NotNative("a Python int counter meets a narrow integer dtype (range checks)")
+        if self.body.writes:                 # an abandoned iteration must not have written yet
+            first_call = next((k for k, c in enumerate(self.program) if isinstance(c, _KernelCall)), None)
+            if first_call is not None and any(isinstance(c, tuple) and c[0] == "checked"
+                                              for c in self.program[first_call:]):
+                raise NotNative("a checked Python int operation after a kernel writing into a captured array")
         self.roots = self._carried_roots(steps)
         self.go = None
         if self.body.kind == "while":
@@ -162,8 +173,8 @@ class ArrayLoop:
     def _int_op(self, n: Node):
         """A Python int / bool operation of the body's wrapper, run by the driver (INT op)."""
         plan = self.plan
-        if plan.cat[n] != "scalar" or n.op not in SCALAR_OPS or n.dtype is None or n.dtype.kind not in "bi" \
-                or n.attrs:
+        if plan.cat[n] != "scalar" or n.op not in SCALAR_OPS + CHECKED_OPS or n.dtype is None \
+                or n.dtype.kind not in "bi" or n.attrs:
             raise NotNative(f"{n.op} runs in the body's wrapper")
         operands = []
         for a in n.args:
@@ -180,10 +191,13 @@ class ArrayLoop:
                 operands.append(("size", self.code(pycode(a, plan.sym_names))))
             else:
                 raise NotNative(f"{n.op} of {a!r} runs in the body's wrapper")
-        if n.op in ("add", "subtract") and sum(not isinstance(o, tuple) for o in operands) > 1:
+        checked = self.checked and n.op in CHECKED_OPS
+        if n.op in ("add", "subtract") and not checked and sum(not isinstance(o, tuple) for o in operands) > 1:
             raise NotNative("Python int arithmetic of two variables")       # may grow past int64
+        if checked and any(a.dtype.kind == "b" for a in n.args if isinstance(a, Node)):
+            raise NotNative(f"{n.op} of a bool runs in the body's wrapper")
         self.int_nodes[plan.var[n]] = n
-        return ("int", n.op, plan.var[n], operands)
+        return ("checked" if checked else "int", n.op, plan.var[n], operands)
 
     def unwrapped(self, source: str) -> str:
         return source[4:-1] if source.startswith("int(") and source.endswith(")") else source
@@ -284,14 +298,15 @@ class ArrayLoop:
         table, pair, _alive, go_address = state
         check = None
         if self.py_carried:                  # between chunks: the Python ints stay far from int64's limits
-            def check():
-                return all(abs(int(p[k])) < INT_LIMIT for p in pair for k in self.py_carried)
+            def check():                     # chunks start at even iterations: the state is in P0
+                return all(abs(int(pair[0][k])) < INT_LIMIT for k in self.py_carried)
         ran = table.run(rest, go_address, check)
         carried = self._values(pair[ran % 2])
         if self.body.kind == "for" and ran < rest:
             runs["generic"] += 1             # the rest in Python, with Python's ints
             return self._generic(carried, captured, [symbols[0] + head[2] * ran] + sizes, sizes, head)
-        if self.body.kind == "while" and ran < rest and ctypes.c_bool.from_address(go_address).value:
+        if self.body.kind == "while" and ran < rest and (table.abandoned or
+                                                         ctypes.c_bool.from_address(go_address).value):
             runs["generic"] += 1
             return self._generic(carried, captured, symbols, sizes, head)
         return tuple(carried)
@@ -369,12 +384,13 @@ class ArrayLoop:
         return table, (p0, p1), alive, go_address
 
     def _add_int_op(self, c, ns, env, table, alive) -> bool:
-        _, op, name, operands = c
+        kind, op, name, operands = c
         addresses = []
         for o in operands:
             if isinstance(o, tuple):
                 value = int(ns[o[1]]) if o[0] == "captured" else int(eval(o[1], ns)) if o[0] == "size" else o[1]
-                if op in ("add", "subtract") and abs(value) >= ADD_LIMIT or not -2 ** 63 <= value < 2 ** 63:
+                if kind == "int" and op in ("add", "subtract") and abs(value) >= ADD_LIMIT or \
+                        not -2 ** 63 <= value < 2 ** 63:
                     return False
                 a = np.array(value, np.int64)
                 alive.append(a)
@@ -382,7 +398,7 @@ class ArrayLoop:
             else:
                 addresses.append(tuple(runtime.data_ptr(a) for a in env[o]))
         dst = tuple(runtime.data_ptr(a) for a in env[name])
-        table.int_op(op, dst, addresses[0], addresses[1])
+        (table.checked_op if kind == "checked" else table.int_op)(op, dst, addresses[0], addresses[1])
         return True
 
     def _add_call(self, c: _KernelCall, ns, env, table, alive, step) -> bool:
