@@ -45,7 +45,7 @@ import numpy as np
 import sympy
 
 from ...codegen.llvm_kernels import pack_format
-from ...ir.graph import Node
+from ...ir.graph import IndexSlice, Node
 from ...lower.fusion import KernelStep
 from ...lower.weak_ints import check_positions
 from ...shapes import pycode
@@ -84,7 +84,12 @@ class _KernelCall:
             elif name in gen.scalar_carried or name in gen.int_nodes:
                 n = gen.int_nodes[name] if name in gen.int_nodes else gen.body.graph.inputs[gen.scalar_carried[name]]
                 python_int = name in gen.int_nodes or gen.scalar_carried[name] in gen.py_carried
-                if (s.dtype.startswith("float") or s.dtype == "uint64") if python_int else s.dtype != n.dtype.name:
+                if n.dtype.kind == "f" and python_int:           # a Python float word (SELECT)
+                    bad = s.dtype != "float64"
+                else:
+                    bad = (s.dtype.startswith("float") or s.dtype == "uint64") if python_int else \
+                        s.dtype != n.dtype.name
+                if bad:
                     raise NotNative(f"carried scalar {s.source} converted for a kernel")
                 self.loads[j] = name
             elif not gen.captured_name(s.source):     # a captured scalar: fixed per call
@@ -136,9 +141,12 @@ class ArrayLoop:
         # loop runs in Python); with them, + and - are checked too (a product may be near the limit)
         self.checked = any(not isinstance(s, KernelStep) and s.node.op in CHECKED_OPS[:3] for s in steps)
         self.program = []                    # in run order: _KernelCall, or (kind, op, name, operands)
+        self.views = {}                      # wrapper name -> view node only a STORE writes through
         for s in steps:
             if not isinstance(s, KernelStep):
-                self.program.append(self._int_op(s.node))
+                entry = self._wrapper_op(s.node)
+                if entry is not None:
+                    self.program.append(entry)
                 continue
             if s.binds:
                 raise NotNative("a data-dependent size in the body")
@@ -148,8 +156,12 @@ class ArrayLoop:
                 if isinstance(a, Node) and (plan.var.get(a) in self.int_nodes or plan.var.get(a) in
                                             self.scalar_carried):
                     raise NotNative("a Python int counter meets a narrow integer dtype (range checks)")
+        for c in self.program:
+            if isinstance(c, _KernelCall) and any(src in self.views for src in c.sources):
+                raise NotNative("a kernel reads a view the body's wrapper makes")
         if self.body.writes:                 # an abandoned iteration must not have written yet
-            first_call = next((k for k, c in enumerate(self.program) if isinstance(c, _KernelCall)), None)
+            first_call = next((k for k, c in enumerate(self.program) if isinstance(c, _KernelCall) or
+                               c[0] == "store"), None)
             if first_call is not None and any(isinstance(c, tuple) and c[0] == "checked"
                                               for c in self.program[first_call:]):
                 raise NotNative("a checked Python int operation after a kernel writing into a captured array")
@@ -170,6 +182,78 @@ class ArrayLoop:
         self.symbol_names = [plan.sym_names[s] for s in g.symbols]
 
     # -- compile time -----------------------------------------------------------------------------
+    def _wrapper_op(self, n: Node):
+        """The driver op of a step of the body's wrapper (None: a view only a STORE uses)."""
+        if n.op == "select":
+            return self._select_op(n)
+        if n.op == "getitem" and self.plan.cat[n] == "view":
+            self.views[self.plan.var[n]] = n
+            return None
+        if n.op == "assign":
+            return self._store_op(n)
+        return self._int_op(n)
+
+    def _word_operand(self, a, kind: str):
+        """A SELECT operand: a Python scalar word of the body, a captured Python scalar, or a
+        constant (its 8-byte word); `kind` the result's dtype kind."""
+        name = self.plan.var.get(a) if isinstance(a, Node) else None
+        if name in self.int_nodes and self.int_nodes[name].dtype.kind == kind:
+            return name
+        if name in self.scalar_carried and self.scalar_carried[name] in self.py_carried and a.dtype.kind == kind:
+            return name
+        if name is not None and name in self.input_names[self.nc:] and a.attr("kind") == "scalar" \
+                and a.dtype.kind == kind:
+            return ("captured", name, kind)
+        if type(a) in (int, bool, float) and (kind == "f") == (type(a) is float):
+            return ("const", _word(a, kind))
+        if isinstance(a, sympy.Basic) and a.is_integer and kind == "i" and not (
+                self.index is not None and self.index in a.free_symbols):
+            return ("size", self.code(pycode(a, self.plan.sym_names)), kind)
+        raise NotNative(f"select of {a!r} runs in the body's wrapper")
+
+    def _select_op(self, n: Node):
+        """`a if cond else b` on Python scalars (an if-converted branch): a SELECT op."""
+        plan = self.plan
+        cond, a, b = n.args
+        if plan.cat[n] not in ("scalar", "fallback") or n.dtype is None or n.dtype.kind not in "bif" \
+                or not n.scalar or n.shape != () or not isinstance(cond, Node):
+            raise NotNative("select runs in the body's wrapper")
+        cname = plan.var.get(cond)
+        if not (cname in self.int_nodes and cond.dtype.kind == "b") and not (
+                cond in plan.stored and cond.shape == () and cond.dtype == np.bool_):
+            raise NotNative("the condition of a select is no bool the driver holds")
+        operands = [self._word_operand(x, n.dtype.kind) for x in (a, b)]
+        self.int_nodes[plan.var[n]] = n
+        return ("select", n.op, plan.var[n], [cname] + operands)
+
+    def _store_op(self, n: Node):
+        """`x[i] = value`: one element of a captured array at a position affine in the loop
+        index, from a 0-d value of the same dtype (a STORE op)."""
+        plan = self.plan
+        dst, src = n.args
+        view = self.views.get(plan.var.get(dst)) if isinstance(dst, Node) else None
+        if view is None or not isinstance(src, Node) or src not in plan.stored or src.shape != () \
+                or src.dtype != dst.dtype or any(d != 1 for d in dst.shape):
+            raise NotNative("an assign runs in the body's wrapper")
+        base, index = view.args[0], view.attr("index")
+        bname = plan.var.get(base)
+        if bname not in self.input_names[self.nc:] or base.attr("kind") != "array" or \
+                not isinstance(index, tuple) or len(index) != base.ndim:
+            raise NotNative("an assign into no captured array runs in the body's wrapper")
+        starts = []
+        for e in index:
+            if isinstance(e, IndexSlice):
+                if e.start is None or e.step not in (None, 1):
+                    raise NotNative("an assign through a slice runs in the body's wrapper")
+                e = e.start
+            if isinstance(e, Node) or e is None:
+                raise NotNative("an assign at a computed position runs in the body's wrapper")
+            expr = sympy.sympify(e)
+            if self.body.kind == "while" and expr.free_symbols:
+                raise NotNative("an assign at a moving position in a while loop")
+            starts.append((self.code(pycode(expr, plan.sym_names)), self.index_coefficient(expr, "an assign position")))
+        return ("store", n.op, bname, [plan.var[src], starts, dst.dtype.itemsize])
+
     def _int_op(self, n: Node):
         """A Python int / bool operation of the body's wrapper, run by the driver (INT op)."""
         plan = self.plan
@@ -179,6 +263,8 @@ class ArrayLoop:
         operands = []
         for a in n.args:
             name = plan.var.get(a) if isinstance(a, Node) else None
+            if name in self.int_nodes and self.int_nodes[name].dtype.kind == "f":
+                raise NotNative(f"{n.op} of a Python float runs in the body's wrapper")
             if name in self.int_nodes or (name in self.scalar_carried and self.scalar_carried[name] in self.py_carried):
                 operands.append(name)
             elif name is not None and name in self.input_names[self.nc:] and a.attr("kind") == "scalar" \
@@ -369,11 +455,17 @@ class ArrayLoop:
             env[root] = (p1[k], p0[k])
         step = head[2] if self.body.kind == "for" else 0
         table, alive = Table(), [p0, p1, env]      # the kernels read these by address
+        trips = len(range(symbols[0], head[1], step)) if self.body.kind == "for" else 1
         for c in self.program:
             if isinstance(c, _KernelCall):
-                if not self._add_call(c, ns, env, table, alive, step):
-                    return None
-            elif not self._add_int_op(c, ns, env, table, alive):
+                ok = self._add_call(c, ns, env, table, alive, step)
+            elif c[0] == "select":
+                ok = self._add_select(c, ns, env, table, alive)
+            elif c[0] == "store":
+                ok = self._add_store(c, ns, env, table, step, trips)
+            else:
+                ok = self._add_int_op(c, ns, env, table, alive)
+            if not ok:
                 return None
         go_address = 0
         if self.go is not None:
@@ -399,6 +491,42 @@ class ArrayLoop:
                 addresses.append(tuple(runtime.data_ptr(a) for a in env[o]))
         dst = tuple(runtime.data_ptr(a) for a in env[name])
         (table.checked_op if kind == "checked" else table.int_op)(op, dst, addresses[0], addresses[1])
+        return True
+
+    def _add_select(self, c, ns, env, table, alive) -> bool:
+        _, _, name, (cond, *operands) = c
+        addresses = []
+        for o in operands:
+            if isinstance(o, tuple):
+                if o[0] in ("captured", "size"):
+                    v = ns[o[1]] if o[0] == "captured" else eval(o[1], ns)
+                    if o[2] != "f" and not -2 ** 63 <= int(v) < 2 ** 63:
+                        return False
+                    o = ("const", _word(v, o[2]))
+                a = np.array(o[1], np.int64)
+                alive.append(a)
+                addresses.append((runtime.data_ptr(a),) * 2)
+            else:
+                addresses.append(tuple(runtime.data_ptr(a) for a in env[o]))
+        table.select(tuple(runtime.data_ptr(a) for a in env[name]), tuple(runtime.data_ptr(a) for a in env[cond]),
+                     addresses[0], addresses[1])
+        return True
+
+    def _add_store(self, c, ns, env, table, step, trips) -> bool:
+        _, _, base, (src, starts, nbytes) = c
+        a = env[base][0]
+        if not isinstance(a, np.ndarray) or not a.flags.writeable or a.itemsize != nbytes:
+            return False
+        address, per_j = runtime.data_ptr(a), 0
+        for (code, coef), n, stride in zip(starts, a.shape, a.strides):
+            first = int(eval(code, ns))
+            k = int(eval(coef, ns)) * step if coef is not None else 0
+            last = first + k * (trips - 1)
+            if not (0 <= first < n and 0 <= last < n):
+                return False                 # NumPy's wrap-around or IndexError: the wrapper's path
+            address += first * stride
+            per_j += k * stride
+        table.store(nbytes, address, per_j, tuple(runtime.data_ptr(x) for x in env[src]))
         return True
 
     def _add_call(self, c: _KernelCall, ns, env, table, alive, step) -> bool:
@@ -454,6 +582,13 @@ class ArrayLoop:
         alive.append(block)
         table.call(c.address, int(eval(c.hi, ns)), block.ctypes.data, patches)
         return True
+
+
+def _word(value, kind: str) -> int:
+    """The int64 word holding a Python scalar: a float by its IEEE bits, an int or bool as is."""
+    if kind == "f":
+        return struct.unpack("<q", struct.pack("<d", float(value)))[0]
+    return int(value)
 
 
 def array_loop(node: Node, runner) -> ArrayLoop:

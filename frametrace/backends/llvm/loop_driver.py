@@ -30,6 +30,12 @@ cached on disk like any kernel module):
             abandons iteration j there (table[3] = j, table[5] = 1) and the caller runs the rest
             with Python (which raises ZeroDivisionError, or computes the big int); array_loops.py
             puts checked ops before any effect on memory the next iteration does not rewrite
+      SELECT   4, dst0, dst1, c0, c1, a0, a1, b0, b1
+            *dst = (the byte at c) ? *a : *b on 8-byte words (a Python int or float, by its bits):
+            `1.0 if s % 2 == 0 else -1.0`; the condition is a bool byte or a 0/1 int64 word
+      STORE    5, nbytes, dst, dst_step, src0, src1
+            memcpy(dst + dst_step * j, src, nbytes): `pos[i] = value`, an element of a captured
+            array at a position affine in the loop index (array_loops.py checks both ends)
 
 Table.run calls the driver for CHUNK iterations at a time, so a long loop still sees Ctrl-C
 (Python checks for signals between the calls). Kernels are called as the wrapper calls a small
@@ -44,7 +50,7 @@ import numpy as np
 
 from . import jit
 
-CALL, COPY, INT, CHECKED = 0, 1, 2, 3
+CALL, COPY, INT, CHECKED, SELECT, STORE = 0, 1, 2, 3, 4, 5
 SCALAR_OPS = ("add", "subtract", "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
               "logical_and", "logical_or")
 CHECKED_OPS = ("multiply", "floor_divide", "remainder", "add", "subtract")
@@ -94,7 +100,64 @@ notcall:
   br i1 %iscopy, label %copy, label %notcopy
 notcopy:
   %isint = icmp eq i64 %kind, {INT}
-  br i1 %isint, label %int, label %chk
+  br i1 %isint, label %int, label %notint
+notint:
+  %issel = icmp eq i64 %kind, {SELECT}
+  br i1 %issel, label %sel, label %notsel
+notsel:
+  %isstore = icmp eq i64 %kind, {STORE}
+  br i1 %isstore, label %store, label %chk
+sel:
+  %e1p = getelementptr i64, ptr %w, i64 1
+  %ed0 = load i64, ptr %e1p
+  %e2p = getelementptr i64, ptr %w, i64 2
+  %ed1 = load i64, ptr %e2p
+  %e3p = getelementptr i64, ptr %w, i64 3
+  %ec0 = load i64, ptr %e3p
+  %e4p = getelementptr i64, ptr %w, i64 4
+  %ec1 = load i64, ptr %e4p
+  %e5p = getelementptr i64, ptr %w, i64 5
+  %ea0 = load i64, ptr %e5p
+  %e6p = getelementptr i64, ptr %w, i64 6
+  %ea1 = load i64, ptr %e6p
+  %e7p = getelementptr i64, ptr %w, i64 7
+  %eb0 = load i64, ptr %e7p
+  %e8p = getelementptr i64, ptr %w, i64 8
+  %eb1 = load i64, ptr %e8p
+  %edv = select i1 %odd, i64 %ed1, i64 %ed0
+  %ecv = select i1 %odd, i64 %ec1, i64 %ec0
+  %eav = select i1 %odd, i64 %ea1, i64 %ea0
+  %ebv = select i1 %odd, i64 %eb1, i64 %eb0
+  %edp = inttoptr i64 %edv to ptr
+  %ecp = inttoptr i64 %ecv to ptr
+  %eap = inttoptr i64 %eav to ptr
+  %ebp = inttoptr i64 %ebv to ptr
+  %ec = load i8, ptr %ecp
+  %ecb = icmp ne i8 %ec, 0
+  %esp = select i1 %ecb, ptr %eap, ptr %ebp
+  %ev = load i64, ptr %esp
+  store i64 %ev, ptr %edp
+  %enext = getelementptr i64, ptr %w, i64 9
+  br label %opnext
+store:
+  %t1p = getelementptr i64, ptr %w, i64 1
+  %tn = load i64, ptr %t1p
+  %t2p = getelementptr i64, ptr %w, i64 2
+  %tbase = load i64, ptr %t2p
+  %t3p = getelementptr i64, ptr %w, i64 3
+  %tstep = load i64, ptr %t3p
+  %t4p = getelementptr i64, ptr %w, i64 4
+  %ts0 = load i64, ptr %t4p
+  %t5p = getelementptr i64, ptr %w, i64 5
+  %ts1 = load i64, ptr %t5p
+  %toff = mul i64 %tstep, %j
+  %tdv = add i64 %tbase, %toff
+  %tsv = select i1 %odd, i64 %ts1, i64 %ts0
+  %tdp = inttoptr i64 %tdv to ptr
+  %tsp = inttoptr i64 %tsv to ptr
+  call void @llvm.memcpy.p0.p0.i64(ptr %tdp, ptr %tsp, i64 %tn, i1 false)
+  %tnext = getelementptr i64, ptr %w, i64 6
+  br label %opnext
 chk:
   %k1p = getelementptr i64, ptr %w, i64 1
   %kopc = load i64, ptr %k1p
@@ -301,7 +364,7 @@ copy:
   %cnext = getelementptr i64, ptr %w, i64 6
   br label %opnext
 opnext:
-  %wnext = phi ptr [%pw, %callit], [%cnext, %copy], [%inext, %int], [%knext, %kstore]
+  %wnext = phi ptr [%pw, %callit], [%cnext, %copy], [%inext, %int], [%knext, %kstore], [%enext, %sel], [%tnext, %store]
   %o1 = add i64 %o, 1
   br label %oploop
 iterend:
@@ -364,6 +427,14 @@ class Table:
         self.words += [CHECKED, CHECKED_OPS.index(op), dst[0], dst[1], a[0], a[1], b[0], b[1]]
         self.nops += 1
 
+    def select(self, dst: tuple, cond: tuple, a: tuple, b: tuple):
+        self.words += [SELECT, dst[0], dst[1], cond[0], cond[1], a[0], a[1], b[0], b[1]]
+        self.nops += 1
+
+    def store(self, nbytes: int, dst: int, dst_step: int, src: tuple):
+        self.words += [STORE, nbytes, dst, dst_step, src[0], src[1]]
+        self.nops += 1
+
     def run(self, iterations: int, go_address: int = 0, check=None) -> int:
         """Run up to `iterations` iterations; the number run (a `while` stops when the bool at
         `go_address` is False after an iteration; any loop stops between chunks when `check()`
@@ -386,4 +457,4 @@ class Table:
         return j
 
 
-__all__ = ["Table", "driver", "load_patch", "CALL", "COPY", "INT", "CHECKED", "SCALAR_OPS", "CHECKED_OPS"]
+__all__ = ["Table", "driver", "load_patch", "CALL", "COPY", "INT", "CHECKED", "SELECT", "STORE", "SCALAR_OPS", "CHECKED_OPS"]

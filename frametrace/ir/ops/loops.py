@@ -136,10 +136,10 @@ def _kind_of(x):
     if isinstance(x, (bool, int, float, complex)):
         return ("py", type(x))
     expr = getattr(x, "expr", x)                     # a size (SymInt) or a size expression
+    if getattr(expr, "is_integer", False):           # first: a sympy Symbol is also a Boolean
+        return ("py", int)
     if isinstance(expr, sympy.logic.boolalg.Boolean):
         return ("py", bool)
-    if getattr(expr, "is_integer", False):
-        return ("py", int)
     raise TypeError(f"not a value: {x!r}")
 
 

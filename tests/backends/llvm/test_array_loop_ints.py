@@ -114,3 +114,82 @@ def test_lcg_walk_takes_the_native_driver():
     same(compiled(*fresh(args)), lcg_walk(*fresh(args)))
     assert array_loops.runs == {"native": 1}
     assert ft.stats().frames_compiled == 1
+
+
+# ------------------------------------------------------------------------------ the LCG random walk:
+# Python int * %, a Python float chosen by an if (SELECT), an element written per iteration (STORE)
+
+def lcg(pos, seed):
+    s = seed
+    for i in range(1, pos.shape[0]):
+        s = (s * 1103515245 + 12345) % 2147483648
+        pos[i] = pos[i - 1] + (1.0 if s % 2 == 0 else -1.0)
+    return pos
+
+
+def lcg_int_steps(pos, seed, up, down):
+    s = seed
+    for i in range(pos.shape[0] - 1):
+        s = (s * 69069 + 1) % 4294967296
+        pos[i + 1] = pos[i] + (up if s % 3 == 0 else down)
+    return pos, s
+
+
+def lcg_backwards(pos, seed):
+    s = seed
+    for i in range(pos.shape[0] - 2, -1, -1):
+        s = (s * 1103515245 + 12345) % 2147483648
+        pos[i] = pos[i + 1] * 0.5 + (2.0 if s % 4 == 0 else 0.25)
+    return pos
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("n", [1, 2, 3, 50, 2000])
+def test_lcg(backend, n):
+    compiled = ft.compile(lcg, backend=backend, dynamic=True)
+    for seed in (12345, 7):
+        pos = np.random.default_rng(seed + n).standard_normal(n)
+        got, want = compiled(pos.copy(), seed), lcg(pos.copy(), seed)
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+    if backend == "llvm" and n >= 3:
+        assert array_loops.runs["native"] >= 2 and array_loops.runs["generic"] == 0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", [np.int64, np.float64])
+def test_lcg_int_steps(backend, dtype):
+    compiled = ft.compile(lcg_int_steps, backend=backend, dynamic=True)
+    for n, seed in ((40, 3), (300, 99)):
+        pos = np.zeros(n, dtype)
+        same(compiled(pos.copy(), seed, 2, -1), lcg_int_steps(pos.copy(), seed, 2, -1))
+    if backend == "llvm":
+        assert array_loops.runs["native"] == 2
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_lcg_backwards(backend):
+    compiled = ft.compile(lcg_backwards, backend=backend, dynamic=True)
+    for n in (5, 64):
+        pos = np.random.default_rng(n).standard_normal(n)
+        np.testing.assert_array_equal(compiled(pos.copy(), 5), lcg_backwards(pos.copy(), 5))
+    if backend == "llvm":
+        assert array_loops.runs["native"] == 2
+
+
+def test_lcg_read_only_raises_like_numpy():
+    compiled = ft.compile(lcg, dynamic=True)
+    pos = np.zeros(30)
+    pos.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        lcg(pos, 3)
+    with pytest.raises(ValueError, match="read-only"):
+        compiled(pos, 3)
+
+
+def test_lcg_strided_destination():
+    compiled = ft.compile(lcg, dynamic=True)
+    base = np.random.default_rng(1).standard_normal(80)
+    got, want = base.copy(), base.copy()
+    compiled(got[::3], 11)
+    lcg(want[::3], 11)
+    np.testing.assert_array_equal(got, want)
