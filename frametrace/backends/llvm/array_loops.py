@@ -45,13 +45,14 @@ import numpy as np
 import sympy
 
 from ...codegen.llvm_kernels import pack_format
-from ...ir.graph import IndexSlice, Node
+from ...ir.graph import Node
 from ...lower.fusion import KernelStep
 from ...lower.weak_ints import check_positions
 from ...shapes import pycode
 from . import runtime
 from .fp_errors import self_overlapping
-from .loop_driver import CHECKED_OPS, SCALAR_OPS, Table, load_patch
+from .loop_driver import CHECKED_OPS, Table, load_patch
+from .loop_scalars import ScalarSteps
 from .loops import NotNative
 
 runs: Counter = Counter()
@@ -61,7 +62,7 @@ WHILE_LIMIT = 1 << 62
 NATIVE_MIN_TRIPS = 8
 # Python ints the driver keeps in int64 words: |value| below INT_LIMIT at the start of each chunk
 # of iterations, and add/subtract only of a constant below ADD_LIMIT, so no chunk can overflow
-INT_LIMIT, ADD_LIMIT = 1 << 40, 1 << 16
+INT_LIMIT = 1 << 40                  # ADD_LIMIT: loop_scalars.py
 
 
 class _KernelCall:
@@ -106,7 +107,7 @@ class _KernelCall:
         self.overlap = [(self.sources[i], base) for i, base in step.overlap]
 
 
-class ArrayLoop:
+class ArrayLoop(ScalarSteps):
     """A loop node whose compiled body runs under the native driver (see module doc)."""
 
     def __init__(self, node: Node, runner):
@@ -125,11 +126,14 @@ class ArrayLoop:
         self.names = {}                      # wrapper name -> code object, evaluated per call
         self.input_names = [plan.var[n] for n in g.inputs]
         self.scalar_carried = {}             # wrapper name -> carried index: NumPy scalars, Python ints
-        self.py_carried = set()              # carried indices of Python ints / bools (int64 words)
+        self.py_carried = set()              # carried indices of Python scalars (8-byte words)
+        self.float_carried = set()           # those of them that are Python floats
         for k, inp in enumerate(g.inputs[:self.nc]):
             if inp.attr("kind") == "scalar":
-                if inp.dtype.kind not in "bi":
-                    raise NotNative("a carried Python float")
+                if inp.dtype.kind not in "bif":
+                    raise NotNative(f"a carried Python {inp.dtype.name} scalar")
+                if inp.dtype.kind == "f":
+                    self.float_carried.add(k)
                 self.py_carried.add(k)
                 self.scalar_carried[plan.var[inp]] = k
             elif plan.by_value(inp):         # kernels read it as a slot: an 8-byte load
@@ -139,7 +143,8 @@ class ArrayLoop:
         self.int_nodes = {}                  # wrapper name -> node: Python ints computed per iteration
         # Python int * // % run as CHECKED ops (int64 overflow, division by zero: the rest of the
         # loop runs in Python); with them, + and - are checked too (a product may be near the limit)
-        self.checked = any(not isinstance(s, KernelStep) and s.node.op in CHECKED_OPS[:3] for s in steps)
+        self.checked = any(not isinstance(s, KernelStep) and s.node.op in CHECKED_OPS[:3] and
+                           s.node.dtype is not None and s.node.dtype.kind in "bi" for s in steps)
         self.program = []                    # in run order: _KernelCall, or (kind, op, name, operands)
         self.views = {}                      # wrapper name -> view node only a STORE writes through
         for s in steps:
@@ -162,8 +167,8 @@ class ArrayLoop:
         if self.body.writes:                 # an abandoned iteration must not have written yet
             first_call = next((k for k, c in enumerate(self.program) if isinstance(c, _KernelCall) or
                                c[0] == "store"), None)
-            if first_call is not None and any(isinstance(c, tuple) and c[0] == "checked"
-                                              for c in self.program[first_call:]):
+            if first_call is not None and any(isinstance(c, tuple) and (c[0] == "checked" or c[:2] == (
+                    "float", "true_divide")) for c in self.program[first_call:]):
                 raise NotNative("a checked Python int operation after a kernel writing into a captured array")
         self.roots = self._carried_roots(steps)
         self.go = None
@@ -182,109 +187,6 @@ class ArrayLoop:
         self.symbol_names = [plan.sym_names[s] for s in g.symbols]
 
     # -- compile time -----------------------------------------------------------------------------
-    def _wrapper_op(self, n: Node):
-        """The driver op of a step of the body's wrapper (None: a view only a STORE uses)."""
-        if n.op == "select":
-            return self._select_op(n)
-        if n.op == "getitem" and self.plan.cat[n] == "view":
-            self.views[self.plan.var[n]] = n
-            return None
-        if n.op == "assign":
-            return self._store_op(n)
-        return self._int_op(n)
-
-    def _word_operand(self, a, kind: str):
-        """A SELECT operand: a Python scalar word of the body, a captured Python scalar, or a
-        constant (its 8-byte word); `kind` the result's dtype kind."""
-        name = self.plan.var.get(a) if isinstance(a, Node) else None
-        if name in self.int_nodes and self.int_nodes[name].dtype.kind == kind:
-            return name
-        if name in self.scalar_carried and self.scalar_carried[name] in self.py_carried and a.dtype.kind == kind:
-            return name
-        if name is not None and name in self.input_names[self.nc:] and a.attr("kind") == "scalar" \
-                and a.dtype.kind == kind:
-            return ("captured", name, kind)
-        if type(a) in (int, bool, float) and (kind == "f") == (type(a) is float):
-            return ("const", _word(a, kind))
-        if isinstance(a, sympy.Basic) and a.is_integer and kind == "i" and not (
-                self.index is not None and self.index in a.free_symbols):
-            return ("size", self.code(pycode(a, self.plan.sym_names)), kind)
-        raise NotNative(f"select of {a!r} runs in the body's wrapper")
-
-    def _select_op(self, n: Node):
-        """`a if cond else b` on Python scalars (an if-converted branch): a SELECT op."""
-        plan = self.plan
-        cond, a, b = n.args
-        if plan.cat[n] not in ("scalar", "fallback") or n.dtype is None or n.dtype.kind not in "bif" \
-                or not n.scalar or n.shape != () or not isinstance(cond, Node):
-            raise NotNative("select runs in the body's wrapper")
-        cname = plan.var.get(cond)
-        if not (cname in self.int_nodes and cond.dtype.kind == "b") and not (
-                cond in plan.stored and cond.shape == () and cond.dtype == np.bool_):
-            raise NotNative("the condition of a select is no bool the driver holds")
-        operands = [self._word_operand(x, n.dtype.kind) for x in (a, b)]
-        self.int_nodes[plan.var[n]] = n
-        return ("select", n.op, plan.var[n], [cname] + operands)
-
-    def _store_op(self, n: Node):
-        """`x[i] = value`: one element of a captured array at a position affine in the loop
-        index, from a 0-d value of the same dtype (a STORE op)."""
-        plan = self.plan
-        dst, src = n.args
-        view = self.views.get(plan.var.get(dst)) if isinstance(dst, Node) else None
-        if view is None or not isinstance(src, Node) or src not in plan.stored or src.shape != () \
-                or src.dtype != dst.dtype or any(d != 1 for d in dst.shape):
-            raise NotNative("an assign runs in the body's wrapper")
-        base, index = view.args[0], view.attr("index")
-        bname = plan.var.get(base)
-        if bname not in self.input_names[self.nc:] or base.attr("kind") != "array" or \
-                not isinstance(index, tuple) or len(index) != base.ndim:
-            raise NotNative("an assign into no captured array runs in the body's wrapper")
-        starts = []
-        for e in index:
-            if isinstance(e, IndexSlice):
-                if e.start is None or e.step not in (None, 1):
-                    raise NotNative("an assign through a slice runs in the body's wrapper")
-                e = e.start
-            if isinstance(e, Node) or e is None:
-                raise NotNative("an assign at a computed position runs in the body's wrapper")
-            expr = sympy.sympify(e)
-            if self.body.kind == "while" and expr.free_symbols:
-                raise NotNative("an assign at a moving position in a while loop")
-            starts.append((self.code(pycode(expr, plan.sym_names)), self.index_coefficient(expr, "an assign position")))
-        return ("store", n.op, bname, [plan.var[src], starts, dst.dtype.itemsize])
-
-    def _int_op(self, n: Node):
-        """A Python int / bool operation of the body's wrapper, run by the driver (INT op)."""
-        plan = self.plan
-        if plan.cat[n] != "scalar" or n.op not in SCALAR_OPS + CHECKED_OPS or n.dtype is None \
-                or n.dtype.kind not in "bi" or n.attrs:
-            raise NotNative(f"{n.op} runs in the body's wrapper")
-        operands = []
-        for a in n.args:
-            name = plan.var.get(a) if isinstance(a, Node) else None
-            if name in self.int_nodes and self.int_nodes[name].dtype.kind == "f":
-                raise NotNative(f"{n.op} of a Python float runs in the body's wrapper")
-            if name in self.int_nodes or (name in self.scalar_carried and self.scalar_carried[name] in self.py_carried):
-                operands.append(name)
-            elif name is not None and name in self.input_names[self.nc:] and a.attr("kind") == "scalar" \
-                    and a.dtype.kind in "bi":
-                operands.append(("captured", name))
-            elif type(a) in (int, bool):
-                operands.append(("const", int(a)))
-            elif isinstance(a, sympy.Basic) and a.is_integer and not (self.index is not None and
-                                                                     self.index in a.free_symbols):
-                operands.append(("size", self.code(pycode(a, plan.sym_names))))
-            else:
-                raise NotNative(f"{n.op} of {a!r} runs in the body's wrapper")
-        checked = self.checked and n.op in CHECKED_OPS
-        if n.op in ("add", "subtract") and not checked and sum(not isinstance(o, tuple) for o in operands) > 1:
-            raise NotNative("Python int arithmetic of two variables")       # may grow past int64
-        if checked and any(a.dtype.kind == "b" for a in n.args if isinstance(a, Node)):
-            raise NotNative(f"{n.op} of a bool runs in the body's wrapper")
-        self.int_nodes[plan.var[n]] = n
-        return ("checked" if checked else "int", n.op, plan.var[n], operands)
-
     def unwrapped(self, source: str) -> str:
         return source[4:-1] if source.startswith("int(") and source.endswith(")") else source
 
@@ -297,8 +199,9 @@ class ArrayLoop:
         allocated = {self.plan.var[n]: n for s in steps if isinstance(s, KernelStep) for n in s.allocs}
         roots = []
         for k, out in enumerate(self.body.graph.outputs[:self.nc]):
-            if k in self.py_carried:
-                root = self.plan.var.get(out) if isinstance(out, Node) else None
+            name = self.plan.var.get(out) if isinstance(out, Node) else None
+            if k in self.py_carried and not (k in self.float_carried and name not in self.int_nodes):
+                root = name
                 if root not in self.int_nodes or root in roots:
                     raise NotNative("a carried Python int the body does not compute")
                 roots.append(root)
@@ -383,9 +286,10 @@ class ArrayLoop:
         runs["native"] += 1
         table, pair, _alive, go_address = state
         check = None
-        if self.py_carried:                  # between chunks: the Python ints stay far from int64's limits
+        ints = self.py_carried - self.float_carried
+        if ints:                             # between chunks: the Python ints stay far from int64's limits
             def check():                     # chunks start at even iterations: the state is in P0
-                return all(abs(int(pair[0][k])) < INT_LIMIT for k in self.py_carried)
+                return all(abs(int(pair[0][k])) < INT_LIMIT for k in ints)
         ran = table.run(rest, go_address, check)
         carried = self._values(pair[ran % 2])
         if self.body.kind == "for" and ran < rest:
@@ -401,7 +305,9 @@ class ArrayLoop:
         """The carried values as the body's wrapper hands them over, from the driver's buffers."""
         out = []
         for k, a in enumerate(buffers):
-            if k in self.py_carried:
+            if k in self.float_carried:
+                out.append(float(a))
+            elif k in self.py_carried:
                 v = int(a)
                 out.append(bool(v) if self.body.graph.inputs[k].dtype.kind == "b" else v)
             elif k in self.scalar_carried.values():
@@ -431,9 +337,10 @@ class ArrayLoop:
             ns[name] = eval(c, ns)
         ns.update(zip(self.input_names[self.nc:], captured))
         scalars = set(self.scalar_carried.values())
-        if any(abs(int(first[k])) >= INT_LIMIT for k in self.py_carried):
+        if any(abs(int(first[k])) >= INT_LIMIT for k in self.py_carried - self.float_carried):
             return None
-        p0 = [np.array(int(a), np.int64) if k in self.py_carried else
+        p0 = [np.array(float(a), np.float64) if k in self.float_carried else
+              np.array(int(a), np.int64) if k in self.py_carried else
               np.array(a, self.body.graph.inputs[k].dtype) if k in scalars else a for k, a in enumerate(first)]
         if not all(type(a) is np.ndarray and a.flags.writeable for a in p0):
             return None
@@ -463,6 +370,8 @@ class ArrayLoop:
                 ok = self._add_select(c, ns, env, table, alive)
             elif c[0] == "store":
                 ok = self._add_store(c, ns, env, table, step, trips)
+            elif c[0] == "float":
+                ok = self._add_float_op(c, ns, env, table, alive)
             else:
                 ok = self._add_int_op(c, ns, env, table, alive)
             if not ok:
@@ -474,60 +383,6 @@ class ArrayLoop:
                 return None
             go_address = runtime.data_ptr(a)
         return table, (p0, p1), alive, go_address
-
-    def _add_int_op(self, c, ns, env, table, alive) -> bool:
-        kind, op, name, operands = c
-        addresses = []
-        for o in operands:
-            if isinstance(o, tuple):
-                value = int(ns[o[1]]) if o[0] == "captured" else int(eval(o[1], ns)) if o[0] == "size" else o[1]
-                if kind == "int" and op in ("add", "subtract") and abs(value) >= ADD_LIMIT or \
-                        not -2 ** 63 <= value < 2 ** 63:
-                    return False
-                a = np.array(value, np.int64)
-                alive.append(a)
-                addresses.append((runtime.data_ptr(a),) * 2)
-            else:
-                addresses.append(tuple(runtime.data_ptr(a) for a in env[o]))
-        dst = tuple(runtime.data_ptr(a) for a in env[name])
-        (table.checked_op if kind == "checked" else table.int_op)(op, dst, addresses[0], addresses[1])
-        return True
-
-    def _add_select(self, c, ns, env, table, alive) -> bool:
-        _, _, name, (cond, *operands) = c
-        addresses = []
-        for o in operands:
-            if isinstance(o, tuple):
-                if o[0] in ("captured", "size"):
-                    v = ns[o[1]] if o[0] == "captured" else eval(o[1], ns)
-                    if o[2] != "f" and not -2 ** 63 <= int(v) < 2 ** 63:
-                        return False
-                    o = ("const", _word(v, o[2]))
-                a = np.array(o[1], np.int64)
-                alive.append(a)
-                addresses.append((runtime.data_ptr(a),) * 2)
-            else:
-                addresses.append(tuple(runtime.data_ptr(a) for a in env[o]))
-        table.select(tuple(runtime.data_ptr(a) for a in env[name]), tuple(runtime.data_ptr(a) for a in env[cond]),
-                     addresses[0], addresses[1])
-        return True
-
-    def _add_store(self, c, ns, env, table, step, trips) -> bool:
-        _, _, base, (src, starts, nbytes) = c
-        a = env[base][0]
-        if not isinstance(a, np.ndarray) or not a.flags.writeable or a.itemsize != nbytes:
-            return False
-        address, per_j = runtime.data_ptr(a), 0
-        for (code, coef), n, stride in zip(starts, a.shape, a.strides):
-            first = int(eval(code, ns))
-            k = int(eval(coef, ns)) * step if coef is not None else 0
-            last = first + k * (trips - 1)
-            if not (0 <= first < n and 0 <= last < n):
-                return False                 # NumPy's wrap-around or IndexError: the wrapper's path
-            address += first * stride
-            per_j += k * stride
-        table.store(nbytes, address, per_j, tuple(runtime.data_ptr(x) for x in env[src]))
-        return True
 
     def _add_call(self, c: _KernelCall, ns, env, table, alive, step) -> bool:
         if eval(c.work, ns) >= runtime.PARALLEL_THRESHOLD:
@@ -582,13 +437,6 @@ class ArrayLoop:
         alive.append(block)
         table.call(c.address, int(eval(c.hi, ns)), block.ctypes.data, patches)
         return True
-
-
-def _word(value, kind: str) -> int:
-    """The int64 word holding a Python scalar: a float by its IEEE bits, an int or bool as is."""
-    if kind == "f":
-        return struct.unpack("<q", struct.pack("<d", float(value)))[0]
-    return int(value)
 
 
 def array_loop(node: Node, runner) -> ArrayLoop:

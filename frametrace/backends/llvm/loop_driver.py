@@ -33,6 +33,10 @@ cached on disk like any kernel module):
       SELECT   4, dst0, dst1, c0, c1, a0, a1, b0, b1
             *dst = (the byte at c) ? *a : *b on 8-byte words (a Python int or float, by its bits):
             `1.0 if s % 2 == 0 else -1.0`; the condition is a bool byte or a 0/1 int64 word
+      FLOAT    6, opcode, dst0, dst1, a0, a1, b0, b1
+            Python float arithmetic and comparisons (FLOAT_OPS) on IEEE doubles held in 8-byte
+            words (comparisons give a 0/1 int64 word); `x / 0.0` abandons the iteration as a
+            failed CHECKED op does (Python raises ZeroDivisionError)
       STORE    5, nbytes, dst, dst_step, src0, src1
             memcpy(dst + dst_step * j, src, nbytes): `pos[i] = value`, an element of a captured
             array at a position affine in the loop index (array_loops.py checks both ends)
@@ -50,10 +54,12 @@ import numpy as np
 
 from . import jit
 
-CALL, COPY, INT, CHECKED, SELECT, STORE = 0, 1, 2, 3, 4, 5
+CALL, COPY, INT, CHECKED, SELECT, STORE, FLOAT = 0, 1, 2, 3, 4, 5, 6
 SCALAR_OPS = ("add", "subtract", "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
               "logical_and", "logical_or")
 CHECKED_OPS = ("multiply", "floor_divide", "remainder", "add", "subtract")
+FLOAT_OPS = ("add", "subtract", "multiply", "true_divide", "less", "less_equal", "greater", "greater_equal",
+             "equal", "not_equal")
 HEADER = 6
 CHUNK = 1 << 16                 # iterations per driver call (even: the parity of j carries over)
 NAME = "frametrace_array_loop"
@@ -106,7 +112,78 @@ notint:
   br i1 %issel, label %sel, label %notsel
 notsel:
   %isstore = icmp eq i64 %kind, {STORE}
-  br i1 %isstore, label %store, label %chk
+  br i1 %isstore, label %store, label %notstore
+notstore:
+  %isfloat = icmp eq i64 %kind, {FLOAT}
+  br i1 %isfloat, label %flt, label %chk
+flt:
+  %f1p = getelementptr i64, ptr %w, i64 1
+  %fopc = load i64, ptr %f1p
+  %f2p = getelementptr i64, ptr %w, i64 2
+  %fd0 = load i64, ptr %f2p
+  %f3p = getelementptr i64, ptr %w, i64 3
+  %fd1 = load i64, ptr %f3p
+  %f4p = getelementptr i64, ptr %w, i64 4
+  %fa0 = load i64, ptr %f4p
+  %f5p = getelementptr i64, ptr %w, i64 5
+  %fa1 = load i64, ptr %f5p
+  %f6p = getelementptr i64, ptr %w, i64 6
+  %fb0 = load i64, ptr %f6p
+  %f7p = getelementptr i64, ptr %w, i64 7
+  %fb1 = load i64, ptr %f7p
+  %fdv = select i1 %odd, i64 %fd1, i64 %fd0
+  %fav = select i1 %odd, i64 %fa1, i64 %fa0
+  %fbv = select i1 %odd, i64 %fb1, i64 %fb0
+  %fdp = inttoptr i64 %fdv to ptr
+  %fap = inttoptr i64 %fav to ptr
+  %fbp = inttoptr i64 %fbv to ptr
+  %fx = load double, ptr %fap
+  %fy = load double, ptr %fbp
+  %fisdiv = icmp eq i64 %fopc, 3
+  %fyz = fcmp oeq double %fy, 0.0
+  %fbad = and i1 %fisdiv, %fyz
+  br i1 %fbad, label %fail, label %fcalc
+fcalc:
+  %fr0 = fadd double %fx, %fy
+  %fr1 = fsub double %fx, %fy
+  %fr2 = fmul double %fx, %fy
+  %fr3 = fdiv double %fx, %fy
+  %fw0 = bitcast double %fr0 to i64
+  %fw1 = bitcast double %fr1 to i64
+  %fw2 = bitcast double %fr2 to i64
+  %fw3 = bitcast double %fr3 to i64
+  %fc4 = fcmp olt double %fx, %fy
+  %fc5 = fcmp ole double %fx, %fy
+  %fc6 = fcmp ogt double %fx, %fy
+  %fc7 = fcmp oge double %fx, %fy
+  %fc8 = fcmp oeq double %fx, %fy
+  %fc9 = fcmp une double %fx, %fy
+  %fw4 = zext i1 %fc4 to i64
+  %fw5 = zext i1 %fc5 to i64
+  %fw6 = zext i1 %fc6 to i64
+  %fw7 = zext i1 %fc7 to i64
+  %fw8 = zext i1 %fc8 to i64
+  %fw9 = zext i1 %fc9 to i64
+  %fis1 = icmp eq i64 %fopc, 1
+  %fis2 = icmp eq i64 %fopc, 2
+  %fis4 = icmp eq i64 %fopc, 4
+  %fis5 = icmp eq i64 %fopc, 5
+  %fis6 = icmp eq i64 %fopc, 6
+  %fis7 = icmp eq i64 %fopc, 7
+  %fis8 = icmp eq i64 %fopc, 8
+  %fis9 = icmp eq i64 %fopc, 9
+  %fs9 = select i1 %fis9, i64 %fw9, i64 %fw0
+  %fs8 = select i1 %fis8, i64 %fw8, i64 %fs9
+  %fs7 = select i1 %fis7, i64 %fw7, i64 %fs8
+  %fs6 = select i1 %fis6, i64 %fw6, i64 %fs7
+  %fs5 = select i1 %fis5, i64 %fw5, i64 %fs6
+  %fs4 = select i1 %fis4, i64 %fw4, i64 %fs5
+  %fs3 = select i1 %fisdiv, i64 %fw3, i64 %fs4
+  %fs2 = select i1 %fis2, i64 %fw2, i64 %fs3
+  %fs1 = select i1 %fis1, i64 %fw1, i64 %fs2
+  store i64 %fs1, ptr %fdp
+  %fnext = getelementptr i64, ptr %w, i64 8
+  br label %opnext
 sel:
   %e1p = getelementptr i64, ptr %w, i64 1
   %ed0 = load i64, ptr %e1p
@@ -364,7 +441,8 @@ copy:
   %cnext = getelementptr i64, ptr %w, i64 6
   br label %opnext
 opnext:
-  %wnext = phi ptr [%pw, %callit], [%cnext, %copy], [%inext, %int], [%knext, %kstore], [%enext, %sel], [%tnext, %store]
+  %wnext = phi ptr [%pw, %callit], [%cnext, %copy], [%inext, %int], [%knext, %kstore], [%enext, %sel],
+                  [%tnext, %store], [%fnext, %fcalc]
   %o1 = add i64 %o, 1
   br label %oploop
 iterend:
@@ -427,6 +505,10 @@ class Table:
         self.words += [CHECKED, CHECKED_OPS.index(op), dst[0], dst[1], a[0], a[1], b[0], b[1]]
         self.nops += 1
 
+    def float_op(self, op: str, dst: tuple, a: tuple, b: tuple):
+        self.words += [FLOAT, FLOAT_OPS.index(op), dst[0], dst[1], a[0], a[1], b[0], b[1]]
+        self.nops += 1
+
     def select(self, dst: tuple, cond: tuple, a: tuple, b: tuple):
         self.words += [SELECT, dst[0], dst[1], cond[0], cond[1], a[0], a[1], b[0], b[1]]
         self.nops += 1
@@ -457,4 +539,5 @@ class Table:
         return j
 
 
-__all__ = ["Table", "driver", "load_patch", "CALL", "COPY", "INT", "CHECKED", "SELECT", "STORE", "SCALAR_OPS", "CHECKED_OPS"]
+__all__ = ["Table", "driver", "load_patch", "CALL", "COPY", "INT", "CHECKED", "SELECT", "STORE", "FLOAT",
+           "SCALAR_OPS", "CHECKED_OPS", "FLOAT_OPS"]

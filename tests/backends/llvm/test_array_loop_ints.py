@@ -193,3 +193,66 @@ def test_lcg_strided_destination():
     compiled(got[::3], 11)
     lcg(want[::3], 11)
     np.testing.assert_array_equal(got, want)
+
+
+# ------------------------------------------------------------------------------ Python floats (FLOAT ops)
+
+def euler_time(y, dt, n):
+    t = 0.0
+    for _ in range(n):
+        w = 1.0 if t < 0.5 else 2.0 * t
+        y = y + dt * (t - y) * w
+        t = t + dt
+    return y, t
+
+
+def float_counter(y, h, n):
+    for _ in range(n):
+        h = h - 0.25
+        y = y + 1.0 / h                   # ZeroDivisionError when h reaches 0.0
+    return y, h
+
+
+def nan_tests(y, a, n):
+    c = 0.0
+    t = a
+    for _ in range(n):
+        t = t * 1.5
+        c = c + (1.0 if t != t else 0.0) + (0.5 if t >= 2.0 else 0.0) + (0.25 if t == t else 0.0)
+        y = y + t
+    return y, t, c
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("n", [0, 2, 5, 400])
+def test_carried_python_float(backend, n):
+    compiled = ft.compile(euler_time, backend=backend, dynamic=True)
+    for dt in (0.01, 0.3):
+        y = np.random.default_rng(n).standard_normal(6)
+        same(compiled(y.copy(), dt, n), euler_time(y.copy(), dt, n))
+    if backend == "llvm" and n >= 2:
+        assert array_loops.runs["native"] == 2 and array_loops.runs["generic"] == 0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_float_division_by_zero_raises_like_python(backend):
+    compiled = ft.compile(float_counter, backend=backend, dynamic=True)
+    same(compiled(np.ones(3), 1.1, 30), float_counter(np.ones(3), 1.1, 30))
+    with pytest.raises(ZeroDivisionError):
+        float_counter(np.ones(3), 2.0, 30)
+    with pytest.raises(ZeroDivisionError):
+        compiled(np.ones(3), 2.0, 30)
+    if backend == "llvm":
+        assert array_loops.runs["native"] == 2 and array_loops.runs["generic"] == 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("a", [0.1, float("nan"), float("inf"), -3.0])
+def test_float_comparisons_and_nan(backend, a):
+    compiled = ft.compile(nan_tests, backend=backend, dynamic=True)
+    got, want = compiled(np.zeros(4), a, 20), nan_tests(np.zeros(4), a, 20)
+    np.testing.assert_array_equal(got[0], want[0])
+    assert (got[1] == want[1] or (got[1] != got[1] and want[1] != want[1])) and type(got[1]) is float
+    assert got[2] == want[2] and type(got[2]) is float
+    if backend == "llvm":
+        assert array_loops.runs == {"native": 1}
