@@ -196,3 +196,38 @@ def test_warning_op_is_not_hoisted_over_zero_trips(backend):
         warnings.simplefilter("ignore")
         same(compiled(y.copy(), c, 3), overflowing_invariant(y.copy(), c, 3))
     assert not outside_loop(graph_text(overflowing_invariant, y, c, 2), "exp")
+
+
+def nested(x, a, m):
+    for i in range(x.shape[0]):
+        for j in range(m):
+            x[i] = x[i] * (1 - a) + a * j     # 1 - a leaves both loops
+    return x
+
+
+def while_invariant(y, a):
+    while np.abs(y).max() > 1e-3:
+        y = y * (0.5 * a)
+    return y
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("rows,m", [(1, 0), (3, 2), (12, 5), (40, 17)])
+def test_nested_loops(backend, rows, m):
+    x = np.random.default_rng(rows).standard_normal((rows, 3))
+    _, got, want = run_both(nested, (x, 0.25, m), backend)
+    same(got, want)
+
+
+def test_nested_invariant_leaves_both_loops():
+    text = graph_text(nested, np.ones((5, 3)), 0.25, 4)
+    assert outside_loop(text, "subtract(1, %L_a)")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("a", [0.5, 1.0, 1.5])
+def test_while_loop_invariant(backend, a):
+    y = np.random.default_rng(3).standard_normal(7)
+    _, got, want = run_both(while_invariant, (y, a), backend)
+    same(got, want)
+    assert outside_loop(graph_text(while_invariant, y, a), "multiply(0.5, %L_a)")
