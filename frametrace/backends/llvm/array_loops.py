@@ -286,7 +286,7 @@ class ArrayLoop(ScalarSteps):
         runs["native"] += 1
         table, pair, _alive, go_address = state
         check = None
-        ints = self.py_carried - self.float_carried
+        ints = self.py_carried - self.float_carried if not self.checked else ()   # CHECKED: no bound needed
         if ints:                             # between chunks: the Python ints stay far from int64's limits
             def check():                     # chunks start at even iterations: the state is in P0
                 return all(abs(int(pair[0][k])) < INT_LIMIT for k in ints)
@@ -337,7 +337,9 @@ class ArrayLoop(ScalarSteps):
             ns[name] = eval(c, ns)
         ns.update(zip(self.input_names[self.nc:], captured))
         scalars = set(self.scalar_carried.values())
-        if any(abs(int(first[k])) >= INT_LIMIT for k in self.py_carried - self.float_carried):
+        if not self.checked and any(abs(int(first[k])) >= INT_LIMIT for k in self.py_carried - self.float_carried):
+            return None
+        if any(not -2 ** 63 <= int(first[k]) < 2 ** 63 for k in self.py_carried - self.float_carried):
             return None
         p0 = [np.array(float(a), np.float64) if k in self.float_carried else
               np.array(int(a), np.int64) if k in self.py_carried else

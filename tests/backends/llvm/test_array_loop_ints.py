@@ -256,3 +256,32 @@ def test_float_comparisons_and_nan(backend, a):
     assert got[2] == want[2] and type(got[2]) is float
     if backend == "llvm":
         assert array_loops.runs == {"native": 1}
+
+
+def wide_lcg(y, seed, n):
+    s = seed
+    for _ in range(n):
+        s = (s * 25214903917 + 11) % 281474976710656       # 48-bit state: products past int64
+        y = y + (s >> 47)
+    return y, s
+
+
+def lcg_2_32(y, seed, n):
+    s = seed
+    for _ in range(n):
+        s = (s * 1664525 + 1013904223) % 4294967296
+        y = y + s % 5
+    return y, s
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_big_state_lcg(backend):
+    compiled = ft.compile(wide_lcg, backend=backend, dynamic=True)
+    for seed in (1, 2 ** 47 + 12345):
+        same(compiled(np.zeros(3), seed, 25), wide_lcg(np.zeros(3), seed, 25))
+    array_loops.runs.clear()
+    compiled = ft.compile(lcg_2_32, backend=backend, dynamic=True)
+    for seed in (3, 2 ** 32 - 5, 2 ** 41):                  # a seed past 2**40 still runs natively
+        same(compiled(np.zeros(3), seed, 300), lcg_2_32(np.zeros(3), seed, 300))
+    if backend == "llvm":
+        assert array_loops.runs == {"native": 3}
