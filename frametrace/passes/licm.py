@@ -149,13 +149,13 @@ def _movable(n: Node, index, outer: dict) -> bool:
 
 def _safe_division(n: Node) -> bool:
     """A Python float `x / c`, or a Python `x // c`, `x % c`, with `c` a nonzero constant:
-    these cannot raise (an int true-divided may be too large for a float: not let through)."""
+    these cannot raise (an int divided by a float may be too large for a float: not let through)."""
     if n.op not in _PY_DIVISIONS or len(n.args) != 2:
         return False
     x, c = n.args
     if type(c) not in (int, float) or c == 0 or c != c:
         return False
-    if n.op == "true_divide":
+    if n.op == "true_divide" or type(c) is float:     # an int converted to float may not fit
         return isinstance(x, float) or (isinstance(x, Node) and x.dtype.kind == "f")
     return True
 
