@@ -285,3 +285,26 @@ def test_big_state_lcg(backend):
         same(compiled(np.zeros(3), seed, 300), lcg_2_32(np.zeros(3), seed, 300))
     if backend == "llvm":
         assert array_loops.runs == {"native": 3}
+
+
+def float_mix(y, t, a, b, n):
+    c = 0.0
+    for _ in range(n):
+        t = t * a - b / 3.0
+        c = c + (1.0 if t > b else -0.5) + (0.25 if t <= a else 0.0)
+        y = y + c
+    return y, t, c
+
+
+@settings(max_examples=30, deadline=None)
+@given(t=st.floats(allow_nan=True, allow_infinity=True), a=st.floats(-3, 3), b=st.floats(-1e300, 1e300),
+       n=st.integers(2, 30))
+def test_python_float_arithmetic_is_exact(t, a, b, n):
+    ft.reset()
+    array_loops.runs.clear()
+    compiled = ft.compile(float_mix, dynamic=True)
+    got, want = compiled(np.zeros(2), t, a, b, n), float_mix(np.zeros(2), t, a, b, n)
+    np.testing.assert_array_equal(got[0], want[0])
+    for g, w in zip(got[1:], want[1:]):
+        assert type(g) is float and (g == w or (g != g and w != w))
+    assert array_loops.runs == {"native": 1}
