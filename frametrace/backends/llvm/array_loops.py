@@ -2,21 +2,23 @@
 the body's fused kernels, with no Python between iterations.
 
 The body graph is compiled with the normal pipeline (its own plan, fusion, kernels: the
-`runner`). When every step of that compiled body is a kernel or Python int / bool arithmetic
-(`it + 1`, `it < limit`: no NumPy fallback or view in its wrapper) and nothing the kernels take
+`runner`). When every step of that compiled body is a kernel or a step the driver runs itself
+(loop_scalars.py: Python int / float / bool arithmetic such as `it + 1`, `it < limit`,
+`t + dt`, `a if c else b` on scalars, `x[i] = value` element stores) and nothing the kernels take
 changes per iteration except the loop index and the carried values, a call runs:
 
     iterations 0..      the body's own wrapper (runner), NATIVE_MIN_TRIPS times (at least
                         once): its checks (read-only destinations, empty reductions, overflow),
                         its FP handling, and carried results in NumPy's layout (layouts.py): P0
     P1 = empty_like(P0) the second buffer of every carried value (same layout); carried NumPy
-                        scalars and Python ints live in 0-d arrays (int64 for Python ints)
+                        scalars and Python scalars live in 0-d arrays (int64 for Python
+                        ints and bools, float64 for Python floats)
     the rest            the driver (loop_driver.py): iteration j reads P[j % 2] and writes
                         P[(j + 1) % 2]; temporaries allocated once; each kernel gets its
                         argument block built once, patched per iteration (the carried arrays'
                         pointers, slots affine in the loop index, carried scalars loaded from
-                        their 0-d arrays); `<var>_before` copies are memcpys; Python int ops are
-                        INT ops; a `while` stops when the condition's buffer is False
+                        their 0-d arrays); `<var>_before` copies are memcpys; Python scalar ops
+                        are driver ops; a `while` stops when the condition's buffer is False
     result              P[iterations % 2], already in NumPy's layout: no copy out
 
 Invariants checked once per call hold for every iteration because nothing they read depends
@@ -25,9 +27,10 @@ Python ints: add/subtract only of constants, values bounded between chunks (INT_
 the remaining iterations run in Python; a body with Python int * // % runs every int arithmetic
 op as a CHECKED op instead (any operands: int64 overflow or a zero divisor abandons the
 iteration and Python runs the rest, raising or growing the int as Python does; such ops must
-come before the kernels when the body writes into captured arrays). What cannot run natively keeps the generic path (the
+come before the kernels when the body writes into captured arrays; Python floats: FLOAT ops,
+x / 0.0 abandons the iteration likewise). What cannot run natively keeps the generic path (the
 body's wrapper once per iteration): at compile time a body with other wrapper steps (an opaque
-call such as `@`), data-dependent sizes, carried Python floats, narrow carried scalars,
+call such as `@`), data-dependent sizes, narrow carried scalars,
 index-dependent shapes or kernel extents (NotNative, logged under `loops`); at run time kernels
 large enough for the thread pool, carried or captured arrays that share memory, copies of
 non-contiguous arrays. FP flags the driver's kernels set are read by the outer wrapper
