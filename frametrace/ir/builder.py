@@ -66,6 +66,11 @@ def recorded_fake(node: Node):
     return _FAKES.get(node)
 
 
+def record_fake(node: Node, fake) -> None:
+    """Remember `fake` as the abstract value of `node` (a pass rebuilding a node keeps it)."""
+    _FAKES[node] = fake
+
+
 _PY_DTYPE = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.dtype(np.float64),
              complex: np.dtype(np.complex128)}
 

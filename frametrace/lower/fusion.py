@@ -214,9 +214,39 @@ def _reads_dst_elsewhere(plan: Plan, job: Job) -> bool:
     stores = [s for ph in b.phases for s in ph.body if isinstance(s, Store)]
     for st in stores:
         for e in walk_exprs(st.value):
-            if isinstance(e, Load) and e.buf == st.buf and e.index != st.index:
+            if isinstance(e, Load) and e.buf == st.buf and e.index != st.index \
+                    and not _distinct_fixed_index(plan, b, e.index, st.index):
                 return True
     return False
+
+
+def _distinct_fixed_index(plan: Plan, b, load: tuple, store: tuple) -> bool:
+    """Do the load and the store stay apart in some dimension where neither moves with the
+    kernel's loops and their positions differ by a nonzero constant (`out[t] = f(out[t - 1])`
+    reads row t - 1 and writes row t)? Then no element is both read and written (a destination
+    with a zero stride, whose rows share memory, takes the wrapper's self-overlap fallback)."""
+    for ld, st in zip(load, store):
+        if ld.terms or st.terms:
+            continue
+        diff = sympy.Integer(ld.const - st.const)
+        for arg, coef in ld.syms:
+            diff += coef * _slot_expr(plan, b, arg)
+        for arg, coef in st.syms:
+            diff -= coef * _slot_expr(plan, b, arg)
+        diff = sympy.expand(diff)
+        if diff.is_Integer and diff != 0:
+            return True
+    return False
+
+
+def _slot_expr(plan: Plan, b, arg):
+    """The size expression behind a by-value int slot of the kernel being built (a fresh
+    symbol, equal to nothing else, when it is no size)."""
+    source = b.slots[arg.slot].source
+    try:
+        return sympy.sympify(plan.expr_of(source))
+    except (StopIteration, sympy.SympifyError):
+        return sympy.Dummy(source)
 
 
 def _rmw_rule(cur: list, job: Job) -> bool:

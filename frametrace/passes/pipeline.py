@@ -5,8 +5,9 @@ from __future__ import annotations
 from ..config import config
 from ..ir.verify import verify_graph
 from .dce import eliminate_dead_code
+from .licm import hoist_loop_invariants
 
-PASSES = (("dce", eliminate_dead_code),)
+PASSES = (("licm", hoist_loop_invariants), ("dce", eliminate_dead_code))
 
 
 def maybe_verify(graph, where: str) -> None:

@@ -2,29 +2,35 @@
 the body's fused kernels, with no Python between iterations.
 
 The body graph is compiled with the normal pipeline (its own plan, fusion, kernels: the
-`runner`). When every step of that compiled body is a kernel or Python int / bool arithmetic
-(`it + 1`, `it < limit`: no NumPy fallback or view in its wrapper) and nothing the kernels take
+`runner`). When every step of that compiled body is a kernel or a step the driver runs itself
+(loop_scalars.py: Python int / float / bool arithmetic such as `it + 1`, `it < limit`,
+`t + dt`, `a if c else b` on scalars, `x[i] = value` element stores) and nothing the kernels take
 changes per iteration except the loop index and the carried values, a call runs:
 
     iterations 0..      the body's own wrapper (runner), NATIVE_MIN_TRIPS times (at least
                         once): its checks (read-only destinations, empty reductions, overflow),
                         its FP handling, and carried results in NumPy's layout (layouts.py): P0
     P1 = empty_like(P0) the second buffer of every carried value (same layout); carried NumPy
-                        scalars and Python ints live in 0-d arrays (int64 for Python ints)
+                        scalars and Python scalars live in 0-d arrays (int64 for Python
+                        ints and bools, float64 for Python floats)
     the rest            the driver (loop_driver.py): iteration j reads P[j % 2] and writes
                         P[(j + 1) % 2]; temporaries allocated once; each kernel gets its
                         argument block built once, patched per iteration (the carried arrays'
                         pointers, slots affine in the loop index, carried scalars loaded from
-                        their 0-d arrays); `<var>_before` copies are memcpys; Python int ops are
-                        INT ops; a `while` stops when the condition's buffer is False
+                        their 0-d arrays); `<var>_before` copies are memcpys; Python scalar ops
+                        are driver ops; a `while` stops when the condition's buffer is False
     result              P[iterations % 2], already in NumPy's layout: no copy out
 
 Invariants checked once per call hold for every iteration because nothing they read depends
 on the iteration: sizes, captured arrays, a destination's writeable flag. Python ints stay
 Python ints: add/subtract only of constants, values bounded between chunks (INT_LIMIT), else
-the remaining iterations run in Python. What cannot run natively keeps the generic path (the
+the remaining iterations run in Python; a body with Python int * // % runs every int arithmetic
+op as a CHECKED op instead (any operands: int64 overflow or a zero divisor abandons the
+iteration and Python runs the rest, raising or growing the int as Python does; such ops must
+come before the kernels when the body writes into captured arrays; Python floats: FLOAT ops,
+x / 0.0 abandons the iteration likewise). What cannot run natively keeps the generic path (the
 body's wrapper once per iteration): at compile time a body with other wrapper steps (an opaque
-call such as `@`), data-dependent sizes, carried Python floats, narrow carried scalars,
+call such as `@`), data-dependent sizes, narrow carried scalars,
 index-dependent shapes or kernel extents (NotNative, logged under `loops`); at run time kernels
 large enough for the thread pool, carried or captured arrays that share memory, copies of
 non-contiguous arrays. FP flags the driver's kernels set are read by the outer wrapper
@@ -48,7 +54,8 @@ from ...lower.weak_ints import check_positions
 from ...shapes import pycode
 from . import runtime
 from .fp_errors import self_overlapping
-from .loop_driver import SCALAR_OPS, Table, load_patch
+from .loop_driver import CHECKED_OPS, Table, load_patch
+from .loop_scalars import ScalarSteps
 from .loops import NotNative
 
 runs: Counter = Counter()
@@ -58,7 +65,7 @@ WHILE_LIMIT = 1 << 62
 NATIVE_MIN_TRIPS = 8
 # Python ints the driver keeps in int64 words: |value| below INT_LIMIT at the start of each chunk
 # of iterations, and add/subtract only of a constant below ADD_LIMIT, so no chunk can overflow
-INT_LIMIT, ADD_LIMIT = 1 << 40, 1 << 16
+INT_LIMIT = 1 << 40                  # ADD_LIMIT: loop_scalars.py
 
 
 class _KernelCall:
@@ -81,7 +88,12 @@ class _KernelCall:
             elif name in gen.scalar_carried or name in gen.int_nodes:
                 n = gen.int_nodes[name] if name in gen.int_nodes else gen.body.graph.inputs[gen.scalar_carried[name]]
                 python_int = name in gen.int_nodes or gen.scalar_carried[name] in gen.py_carried
-                if (s.dtype.startswith("float") or s.dtype == "uint64") if python_int else s.dtype != n.dtype.name:
+                if n.dtype.kind == "f" and python_int:           # a Python float word (SELECT)
+                    bad = s.dtype != "float64"
+                else:
+                    bad = (s.dtype.startswith("float") or s.dtype == "uint64") if python_int else \
+                        s.dtype != n.dtype.name
+                if bad:
                     raise NotNative(f"carried scalar {s.source} converted for a kernel")
                 self.loads[j] = name
             elif not gen.captured_name(s.source):     # a captured scalar: fixed per call
@@ -98,7 +110,7 @@ class _KernelCall:
         self.overlap = [(self.sources[i], base) for i, base in step.overlap]
 
 
-class ArrayLoop:
+class ArrayLoop(ScalarSteps):
     """A loop node whose compiled body runs under the native driver (see module doc)."""
 
     def __init__(self, node: Node, runner):
@@ -119,11 +131,14 @@ class ArrayLoop:
         self.names = {}                      # wrapper name -> code object, evaluated per call
         self.input_names = [plan.var[n] for n in g.inputs]
         self.scalar_carried = {}             # wrapper name -> carried index: NumPy scalars, Python ints
-        self.py_carried = set()              # carried indices of Python ints / bools (int64 words)
+        self.py_carried = set()              # carried indices of Python scalars (8-byte words)
+        self.float_carried = set()           # those of them that are Python floats
         for k, inp in enumerate(g.inputs[:self.nc]):
             if inp.attr("kind") == "scalar":
-                if inp.dtype.kind not in "bi":
-                    raise NotNative("a carried Python float")
+                if inp.dtype.kind not in "bif":
+                    raise NotNative(f"a carried Python {inp.dtype.name} scalar")
+                if inp.dtype.kind == "f":
+                    self.float_carried.add(k)
                 self.py_carried.add(k)
                 self.scalar_carried[plan.var[inp]] = k
             elif plan.by_value(inp):         # kernels read it as a slot: an 8-byte load
@@ -131,10 +146,17 @@ class ArrayLoop:
                     raise NotNative(f"a carried {inp.dtype} scalar")
                 self.scalar_carried[plan.var[inp]] = k
         self.int_nodes = {}                  # wrapper name -> node: Python ints computed per iteration
-        self.program = []                    # in run order: _KernelCall, or ("int", op, name, operands)
+        # Python int * // % run as CHECKED ops (int64 overflow, division by zero: the rest of the
+        # loop runs in Python); with them, + and - are checked too (a product may be near the limit)
+        self.checked = any(not isinstance(s, KernelStep) and s.node.op in CHECKED_OPS[:3] and
+                           s.node.dtype is not None and s.node.dtype.kind in "bi" for s in steps)
+        self.program = []                    # in run order: _KernelCall, or (kind, op, name, operands)
+        self.views = {}                      # wrapper name -> view node only a STORE writes through
         for s in steps:
             if not isinstance(s, KernelStep):
-                self.program.append(self._int_op(s.node))
+                entry = self._wrapper_op(s.node)
+                if entry is not None:
+                    self.program.append(entry)
                 continue
             if s.binds:
                 raise NotNative("a data-dependent size in the body")
@@ -144,6 +166,15 @@ class ArrayLoop:
                 if isinstance(a, Node) and (plan.var.get(a) in self.int_nodes or plan.var.get(a) in
                                             self.scalar_carried):
                     raise NotNative("a Python int counter meets a narrow integer dtype (range checks)")
+        for c in self.program:
+            if isinstance(c, _KernelCall) and any(src in self.views for src in c.sources):
+                raise NotNative("a kernel reads a view the body's wrapper makes")
+        if self.body.writes:                 # an abandoned iteration must not have written yet
+            first_call = next((k for k, c in enumerate(self.program) if isinstance(c, _KernelCall) or
+                               c[0] == "store"), None)
+            if first_call is not None and any(isinstance(c, tuple) and (c[0] == "checked" or c[:2] == (
+                    "float", "true_divide")) for c in self.program[first_call:]):
+                raise NotNative("a checked Python int operation after a kernel writing into a captured array")
         self.roots = self._carried_roots(steps)
         self.go = None
         if self.body.kind == "while":
@@ -161,32 +192,6 @@ class ArrayLoop:
         self.symbol_names = [plan.sym_names[s] for s in g.symbols]
 
     # -- compile time -----------------------------------------------------------------------------
-    def _int_op(self, n: Node):
-        """A Python int / bool operation of the body's wrapper, run by the driver (INT op)."""
-        plan = self.plan
-        if plan.cat[n] != "scalar" or n.op not in SCALAR_OPS or n.dtype is None or n.dtype.kind not in "bi" \
-                or n.attrs:
-            raise NotNative(f"{n.op} runs in the body's wrapper")
-        operands = []
-        for a in n.args:
-            name = plan.var.get(a) if isinstance(a, Node) else None
-            if name in self.int_nodes or (name in self.scalar_carried and self.scalar_carried[name] in self.py_carried):
-                operands.append(name)
-            elif name is not None and name in self.input_names[self.nc:] and a.attr("kind") == "scalar" \
-                    and a.dtype.kind in "bi":
-                operands.append(("captured", name))
-            elif type(a) in (int, bool):
-                operands.append(("const", int(a)))
-            elif isinstance(a, sympy.Basic) and a.is_integer and not (self.index is not None and
-                                                                     self.index in a.free_symbols):
-                operands.append(("size", self.code(pycode(a, plan.sym_names))))
-            else:
-                raise NotNative(f"{n.op} of {a!r} runs in the body's wrapper")
-        if n.op in ("add", "subtract") and sum(not isinstance(o, tuple) for o in operands) > 1:
-            raise NotNative("Python int arithmetic of two variables")       # may grow past int64
-        self.int_nodes[plan.var[n]] = n
-        return ("int", n.op, plan.var[n], operands)
-
     def unwrapped(self, source: str) -> str:
         return source[4:-1] if source.startswith("int(") and source.endswith(")") else source
 
@@ -199,8 +204,9 @@ class ArrayLoop:
         allocated = {self.plan.var[n]: n for s in steps if isinstance(s, KernelStep) for n in s.allocs}
         roots = []
         for k, out in enumerate(self.body.graph.outputs[:self.nc]):
-            if k in self.py_carried:
-                root = self.plan.var.get(out) if isinstance(out, Node) else None
+            name = self.plan.var.get(out) if isinstance(out, Node) else None
+            if k in self.py_carried and not (k in self.float_carried and name not in self.int_nodes):
+                root = name
                 if root not in self.int_nodes or root in roots:
                     raise NotNative("a carried Python int the body does not compute")
                 roots.append(root)
@@ -285,15 +291,17 @@ class ArrayLoop:
         runs["native"] += 1
         table, pair, _alive, go_address = state
         check = None
-        if self.py_carried:                  # between chunks: the Python ints stay far from int64's limits
-            def check():
-                return all(abs(int(p[k])) < INT_LIMIT for p in pair for k in self.py_carried)
+        ints = self.py_carried - self.float_carried if not self.checked else ()   # CHECKED: no bound needed
+        if ints:                             # between chunks: the Python ints stay far from int64's limits
+            def check():                     # chunks start at even iterations: the state is in P0
+                return all(abs(int(pair[0][k])) < INT_LIMIT for k in ints)
         ran = table.run(rest, go_address, check)
         carried = self._values(pair[ran % 2])
         if self.body.kind == "for" and ran < rest:
             runs["generic"] += 1             # the rest in Python, with Python's ints
             return self._generic(carried, captured, [symbols[0] + head[2] * ran] + sizes, sizes, head)
-        if self.body.kind == "while" and ran < rest and ctypes.c_bool.from_address(go_address).value:
+        if self.body.kind == "while" and ran < rest and (table.abandoned or
+                                                         ctypes.c_bool.from_address(go_address).value):
             runs["generic"] += 1
             return self._generic(carried, captured, symbols, sizes, head)
         return tuple(carried)
@@ -302,7 +310,9 @@ class ArrayLoop:
         """The carried values as the body's wrapper hands them over, from the driver's buffers."""
         out = []
         for k, a in enumerate(buffers):
-            if k in self.py_carried:
+            if k in self.float_carried:
+                out.append(float(a))
+            elif k in self.py_carried:
                 v = int(a)
                 out.append(bool(v) if self.body.graph.inputs[k].dtype.kind == "b" else v)
             elif k in self.scalar_carried.values():
@@ -332,9 +342,12 @@ class ArrayLoop:
             ns[name] = eval(c, ns)
         ns.update(zip(self.input_names[self.nc:], captured))
         scalars = set(self.scalar_carried.values())
-        if any(abs(int(first[k])) >= INT_LIMIT for k in self.py_carried):
+        if not self.checked and any(abs(int(first[k])) >= INT_LIMIT for k in self.py_carried - self.float_carried):
             return None
-        p0 = [np.array(int(a), np.int64) if k in self.py_carried else
+        if any(not -2 ** 63 <= int(first[k]) < 2 ** 63 for k in self.py_carried - self.float_carried):
+            return None
+        p0 = [np.array(float(a), np.float64) if k in self.float_carried else
+              np.array(int(a), np.int64) if k in self.py_carried else
               np.array(a, self.body.graph.inputs[k].dtype) if k in scalars else a for k, a in enumerate(first)]
         if not all(type(a) is np.ndarray and a.flags.writeable for a in p0):
             return None
@@ -356,11 +369,19 @@ class ArrayLoop:
             env[root] = (p1[k], p0[k])
         step = head[2] if self.body.kind == "for" else 0
         table, alive = Table(), [p0, p1, env]      # the kernels read these by address
+        trips = len(range(symbols[0], head[1], step)) if self.body.kind == "for" else 1
         for c in self.program:
             if isinstance(c, _KernelCall):
-                if not self._add_call(c, ns, env, table, alive, step):
-                    return None
-            elif not self._add_int_op(c, ns, env, table, alive):
+                ok = self._add_call(c, ns, env, table, alive, step)
+            elif c[0] == "select":
+                ok = self._add_select(c, ns, env, table, alive)
+            elif c[0] == "store":
+                ok = self._add_store(c, ns, env, table, step, trips)
+            elif c[0] == "float":
+                ok = self._add_float_op(c, ns, env, table, alive)
+            else:
+                ok = self._add_int_op(c, ns, env, table, alive)
+            if not ok:
                 return None
         go_address = 0
         if self.go is not None:
@@ -369,23 +390,6 @@ class ArrayLoop:
                 return None
             go_address = runtime.data_ptr(a)
         return table, (p0, p1), alive, go_address
-
-    def _add_int_op(self, c, ns, env, table, alive) -> bool:
-        _, op, name, operands = c
-        addresses = []
-        for o in operands:
-            if isinstance(o, tuple):
-                value = int(ns[o[1]]) if o[0] == "captured" else int(eval(o[1], ns)) if o[0] == "size" else o[1]
-                if op in ("add", "subtract") and abs(value) >= ADD_LIMIT or not -2 ** 63 <= value < 2 ** 63:
-                    return False
-                a = np.array(value, np.int64)
-                alive.append(a)
-                addresses.append((runtime.data_ptr(a),) * 2)
-            else:
-                addresses.append(tuple(runtime.data_ptr(a) for a in env[o]))
-        dst = tuple(runtime.data_ptr(a) for a in env[name])
-        table.int_op(op, dst, addresses[0], addresses[1])
-        return True
 
     def _add_call(self, c: _KernelCall, ns, env, table, alive, step) -> bool:
         if eval(c.work, ns) >= runtime.PARALLEL_THRESHOLD:

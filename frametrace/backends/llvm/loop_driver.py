@@ -10,6 +10,7 @@ cached on disk like any kernel module):
     table[0]  iteration to stop before              table[1]  number of ops per iteration
     table[2]  address of a bool the body writes (a `while` loop's condition), or 0
     table[3]  out: the iteration reached           table[4]  the first iteration j to run
+    table[5]  out: 1 when an iteration was abandoned (a CHECKED op failed), else 0
     then per op, in run order:
       CALL  0, kernel, hi, args, npatch, (offset, v0, v1, b) * npatch
             before the call, word `offset` (bytes) of the kernel's argument block `args` gets
@@ -23,6 +24,22 @@ cached on disk like any kernel module):
       INT   2, opcode, dst0, dst1, a0, a1, b0, b1
             *dst = *a <op> *b on int64 words (the same parity choice): a Python int counter and
             its comparisons (`it += 1`, `it < 100`); SCALAR_OPS names the opcodes
+      CHECKED  3, opcode, dst0, dst1, a0, a1, b0, b1
+            the same for CHECKED_OPS with Python's int semantics (// and % round toward minus
+            infinity): when the result does not fit an int64 or the divisor is 0, the driver
+            abandons iteration j there (table[3] = j, table[5] = 1) and the caller runs the rest
+            with Python (which raises ZeroDivisionError, or computes the big int); array_loops.py
+            puts checked ops before any effect on memory the next iteration does not rewrite
+      SELECT   4, dst0, dst1, c0, c1, a0, a1, b0, b1
+            *dst = (the byte at c) ? *a : *b on 8-byte words (a Python int or float, by its bits):
+            `1.0 if s % 2 == 0 else -1.0`; the condition is a bool byte or a 0/1 int64 word
+      FLOAT    6, opcode, dst0, dst1, a0, a1, b0, b1
+            Python float arithmetic and comparisons (FLOAT_OPS) on IEEE doubles held in 8-byte
+            words (comparisons give a 0/1 int64 word); `x / 0.0` abandons the iteration as a
+            failed CHECKED op does (Python raises ZeroDivisionError)
+      STORE    5, nbytes, dst, dst_step, src0, src1
+            memcpy(dst + dst_step * j, src, nbytes): `pos[i] = value`, an element of a captured
+            array at a position affine in the loop index (array_loops.py checks both ends)
 
 Table.run calls the driver for CHUNK iterations at a time, so a long loop still sees Ctrl-C
 (Python checks for signals between the calls). Kernels are called as the wrapper calls a small
@@ -37,15 +54,21 @@ import numpy as np
 
 from . import jit
 
-CALL, COPY, INT = 0, 1, 2
+CALL, COPY, INT, CHECKED, SELECT, STORE, FLOAT = 0, 1, 2, 3, 4, 5, 6
 SCALAR_OPS = ("add", "subtract", "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
               "logical_and", "logical_or")
-HEADER = 5
+CHECKED_OPS = ("multiply", "floor_divide", "remainder", "add", "subtract")
+FLOAT_OPS = ("add", "subtract", "multiply", "true_divide", "less", "less_equal", "greater", "greater_equal",
+             "equal", "not_equal")
+HEADER = 6
 CHUNK = 1 << 16                 # iterations per driver call (even: the parity of j carries over)
 NAME = "frametrace_array_loop"
 
 IR = f"""
 declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
+declare {{i64, i1}} @llvm.smul.with.overflow.i64(i64, i64)
+declare {{i64, i1}} @llvm.sadd.with.overflow.i64(i64, i64)
+declare {{i64, i1}} @llvm.ssub.with.overflow.i64(i64, i64)
 
 define void @{NAME}(i64 %lo, i64 %hi, ptr %t) {{
 entry:
@@ -59,6 +82,7 @@ entry:
   %p3 = getelementptr i64, ptr %t, i64 3
   %p4 = getelementptr i64, ptr %t, i64 4
   %j0 = load i64, ptr %p4
+  %p5 = getelementptr i64, ptr %t, i64 5
   %ops = getelementptr i64, ptr %t, i64 {HEADER}
   br label %iter
 iter:
@@ -79,7 +103,214 @@ op:
   br i1 %iscall, label %call, label %notcall
 notcall:
   %iscopy = icmp eq i64 %kind, {COPY}
-  br i1 %iscopy, label %copy, label %int
+  br i1 %iscopy, label %copy, label %notcopy
+notcopy:
+  %isint = icmp eq i64 %kind, {INT}
+  br i1 %isint, label %int, label %notint
+notint:
+  %issel = icmp eq i64 %kind, {SELECT}
+  br i1 %issel, label %sel, label %notsel
+notsel:
+  %isstore = icmp eq i64 %kind, {STORE}
+  br i1 %isstore, label %store, label %notstore
+notstore:
+  %isfloat = icmp eq i64 %kind, {FLOAT}
+  br i1 %isfloat, label %flt, label %chk
+flt:
+  %f1p = getelementptr i64, ptr %w, i64 1
+  %fopc = load i64, ptr %f1p
+  %f2p = getelementptr i64, ptr %w, i64 2
+  %fd0 = load i64, ptr %f2p
+  %f3p = getelementptr i64, ptr %w, i64 3
+  %fd1 = load i64, ptr %f3p
+  %f4p = getelementptr i64, ptr %w, i64 4
+  %fa0 = load i64, ptr %f4p
+  %f5p = getelementptr i64, ptr %w, i64 5
+  %fa1 = load i64, ptr %f5p
+  %f6p = getelementptr i64, ptr %w, i64 6
+  %fb0 = load i64, ptr %f6p
+  %f7p = getelementptr i64, ptr %w, i64 7
+  %fb1 = load i64, ptr %f7p
+  %fdv = select i1 %odd, i64 %fd1, i64 %fd0
+  %fav = select i1 %odd, i64 %fa1, i64 %fa0
+  %fbv = select i1 %odd, i64 %fb1, i64 %fb0
+  %fdp = inttoptr i64 %fdv to ptr
+  %fap = inttoptr i64 %fav to ptr
+  %fbp = inttoptr i64 %fbv to ptr
+  %fx = load double, ptr %fap
+  %fy = load double, ptr %fbp
+  %fisdiv = icmp eq i64 %fopc, 3
+  %fyz = fcmp oeq double %fy, 0.0
+  %fbad = and i1 %fisdiv, %fyz
+  br i1 %fbad, label %fail, label %fcalc
+fcalc:
+  %fr0 = fadd double %fx, %fy
+  %fr1 = fsub double %fx, %fy
+  %fr2 = fmul double %fx, %fy
+  %fr3 = fdiv double %fx, %fy
+  %fw0 = bitcast double %fr0 to i64
+  %fw1 = bitcast double %fr1 to i64
+  %fw2 = bitcast double %fr2 to i64
+  %fw3 = bitcast double %fr3 to i64
+  %fc4 = fcmp olt double %fx, %fy
+  %fc5 = fcmp ole double %fx, %fy
+  %fc6 = fcmp ogt double %fx, %fy
+  %fc7 = fcmp oge double %fx, %fy
+  %fc8 = fcmp oeq double %fx, %fy
+  %fc9 = fcmp une double %fx, %fy
+  %fw4 = zext i1 %fc4 to i64
+  %fw5 = zext i1 %fc5 to i64
+  %fw6 = zext i1 %fc6 to i64
+  %fw7 = zext i1 %fc7 to i64
+  %fw8 = zext i1 %fc8 to i64
+  %fw9 = zext i1 %fc9 to i64
+  %fis1 = icmp eq i64 %fopc, 1
+  %fis2 = icmp eq i64 %fopc, 2
+  %fis4 = icmp eq i64 %fopc, 4
+  %fis5 = icmp eq i64 %fopc, 5
+  %fis6 = icmp eq i64 %fopc, 6
+  %fis7 = icmp eq i64 %fopc, 7
+  %fis8 = icmp eq i64 %fopc, 8
+  %fis9 = icmp eq i64 %fopc, 9
+  %fs9 = select i1 %fis9, i64 %fw9, i64 %fw0
+  %fs8 = select i1 %fis8, i64 %fw8, i64 %fs9
+  %fs7 = select i1 %fis7, i64 %fw7, i64 %fs8
+  %fs6 = select i1 %fis6, i64 %fw6, i64 %fs7
+  %fs5 = select i1 %fis5, i64 %fw5, i64 %fs6
+  %fs4 = select i1 %fis4, i64 %fw4, i64 %fs5
+  %fs3 = select i1 %fisdiv, i64 %fw3, i64 %fs4
+  %fs2 = select i1 %fis2, i64 %fw2, i64 %fs3
+  %fs1 = select i1 %fis1, i64 %fw1, i64 %fs2
+  store i64 %fs1, ptr %fdp
+  %fnext = getelementptr i64, ptr %w, i64 8
+  br label %opnext
+sel:
+  %e1p = getelementptr i64, ptr %w, i64 1
+  %ed0 = load i64, ptr %e1p
+  %e2p = getelementptr i64, ptr %w, i64 2
+  %ed1 = load i64, ptr %e2p
+  %e3p = getelementptr i64, ptr %w, i64 3
+  %ec0 = load i64, ptr %e3p
+  %e4p = getelementptr i64, ptr %w, i64 4
+  %ec1 = load i64, ptr %e4p
+  %e5p = getelementptr i64, ptr %w, i64 5
+  %ea0 = load i64, ptr %e5p
+  %e6p = getelementptr i64, ptr %w, i64 6
+  %ea1 = load i64, ptr %e6p
+  %e7p = getelementptr i64, ptr %w, i64 7
+  %eb0 = load i64, ptr %e7p
+  %e8p = getelementptr i64, ptr %w, i64 8
+  %eb1 = load i64, ptr %e8p
+  %edv = select i1 %odd, i64 %ed1, i64 %ed0
+  %ecv = select i1 %odd, i64 %ec1, i64 %ec0
+  %eav = select i1 %odd, i64 %ea1, i64 %ea0
+  %ebv = select i1 %odd, i64 %eb1, i64 %eb0
+  %edp = inttoptr i64 %edv to ptr
+  %ecp = inttoptr i64 %ecv to ptr
+  %eap = inttoptr i64 %eav to ptr
+  %ebp = inttoptr i64 %ebv to ptr
+  %ec = load i8, ptr %ecp
+  %ecb = icmp ne i8 %ec, 0
+  %esp = select i1 %ecb, ptr %eap, ptr %ebp
+  %ev = load i64, ptr %esp
+  store i64 %ev, ptr %edp
+  %enext = getelementptr i64, ptr %w, i64 9
+  br label %opnext
+store:
+  %t1p = getelementptr i64, ptr %w, i64 1
+  %tn = load i64, ptr %t1p
+  %t2p = getelementptr i64, ptr %w, i64 2
+  %tbase = load i64, ptr %t2p
+  %t3p = getelementptr i64, ptr %w, i64 3
+  %tstep = load i64, ptr %t3p
+  %t4p = getelementptr i64, ptr %w, i64 4
+  %ts0 = load i64, ptr %t4p
+  %t5p = getelementptr i64, ptr %w, i64 5
+  %ts1 = load i64, ptr %t5p
+  %toff = mul i64 %tstep, %j
+  %tdv = add i64 %tbase, %toff
+  %tsv = select i1 %odd, i64 %ts1, i64 %ts0
+  %tdp = inttoptr i64 %tdv to ptr
+  %tsp = inttoptr i64 %tsv to ptr
+  call void @llvm.memcpy.p0.p0.i64(ptr %tdp, ptr %tsp, i64 %tn, i1 false)
+  %tnext = getelementptr i64, ptr %w, i64 6
+  br label %opnext
+chk:
+  %k1p = getelementptr i64, ptr %w, i64 1
+  %kopc = load i64, ptr %k1p
+  %k2p = getelementptr i64, ptr %w, i64 2
+  %kd0 = load i64, ptr %k2p
+  %k3p = getelementptr i64, ptr %w, i64 3
+  %kd1 = load i64, ptr %k3p
+  %k4p = getelementptr i64, ptr %w, i64 4
+  %ka0 = load i64, ptr %k4p
+  %k5p = getelementptr i64, ptr %w, i64 5
+  %ka1 = load i64, ptr %k5p
+  %k6p = getelementptr i64, ptr %w, i64 6
+  %kb0 = load i64, ptr %k6p
+  %k7p = getelementptr i64, ptr %w, i64 7
+  %kb1 = load i64, ptr %k7p
+  %kdv = select i1 %odd, i64 %kd1, i64 %kd0
+  %kav = select i1 %odd, i64 %ka1, i64 %ka0
+  %kbv = select i1 %odd, i64 %kb1, i64 %kb0
+  %kdp = inttoptr i64 %kdv to ptr
+  %kap = inttoptr i64 %kav to ptr
+  %kbp = inttoptr i64 %kbv to ptr
+  %kx = load i64, ptr %kap
+  %ky = load i64, ptr %kbp
+  %kism = icmp eq i64 %kopc, 0
+  br i1 %kism, label %kmul, label %knotmul
+kmul:
+  %kmr = call {{i64, i1}} @llvm.smul.with.overflow.i64(i64 %kx, i64 %ky)
+  %kmv = extractvalue {{i64, i1}} %kmr, 0
+  %kmo = extractvalue {{i64, i1}} %kmr, 1
+  br i1 %kmo, label %fail, label %kstore
+knotmul:
+  %kisadd = icmp eq i64 %kopc, 3
+  br i1 %kisadd, label %kadd, label %knotadd
+kadd:
+  %kar = call {{i64, i1}} @llvm.sadd.with.overflow.i64(i64 %kx, i64 %ky)
+  %kav2 = extractvalue {{i64, i1}} %kar, 0
+  %kao = extractvalue {{i64, i1}} %kar, 1
+  br i1 %kao, label %fail, label %kstore
+knotadd:
+  %kissub = icmp eq i64 %kopc, 4
+  br i1 %kissub, label %ksub, label %kdivchk
+ksub:
+  %ksr = call {{i64, i1}} @llvm.ssub.with.overflow.i64(i64 %kx, i64 %ky)
+  %ksv = extractvalue {{i64, i1}} %ksr, 0
+  %kso = extractvalue {{i64, i1}} %ksr, 1
+  br i1 %kso, label %fail, label %kstore
+kdivchk:
+  %kyz = icmp eq i64 %ky, 0
+  %kxmin = icmp eq i64 %kx, -9223372036854775808
+  %kym1 = icmp eq i64 %ky, -1
+  %kovf = and i1 %kxmin, %kym1
+  %kbad = or i1 %kyz, %kovf
+  br i1 %kbad, label %fail, label %kdiv
+kdiv:
+  %kq = sdiv i64 %kx, %ky
+  %kr = srem i64 %kx, %ky
+  %krnz = icmp ne i64 %kr, 0
+  %kxr = xor i64 %kr, %ky
+  %ksgn = icmp slt i64 %kxr, 0
+  %kadj = and i1 %krnz, %ksgn
+  %kq1 = sub i64 %kq, 1
+  %kr1 = add i64 %kr, %ky
+  %kqf = select i1 %kadj, i64 %kq1, i64 %kq
+  %krf = select i1 %kadj, i64 %kr1, i64 %kr
+  %kisfd = icmp eq i64 %kopc, 1
+  %kdvv = select i1 %kisfd, i64 %kqf, i64 %krf
+  br label %kstore
+kstore:
+  %kv = phi i64 [%kmv, %kmul], [%kav2, %kadd], [%ksv, %ksub], [%kdvv, %kdiv]
+  store i64 %kv, ptr %kdp
+  %knext = getelementptr i64, ptr %w, i64 8
+  br label %opnext
+fail:
+  store i64 %j, ptr %p3
+  store i64 1, ptr %p5
+  ret void
 int:
   %i1p = getelementptr i64, ptr %w, i64 1
   %opc = load i64, ptr %i1p
@@ -210,7 +441,8 @@ copy:
   %cnext = getelementptr i64, ptr %w, i64 6
   br label %opnext
 opnext:
-  %wnext = phi ptr [%pw, %callit], [%cnext, %copy], [%inext, %int]
+  %wnext = phi ptr [%pw, %callit], [%cnext, %copy], [%inext, %int], [%knext, %kstore], [%enext, %sel],
+                  [%tnext, %store], [%fnext, %fcalc]
   %o1 = add i64 %o, 1
   br label %oploop
 iterend:
@@ -269,11 +501,28 @@ class Table:
         self.words += [INT, SCALAR_OPS.index(op), dst[0], dst[1], a[0], a[1], b[0], b[1]]
         self.nops += 1
 
+    def checked_op(self, op: str, dst: tuple, a: tuple, b: tuple):
+        self.words += [CHECKED, CHECKED_OPS.index(op), dst[0], dst[1], a[0], a[1], b[0], b[1]]
+        self.nops += 1
+
+    def float_op(self, op: str, dst: tuple, a: tuple, b: tuple):
+        self.words += [FLOAT, FLOAT_OPS.index(op), dst[0], dst[1], a[0], a[1], b[0], b[1]]
+        self.nops += 1
+
+    def select(self, dst: tuple, cond: tuple, a: tuple, b: tuple):
+        self.words += [SELECT, dst[0], dst[1], cond[0], cond[1], a[0], a[1], b[0], b[1]]
+        self.nops += 1
+
+    def store(self, nbytes: int, dst: int, dst_step: int, src: tuple):
+        self.words += [STORE, nbytes, dst, dst_step, src[0], src[1]]
+        self.nops += 1
+
     def run(self, iterations: int, go_address: int = 0, check=None) -> int:
         """Run up to `iterations` iterations; the number run (a `while` stops when the bool at
         `go_address` is False after an iteration; any loop stops between chunks when `check()`
-        is False)."""
-        table = np.array([0, self.nops, go_address, 0, 0] + self.words, dtype=np.int64)
+        is False; `self.abandoned`: a CHECKED op stopped it in the middle of the next one)."""
+        table = np.array([0, self.nops, go_address, 0, 0, 0] + self.words, dtype=np.int64)
+        self.abandoned = False
         run, address, j = driver(), table.ctypes.data, 0
         while j < iterations:
             if check is not None and not check():
@@ -282,9 +531,13 @@ class Table:
             table[0], table[4] = end, j
             run(0, 1, address)
             j = int(table[3])
+            if table[5]:
+                self.abandoned = True
+                break
             if j < end or (go_address and not ctypes.c_bool.from_address(go_address).value):
                 break                     # the `while` condition was False
         return j
 
 
-__all__ = ["Table", "driver", "load_patch", "CALL", "COPY", "INT", "SCALAR_OPS"]
+__all__ = ["Table", "driver", "load_patch", "CALL", "COPY", "INT", "CHECKED", "SELECT", "STORE", "FLOAT",
+           "SCALAR_OPS", "CHECKED_OPS", "FLOAT_OPS"]
