@@ -9,7 +9,10 @@ element and the result after the loop, with NumPy's dtypes:
   any/all     or/and of `x != 0`
   mean        sum / count in the result dtype
   var/std     two passes (NumPy's algorithm): mean, then sum((x - mean)**2) / max(n - ddof, 0)
-  argmax/min  (best, index) with NumPy's rules: first maximum, first NaN wins
+  argmax/min  NumPy's rules (first maximum, first NaN wins) in two vectorised passes: the
+              extreme m (NaN-propagating), then the least index k with x[k] == m or x[k] NaN
+              (NaN only occurs when m is NaN; -0.0 == 0.0, so the first zero of either sign);
+              bool: one pass of (best, index) selects
 
 Float sums and products are reassociated (`fadd reassoc`) so they vectorise: results differ
 from NumPy's pairwise summation by rounding only. float32 sums, means and var/std accumulate
@@ -111,6 +114,12 @@ _BOOL_COMBINE = {"red_add": "red_or", "red_mul": "red_and", "red_max": "red_or",
                  "red_fmax": "red_or", "red_fmin": "red_and"}
 
 
+# NaN-skipping float extremes (nanmax, fmax.reduce) -> the NaN-propagating combiner and identity
+# they run as, over the elements with NaN replaced by the identity: LLVM vectorises a
+# llvm.maximum reduction but not a llvm.maxnum one (~10x)
+_NAN_SKIPPING = {"red_fmax": ("red_max", "lowest"), "red_fmin": ("red_min", "highest")}
+
+
 # accumulator dtype of a sum-like reduction whose result dtype is the key (see module doc)
 _ACC_DTYPE = {"float32": "float64"}
 
@@ -128,6 +137,17 @@ def _accumulate(b, name, dt, combine, value, phase, identity):
     phase.pre.append(Acc(acc, dt, _const(identity, dt)))
     phase.body.append(Update(acc, Op(combine, dt, (Var(acc, dt), cast(value, dt)))))
     return Var(acc, dt)
+
+
+def _nan_skipping(b, op, dt, combine, v, phase):
+    """A NaN-skipping extreme: the extreme of the non-NaN elements (identity substituted for a
+    NaN), and NaN when no element is not NaN. Zero signs are reported as by the combiner."""
+    combine, identity = _NAN_SKIPPING[combine]
+    fill = IDENTITY[identity](dt)
+    isnan = Op("isnan", "bool", (v,))
+    acc = _accumulate(b, op, dt, combine, Op("where", dt, (isnan, _const(fill, dt), v)), phase, fill)
+    seen = _accumulate(b, "seen", "bool", "red_or", Op("logical_not", "bool", (isnan,)), phase, False)
+    return Op("where", dt, (seen, acc, Const(float("nan"), dt)))
 
 
 def _let(b, phase, value, hint="r"):
@@ -174,6 +194,8 @@ def reduction_phases(b, node: Node, outer_vars: tuple) -> tuple[list, Var]:
     if op in SIMPLE:
         combine, identity = SIMPLE[op]
         v = element(p)
+        if combine in _NAN_SKIPPING and kind(dt) == "f":
+            return [p], _let(b, p, _nan_skipping(b, op, dt, combine, v, p))
         if op in ("any", "all"):
             v = cast(v, "bool")
         adt = wide if op in ("sum", "mean") else dt
@@ -190,16 +212,40 @@ def reduction_phases(b, node: Node, outer_vars: tuple) -> tuple[list, Var]:
         var = Op("true_divide", wide, (ss, divisor(b, node, wide, node.attr("ddof") or 0)))
         return [p, q], _let(b, q, cast(Op("sqrt", wide, (var,)) if op == "std" else var, dt))
     if op in ("argmax", "argmin"):
-        xdt = x.dtype.name
-        v = element(p)
-        lo, hi = _limits(xdt)
-        best, bidx, k = b.fresh("best"), b.fresh("bidx"), b.fresh("k")
-        p.pre += [Acc(best, xdt, _const(lo if op == "argmax" else hi, xdt)),
-                  Acc(bidx, "int64", Const(0, "int64")), Acc(k, "int64", Const(0, "int64"))]
-        better = Op("argbetter_max" if op == "argmax" else "argbetter_min", "bool",
-                    (v, Var(best, xdt)))
-        p.body += [Update(bidx, Op("where", "int64", (better, Var(k, "int64"), Var(bidx, "int64")))),
-                   Update(best, Op("where", xdt, (better, v, Var(best, xdt)))),
-                   Update(k, Op("add", "int64", (Var(k, "int64"), Const(1, "int64"))))]
-        return [p], _let(b, p, Var(bidx, "int64"), "arg")
+        if kind(x.dtype.name) == "b":
+            return _arg_select(b, op, x.dtype.name, element(p), p)
+        return _arg_two_pass(b, op, x.dtype.name, element, p, b.new_phase(extents))
     raise NotImplementedError(op)
+
+
+def _arg_select(b, op, xdt, v, p):
+    """argmax / argmin in one pass of (best, index) selects: a loop-carried chain that stays
+    scalar (bool inputs only, where the extreme is found in a few elements)."""
+    lo, hi = _limits(xdt)
+    best, bidx, k = b.fresh("best"), b.fresh("bidx"), b.fresh("k")
+    p.pre += [Acc(best, xdt, _const(lo if op == "argmax" else hi, xdt)),
+              Acc(bidx, "int64", Const(0, "int64")), Acc(k, "int64", Const(0, "int64"))]
+    better = Op("argbetter_max" if op == "argmax" else "argbetter_min", "bool", (v, Var(best, xdt)))
+    p.body += [Update(bidx, Op("where", "int64", (better, Var(k, "int64"), Var(bidx, "int64")))),
+               Update(best, Op("where", xdt, (better, v, Var(best, xdt)))),
+               Update(k, Op("add", "int64", (Var(k, "int64"), Const(1, "int64"))))]
+    return [p], _let(b, p, Var(bidx, "int64"), "arg")
+
+
+def _arg_two_pass(b, op, xdt, element, p, q):
+    """argmax / argmin as two reductions LLVM vectorises (module doc): a NaN-propagating extreme
+    in phase p, then in phase q the least flat index whose element equals it (or is NaN)."""
+    lo, hi = _limits(xdt)
+    peak = "red_peak_max" if op == "argmax" else "red_peak_min"
+    m = _let(b, p, _accumulate(b, "peak", xdt, peak, element(p), p, lo if op == "argmax" else hi), "peak")
+    k = b.fresh("k")
+    q.pre.append(Acc(k, "int64", Const(0, "int64")))
+    v = element(q)
+    hit = Op("equal", "bool", (v, m))
+    if kind(xdt) == "f":
+        hit = Op("logical_or", "bool", (hit, Op("isnan", "bool", (v,))))
+    last = int(np.iinfo(np.int64).max)
+    idx = _accumulate(b, "first", "int64", "red_min", Op("where", "int64", (hit, Var(k, "int64"),
+                                                                           Const(last, "int64"))), q, last)
+    q.body.append(Update(k, Op("add", "int64", (Var(k, "int64"), Const(1, "int64")))))
+    return [p, q], _let(b, q, idx, "arg")

@@ -352,6 +352,7 @@ FLOAT = {
     "red_mul": lambda e, t, a, b: e.emit(f"fmul reassoc {reg(t)} {a}, {b}", reg(t)),
     "red_max": _f_red_extreme("maximum"), "red_min": _f_red_extreme("minimum"),
     "red_fmax": _f_red_extreme("maxnum"), "red_fmin": _f_red_extreme("minnum"),
+    "red_peak_max": _intr("maximum"), "red_peak_min": _intr("minimum"),   # zero signs unreported
     "sort_vec": _f_sort_vec, "sort_pick": _f_sort_pick,
     "argbetter_max": _f_argbetter("ogt"), "argbetter_min": _f_argbetter("olt"),
 }
@@ -460,6 +461,7 @@ def _integer(signed):
         "fmax": _intr(f"{s}max"), "fmin": _intr(f"{s}min"),
         "red_max": _intr(f"{s}max"), "red_min": _intr(f"{s}min"),
         "red_fmax": _intr(f"{s}max"), "red_fmin": _intr(f"{s}min"),
+        "red_peak_max": _intr(f"{s}max"), "red_peak_min": _intr(f"{s}min"),
         "red_add": _ins("add"), "red_mul": _ins("mul"),
         "bitwise_and": _ins("and"), "bitwise_or": _ins("or"), "bitwise_xor": _ins("xor"),
         "left_shift": _i_shift("shl", signed), "right_shift": _i_shift("ashr" if signed else "lshr", signed),
