@@ -118,6 +118,17 @@ def test_nanmax_nanmin_match_numpy_with_warnings(dtype, shape, backend):
     assert ft.stats().graph_breaks == 0
 
 
+def test_max_tracks_nan_apart_from_a_vectorised_max():
+    """max/min: a `nnan` max (vmaxpd) and a NaN flag (the sign of a NaN result NumPy itself
+    does not keep consistently: not compared)."""
+    t = Traced(lambda x: (x.max(axis=1), x.min(), np.max(x, axis=0)), A(("n", "m")))
+    assert "red_max_nonan(" in t.run.loop_ir and "red_min_nonan(" in t.run.loop_ir
+    x = np.array([[1.0, -np.nan, 3.0, np.nan], [-0.0, -0.0, -1.0, -2.0], [np.inf, 1.0, -np.inf, 0.5]])
+    t.check(x)
+    got = ft.compile(lambda x: x.max(axis=1), backend="llvm")(x)
+    assert np.isnan(got[0]) and got[1] == 0.0 and np.signbit(got[1]) and got[2] == np.inf
+
+
 def test_argmax_is_two_vectorisable_passes():
     """The extreme, then the first index that equals it: no (best, index) select chain."""
     t = Traced(lambda x: x.argmax(axis=1), A(("n", "m")))
@@ -127,9 +138,9 @@ def test_argmax_is_two_vectorisable_passes():
 
 
 def test_nanmax_lowers_to_a_nan_propagating_max():
-    """llvm.maxnum reductions stay scalar; llvm.maximum over NaN-masked elements vectorises."""
+    """llvm.maxnum reductions stay scalar; a `nnan` max over NaN-masked elements vectorises."""
     t = Traced(lambda x: np.nanmax(x, axis=1), A(("n", "m")))
-    assert "red_fmax" not in t.run.loop_ir and "red_max(" in t.run.loop_ir
+    assert "red_fmax" not in t.run.loop_ir and "red_max_nonan(" in t.run.loop_ir
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         t.check(np.array([[np.nan, np.nan], [np.nan, -np.inf], [-0.0, np.nan]]))
