@@ -1,4 +1,4 @@
-"""argmax/argmin (two vectorised passes: the extreme, then its first index) and nanmax/nanmin
+"""argmax/argmin (two vectorised passes: the extreme, then its first index), max/min and nanmax/nanmin
 (a NaN-propagating max over NaN-masked elements) equal NumPy exactly: first index of ties,
 first NaN wins, -0.0 == 0.0 ties, all-NaN slices (NaN and NumPy's RuntimeWarning), signed
 zeros of the result; sizes 1 and past a few vector widths, non-contiguous, negative strides,
@@ -43,6 +43,11 @@ def _float_specials(x):
     y[y == 0] = -0.0
     y.flat[::3] = 0.0
     out.append(y)
+    z = -np.abs(x)
+    z[z == 0] = -0.0
+    out.append(z.copy())                                  # max -0.0: only negative zeros
+    z.flat[::4] = 0.0
+    out.append(z)                                         # max 0 of both signs: NumPy's order decides
     out.append(np.where(x > 0, np.inf, -np.inf).astype(x.dtype))
     out.append(np.full(x.shape, -np.inf, x.dtype))
     return out
@@ -67,7 +72,8 @@ def _same(got, want):
 
 def args(x):
     return (x.argmax(), x.argmin(), x.argmax(axis=1), x.argmin(axis=1), x.argmax(axis=0),
-            np.argmin(x, axis=0, keepdims=True), (x * 2).argmax(axis=-1))
+            np.argmin(x, axis=0, keepdims=True), (x * 2).argmax(axis=-1),
+            x.max(), x.min(axis=1), np.max(x, axis=0, keepdims=True), (x * 2).min())
 
 
 @pytest.mark.parametrize("dtype", ("float64", "float32", "int64", "int8", "uint16", "bool"))
