@@ -1,6 +1,8 @@
 """The NumPy-API workloads of issue 14 against NumPy eager, in one process (interleaved medians).
 
-Run: python benchmarks/bench_numpy_api.py [--quick]
+Run: python benchmarks/bench_numpy_api.py [--quick] [--reductions] [-k NAME]
+--reductions: max/min/argmax/argmin/nanmax/sum rows against NumPy's SIMD loops (float32 and
+float64, 1e3..4e6 elements, C and F order; target >= 0.95x, >= 1.5x for (x*x).max()).
 Targets (issue 14): >= 1.5x where a fused kernel applies (np.roll / np.pad stencils, the masked
 scatter, the triangle mask, np.linalg.norm, np.sort of short rows, np.take_along_axis,
 np.nanmean), >= 0.95x where an opaque NumPy call runs inside the graph (np.einsum, x[ids]).

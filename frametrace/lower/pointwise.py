@@ -37,9 +37,10 @@ def kind(dtype: str) -> str:
 
 # internal ops: affine(Affine) -> int64 index value, cast, where(c, a, b), clip(x, lo, hi) with np.clip's NaN rules,
 # reduction combiners red_add/red_mul (reassoc for floats), red_max/red_min (NaN-propagating),
-# red_fmax/red_fmin (NaN-skipping), red_max_nonan/red_min_nonan (elements never NaN where the
-# result is used: NaN is tracked apart; vmaxpd), red_peak_max/red_peak_min (the same, zero signs not
-# reported: the first pass of argmax/argmin, which compares equal), sort_vec(row...) / sort_pick(sorted, k, lanes) (lower/sorting.py),
+# red_fmax/red_fmin (NaN-skipping), red_max_nonan/red_min_nonan (a `nnan` max, vmaxpd: the
+# reduction masks and tracks NaN apart), red_peak_max/red_peak_min (unmasked, zero signs not
+# reported: argmax/argmin's first pass, which compares equal),
+# sort_vec(row...) / sort_pick(sorted, k, lanes) (lower/sorting.py),
 # gather_pos(index, n) -> the in-bounds int64 position of a gather (take_along_axis),
 # red_and/red_or, argbetter_max/argbetter_min(x, best) -> bool (NumPy's first-NaN rule).
 # clip_scalar(x, lo, hi): NumPy's clip loop for bounds that do not move (scalars, size-1 arrays): ties keep x.
