@@ -1,8 +1,10 @@
 """VariableBuilder: turn a real input value into a VariableTracker, installing the guards it needs.
 
 Arrays become graph inputs whose sizes are static ints or ShapeEnv symbols as the dynamic
-policy decides; Python ints follow the same policy; floats are graph inputs (never baked in);
-other values are constants guarded by equality or identity.
+policy decides; Python ints follow the same policy; floats are graph inputs (never baked in), except
+the float constants of NumPy and `math` (`np.inf`, `np.pi`, `math.e`, ...) read from a global or an
+attribute, which are constants guarded by value; other values are constants guarded by equality or
+identity.
 """
 from __future__ import annotations
 
@@ -116,6 +118,9 @@ class VariableBuilder:
         if t is float:
             if source is None:
                 return ConstantVariable(value)
+            if source.is_attribute_or_global and _is_module_float_constant(value):
+                g.equals(source, value)          # by bits: np.nan stays a constant too
+                return ConstantVariable(value, source)
             g.type(source, value)
             proxy = self.output.builder.input_scalar(source.name, float)
             self.output.graph_inputs.append((proxy.node, source))
@@ -332,6 +337,18 @@ def _is_builtin(value) -> bool:
 
 _BUILTIN_TYPES = (range, enumerate, zip, int, float, bool, tuple, list, dict, reversed, type, iter, map, filter,
                   super)
+
+
+# The float objects NumPy and `math` export (np.inf, np.nan, np.pi, np.e, np.euler_gamma, math.tau,
+# ...), kept alive here so identity with them is meaningful: `np.inf`, `from numpy import pi` or a
+# global aliasing one of them is the library's constant, not a run-time number.
+_MODULE_FLOATS = tuple({id(v): v for module in (np, math) for v in vars(module).values()
+                        if type(v) is float}.values())
+_MODULE_FLOAT_IDS = frozenset(id(v) for v in _MODULE_FLOATS)
+
+
+def _is_module_float_constant(value) -> bool:
+    return id(value) in _MODULE_FLOAT_IDS
 
 
 def _is_mutable(value) -> bool:

@@ -112,6 +112,7 @@ class FunctionEmitter:
         self.tiny = kernel.work.isdigit() and 0 < int(kernel.work) <= TINY_WORK   # "0": unknown
         self.fp = fpflags.uses_status_register(kernel)   # entry reads the FP status flags (fpflags.py)
         self.flags = None            # the integer flag accumulator (an alloca), once raise_flag used
+        self.zeros: dict = {}        # int type -> (smin, umin) accumulators of zero_signs
 
     # -- basic emission ----------------------------------------------------------------
     def emit(self, rhs: str, ty: str) -> str:
@@ -146,6 +147,30 @@ class FunctionEmitter:
             self.mod.decls.add(fpflags.WORD_DECL)
         old = self.emit(f"load i32, ptr {self.flags}", "i32")
         self.line(f"store i32 {self.emit(f'or i32 {old}, {bit}', 'i32')}, ptr {self.flags}")
+
+    def zero_signs(self, dt: str, x: str):
+        """Record the sign of float x if it is a zero (fpflags.ZERO_SIGNS) with two integer
+        minima of its bits, one vpminsq + one vpminuq per vector (a select-and-OR per element
+        cost ~2x the max itself): -0.0's bits are the least signed integer, +0.0's the least
+        unsigned one. The body's exit turns them into the flag bits."""
+        it = T.reg("int64" if dt == "float64" else "int32")
+        if it not in self.zeros:
+            w = int(it[1:])
+            accs = (f"%zs.neg.{it}", f"%zs.pos.{it}")
+            self.allocas += [f"  {accs[0]} = alloca {it}", f"  store {it} {2 ** (w - 1) - 1}, ptr {accs[0]}",
+                             f"  {accs[1]} = alloca {it}", f"  store {it} -1, ptr {accs[1]}"]
+            self.zeros[it] = accs
+        b = self.emit(f"bitcast {T.reg(dt)} {x} to {it}", it)
+        for acc, fn in zip(self.zeros[it], ("smin", "umin")):
+            old = self.emit(f"load {it}, ptr {acc}", it)
+            self.line(f"store {it} {self.emit(f'call {it} @llvm.{fn}.{it}({it} {old}, {it} {b})', it)}, ptr {acc}")
+
+    def _zero_sign_bits(self):
+        for it, (neg, pos) in self.zeros.items():
+            w = int(it[1:])
+            for acc, least, bit in ((neg, -2 ** (w - 1), fpflags.NEG_ZERO), (pos, 0, fpflags.POS_ZERO)):
+                seen = self.emit(f"icmp eq {it} {self.emit(f'load {it}, ptr {acc}', it)}, {least}", "i1")
+                self.raise_bits(self.emit(f"select i1 {seen}, i32 {bit}, i32 0", "i32"))
 
     def intrinsic(self, name: str, dt: str, *xs) -> str:
         ty = T.reg(dt)
@@ -440,6 +465,7 @@ class FunctionEmitter:
         k = self.k
         self.label("entry")
         self.body(k.body)
+        self._zero_sign_bits()
         if self.flags is not None:
             self.lines += fpflags.exit_ir(self.flags)
         self.line("ret void")

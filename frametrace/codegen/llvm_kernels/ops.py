@@ -195,16 +195,33 @@ def _f_argbetter(pred):                      # first max/min wins; the first NaN
     return rule
 
 
-def _f_red_extreme(name):
+def _f_red_extreme(name, signs=True):
     """max / min reduction combiner (acc, x): NaN-propagating (llvm.maximum), or NaN-skipping
     for fmax / fmin (llvm.maxnum: NaN only when both are), and reporting the sign of a zero x
     (fpflags.ZERO_SIGNS: with both signs seen, NumPy's result depends on its order)."""
     def rule(e, t, acc, x):
-        zero = e.emit(f"fcmp oeq {reg(t)} {x}, 0.0", "i1")
-        sign = e.emit(f"select i1 {_f_signbit(e, t, x)}, i32 {BIT['neg_zero']}, i32 {BIT['pos_zero']}", "i32")
-        e.raise_bits(e.emit(f"select i1 {zero}, i32 {sign}, i32 0", "i32"))
+        if signs:
+            _zero_sign(e, t, x)
         return e.intrinsic(name, t, acc, x)
     return rule
+
+
+def _zero_sign(e, t, x):
+    e.zero_signs(t, x)
+
+
+def _f_red_nonan(name, signs):
+    """max / min combiner over elements that are never NaN (the reduction masks and tracks NaN
+    apart, lower/reductions.py): `nnan nsz` llvm.maxnum, a vmaxpd that LLVM vectorises."""
+    def rule(e, t, acc, x):
+        if signs:
+            _zero_sign(e, t, x)
+        T = reg(t)
+        return e.emit(f"call nnan nsz {T} @llvm.{name}.{_SUFFIX_OF[T]}({T} {acc}, {T} {x})", T)
+    return rule
+
+
+_SUFFIX_OF = {"double": "f64", "float": "f32"}
 
 
 _NAN_BITS = {"float64": 0x7FF8000000000000, "float32": 0x7FC00000}    # np.nan's bits
@@ -352,6 +369,8 @@ FLOAT = {
     "red_mul": lambda e, t, a, b: e.emit(f"fmul reassoc {reg(t)} {a}, {b}", reg(t)),
     "red_max": _f_red_extreme("maximum"), "red_min": _f_red_extreme("minimum"),
     "red_fmax": _f_red_extreme("maxnum"), "red_fmin": _f_red_extreme("minnum"),
+    "red_max_nonan": _f_red_nonan("maxnum", True), "red_min_nonan": _f_red_nonan("minnum", True),
+    "red_peak_max": _f_red_nonan("maxnum", False), "red_peak_min": _f_red_nonan("minnum", False),
     "sort_vec": _f_sort_vec, "sort_pick": _f_sort_pick,
     "argbetter_max": _f_argbetter("ogt"), "argbetter_min": _f_argbetter("olt"),
 }
@@ -460,6 +479,8 @@ def _integer(signed):
         "fmax": _intr(f"{s}max"), "fmin": _intr(f"{s}min"),
         "red_max": _intr(f"{s}max"), "red_min": _intr(f"{s}min"),
         "red_fmax": _intr(f"{s}max"), "red_fmin": _intr(f"{s}min"),
+        "red_peak_max": _intr(f"{s}max"), "red_peak_min": _intr(f"{s}min"),
+        "red_max_nonan": _intr(f"{s}max"), "red_min_nonan": _intr(f"{s}min"),
         "red_add": _ins("add"), "red_mul": _ins("mul"),
         "bitwise_and": _ins("and"), "bitwise_or": _ins("or"), "bitwise_xor": _ins("xor"),
         "left_shift": _i_shift("shl", signed), "right_shift": _i_shift("ashr" if signed else "lshr", signed),
@@ -486,6 +507,7 @@ def _b(op):
 BOOL = {
     "add": _b("or"), "maximum": _b("or"), "fmax": _b("or"), "bitwise_or": _b("or"),
     "logical_or": _b("or"), "red_or": _b("or"), "red_max": _b("or"), "red_fmax": _b("or"),
+    "red_max_nonan": _b("or"), "red_peak_max": _b("or"), "red_min_nonan": _b("and"), "red_peak_min": _b("and"),
     "multiply": _b("and"), "minimum": _b("and"), "fmin": _b("and"), "bitwise_and": _b("and"),
     "logical_and": _b("and"), "red_and": _b("and"), "red_min": _b("and"), "red_fmin": _b("and"),
     "bitwise_xor": _b("xor"), "logical_xor": _b("xor"), "not_equal": _b("xor"),

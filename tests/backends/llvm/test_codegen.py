@@ -107,16 +107,18 @@ SOFTMAX_LOOP_IR = """\
 kernel k0(b0: float64[2d] = in0, b1: float64[2d] out = v4); arg0: int64 = s1, arg1: int64 = s0:
   for o0 in [0:int64, arg1) split:
     acc max1: float64 = -inf:float64
+    acc nan2: bool = False:bool
     for i0 in [0:int64, arg0):
-      max1 := red_max(max1, b0[o0, i0]):float64
-    let r2 = max1
-    acc sum3: float64 = 0.0:float64
+      max1 := red_max_nonan(max1, where(isnan(b0[o0, i0]):bool, -inf:float64, b0[o0, i0]):float64):float64
+      nan2 := red_or(nan2, isnan(b0[o0, i0]):bool):bool
+    let r3 = where(nan2, nan:float64, max1):float64
+    acc sum4: float64 = 0.0:float64
     for i0 in [0:int64, arg0):
-      sum3 := red_add(sum3, exp(subtract(b0[o0, i0], r2):float64):float64):float64
-      b1[o0, i0] = exp(subtract(b0[o0, i0], r2):float64):float64
-    let r4 = sum3
+      sum4 := red_add(sum4, exp(subtract(b0[o0, i0], r3):float64):float64):float64
+      b1[o0, i0] = exp(subtract(b0[o0, i0], r3):float64):float64
+    let r5 = sum4
     for i0 in [0:int64, arg0):
-      b1[o0, i0] = true_divide(b1[o0, i0], r4):float64"""
+      b1[o0, i0] = true_divide(b1[o0, i0], r5):float64"""
 
 
 def test_softmax_loop_ir_golden():

@@ -127,7 +127,8 @@ def test_integer_division_flags_need_no_status_register():
 def test_flag_tables_come_from_the_registry():
     assert {"isnan", "copysign", "where", "floor"} <= fpflags._QUIET
     assert fpflags._INT_DIVIDE == {"floor_divide", "remainder", "fmod"}
-    assert fpflags._EXTREMA == {"red_max", "red_min", "red_fmax", "red_fmin"}   # max / min, nanmax / nanmin
+    assert fpflags._EXTREMA == {"red_max", "red_min", "red_fmax", "red_fmin",   # max / min, nanmax / nanmin
+                                "red_max_nonan", "red_min_nonan"}               # as lowered (NaN apart)
     for name in fpflags._INT_DIVIDE:                 # an integer loop that can report
         assert isinstance(OPS[name].lowering, Loop) and "i" in OPS[name].lowering.kinds
     assert not {"add", "multiply", "log", "exp", "true_divide"} & fpflags._QUIET
