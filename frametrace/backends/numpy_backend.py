@@ -9,6 +9,7 @@ import numpy as np
 import sympy
 
 from ..ir.graph import Graph, IndexSlice, Node
+from ..ir.ops.elementwise import scalar_operator
 from ..ir.ops.mutation import READ_ONLY
 from ..ir.registry import get_op
 
@@ -66,6 +67,9 @@ def generate_source(graph: Graph):
         op = get_op(node.op)
         ref = f"___op_{node.op}"
         consts[ref] = op.ref
+        if scalar_operator(node) is not None:      # `a * b` on NumPy scalars: their scalar math
+            ref = f"___pyop_{node.op}"
+            consts[ref] = scalar_operator(node)
         args = ", ".join(_arg_code(a, names, sym_names, consts) for a in node.args)
         # a gather's `size` is the unbacked symbol its own result defines
         attrs = [(k, v) for k, v in node.call_attrs if not (op.kind == "gather" and k == "size")]

@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import Unsupported
 from ..shapes.functions import ToFloat
 from .fake import FakeArray, FakeScalar
-from .graph import ERRSTATE, Graph, IndexSlice, Node
+from .graph import ERRSTATE, SCALAR_MATH, Graph, IndexSlice, Node
 from .registry import get_op
 
 
@@ -132,6 +132,17 @@ class GraphBuilder:
             return self._emit("assign", dst, src)
         return self._emit(op, *args, **attrs)
 
+    operator: bool = False      # emitting a Python operator (emit_operator)
+
+    def emit_operator(self, op: str, *args):
+        """`op` written as a Python operator (`a * b`, `-a`): when the result is a NumPy scalar
+        the node is marked SCALAR_MATH (graph.py): eager NumPy runs it with its scalar math."""
+        self.operator = True
+        try:
+            return self.emit(op, *args)
+        finally:
+            self.operator = False
+
     def push_predicate(self, cond: Proxy) -> None:
         """Enter a branch taken when `cond` (a bool value) holds, inside the current one."""
         if self.predicates:
@@ -161,7 +172,10 @@ class GraphBuilder:
             _check_write_target(args[0].node, op)
         result = opdef.meta(*_meta_arg(args), **{k: _meta_arg(v) for k, v in attrs.items()})
         node_attrs = tuple(sorted((k, self.lift_args(to_expr(v))) for k, v in attrs.items()))
-        if self.errstate and opdef.fp_errors != "none":
+        scalar_math = self.operator and isinstance(result, FakeArray) and result.scalar
+        if scalar_math:
+            node_attrs = tuple(sorted(node_attrs + ((SCALAR_MATH, True),)))
+        if self.errstate and (opdef.fp_errors != "none" or scalar_math):
             node_attrs = tuple(sorted(node_attrs + ((ERRSTATE, self.errstate),)))
         node_args = tuple(self.lift_args(to_expr(a)) for a in args)
         if result is None:

@@ -15,8 +15,11 @@ Program order matters: mutation nodes (op kind "mutation") write into the buffer
 earlier value (an input or a view of one); everything after them sees the new contents.
 
 A node recorded inside a traced `with np.errstate(...)` block whose op may report an FP error
-carries the block's modes as its `errstate` attribute (ERRSTATE: ((kind, mode), ...)); it is
-not an argument of the op (`call_attrs` leaves it out), the backends run the node under it.
+carries the block's modes as its `errstate` attribute (ERRSTATE: ((kind, mode), ...)); a
+Python operator on NumPy scalars (`x[0] * x[1]`) is marked SCALAR_MATH: NumPy's scalar math
+computes it, which reports integer overflow ("overflow encountered in scalar multiply") where
+the ufunc does not. Neither is an argument of the op (`call_attrs` leaves them out); the
+backends run the node under them.
 
 Graph inputs are nodes with op "input": arrays (`kind="array"`) and Python scalars that are
 inputs rather than constants (`kind="scalar"`, e.g. a float argument). Size symbols are not
@@ -33,6 +36,8 @@ import sympy
 
 _ids = itertools.count()
 ERRSTATE = "errstate"      # the attribute of nodes recorded inside a traced `with np.errstate` block
+SCALAR_MATH = "scalar_math"    # a Python operator on NumPy scalars: NumPy's scalar math runs it
+ANNOTATIONS = (ERRSTATE, SCALAR_MATH)     # attributes that are not parameters of the op
 
 
 @dataclass(frozen=True)
@@ -74,8 +79,8 @@ class Node:
 
     @property
     def call_attrs(self) -> tuple:
-        """The attributes the op's meta rule and reference take (not ERRSTATE)."""
-        return tuple(kv for kv in self.attrs if kv[0] != ERRSTATE)
+        """The attributes the op's meta rule and reference take (not the ANNOTATIONS)."""
+        return tuple(kv for kv in self.attrs if kv[0] not in ANNOTATIONS)
 
     @property
     def errstate(self) -> dict | None:

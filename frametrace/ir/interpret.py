@@ -16,6 +16,7 @@ import numpy as np
 import sympy
 
 from .graph import Graph, IndexSlice, Node
+from .ops.elementwise import scalar_operator
 from .registry import get_op
 
 
@@ -56,8 +57,9 @@ def interpret(graph: Graph, inputs: dict, symbols: dict | None = None) -> list:
         # a gather's `size` is the unbacked symbol its own result defines
         attrs = {k: value(v) for k, v in node.call_attrs if not (op.kind == "gather" and k == "size")}
         modes = node.errstate                 # a node of a traced `with np.errstate` block
+        fn = scalar_operator(node) or op.ref   # `a * b` on NumPy scalars: their scalar math
         with np.errstate(**modes) if modes else contextlib.nullcontext():
-            env[node] = op.ref(*(value(a) for a in node.args), **attrs)
+            env[node] = fn(*(value(a) for a in node.args), **attrs)
         for d, dim in enumerate(node.shape if node.dtype is not None else ()):
             if isinstance(dim, sympy.Symbol) and dim not in binding:
                 binding[dim] = sympy.Integer(env[node].shape[d])

@@ -17,7 +17,7 @@ import weakref
 import numpy as np
 import sympy
 
-from ..ir.graph import Node, fold_operands_first
+from ..ir.graph import SCALAR_MATH, Node, fold_operands_first
 from ..ir.ops.elementwise import BINARY, UNARY          # registers the elementwise ops
 from ..ir.registry import OPS, Loop, lowered_as, lowering
 from .loop_ir import Const, Op, cast
@@ -44,7 +44,11 @@ def kind(dtype: str) -> str:
 # gather_pos(index, n) -> the in-bounds int64 position of a gather (take_along_axis),
 # red_and/red_or, argbetter_max/argbetter_min(x, best) -> bool (NumPy's first-NaN rule).
 # clip_scalar(x, lo, hi): NumPy's clip loop for bounds that do not move (scalars, size-1 arrays): ties keep x.
-_INTERNAL = ("affine cast where clip clip_scalar red_add red_mul red_max red_min red_fmax red_fmin red_and red_or "
+# scalar_add/subtract/multiply/negative/absolute: integer `a * b` on NumPy scalars (graph.SCALAR_MATH),
+# whose overflow NumPy's scalar math reports (the "over" flag; fpflags.SCALAR_INT).
+SCALAR_INT = frozenset({"scalar_add", "scalar_subtract", "scalar_multiply", "scalar_negative", "scalar_absolute"})
+_INTERNAL = ("scalar_add scalar_subtract scalar_multiply scalar_negative scalar_absolute "
+             "affine cast where clip clip_scalar red_add red_mul red_max red_min red_fmax red_fmin red_and red_or "
              "red_peak_max red_peak_min red_max_nonan red_min_nonan sort_vec sort_pick gather_pos "
              "argbetter_max argbetter_min")
 
@@ -236,6 +240,8 @@ def lower_elementwise(node: Node, exprs: list):
             return cast(rewritten, out)
     if LOOP_OPS.get((body, kind(ins[0]))) != len(args):
         raise NotLowerable(f"{name} on {ins[0]}")
+    if node.attr(SCALAR_MATH) and kind(ins[0]) in "iu" and f"scalar_{body}" in SCALAR_INT:
+        return Op(f"scalar_{body}", out, args)         # overflow reported as NumPy's scalar math does
     return Op(body, out, args)
 
 

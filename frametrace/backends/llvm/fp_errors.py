@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...codegen.llvm_kernels import fpflags
-from ...ir.graph import ERRSTATE, Node
+from ...ir.graph import ERRSTATE, SCALAR_MATH, Node
 from ...ir.ops.loops import written_values
 from ...ir.registry import get_op
 from ..numpy_backend import compile_graph as numpy_compile
@@ -109,7 +109,7 @@ class ErrorModes:
         """None when no node of the graph (or of its loop bodies) is in a traced block."""
         contexts, blocks = set(), False
         for n in _nodes(graph):
-            if get_op(n.op).fp_errors != "none":
+            if get_op(n.op).fp_errors != "none" or n.attr(SCALAR_MATH):
                 modes = n.attr(ERRSTATE)
                 blocks |= bool(modes)
                 contexts.add(modes or None)

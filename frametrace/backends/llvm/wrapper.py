@@ -26,6 +26,7 @@ from ...ir.registry import get_op
 from ...lower.fusion import KernelStep, WrapperStep
 from ...lower.schedule import Plan
 from ...lower.weak_ints import check_positions
+from ...ir.ops.elementwise import scalar_operator
 from ...ir.ops.loops import written_values
 from . import fp_errors, runtime
 from .layouts import Layouts, alloc, relayout
@@ -137,7 +138,7 @@ class _Gen:
             # assign_ref: NumPy's own error for a read-only destination is the same
             self.lines.append(f"    {self.plan.var[dst]}[...] = {self.arg(n.args[1])}    # assign")
             return
-        ref = self.const(op.ref, f"op_{n.op}_")
+        ref = self.const(scalar_operator(n) or op.ref, f"op_{n.op}_")   # `a * b` on NumPy scalars
         attrs = [(k, v) for k, v in n.call_attrs if not (op.kind == "gather" and k == "size")]
         native = getattr(self.plan, "loop_natives", {}).get(n)
         driver = getattr(self.plan, "array_loops", {}).get(n)

@@ -47,6 +47,7 @@ import llvmlite.binding as llvm
 from ...ir import ops as _registered  # noqa: F401  (registers every op the queries below read)
 from ...ir.registry import Reduction, lowered_as, ops_where
 from ...lower.loop_ir import Const, Op, walk_exprs
+from ...lower.pointwise import SCALAR_INT   # integer ops on NumPy scalars: overflow reported
 
 SYMBOL = "frametrace_fpflags"
 INVALID, DIVIDE, OVERFLOW, UNDERFLOW = 0x1, 0x4, 0x8, 0x10   # MXCSR status bits NumPy reports
@@ -110,6 +111,8 @@ def _raises(e) -> bool:
                                                 or (operand, e.dtype) == ("float64", "float32"))
     if operand.startswith("float") or e.dtype.startswith("float"):
         return e.op not in _QUIET
+    if e.op in SCALAR_INT:
+        return True
     divisor = e.args[1] if len(e.args) == 2 else None      # x // 3: never zero, never -1
     if isinstance(divisor, Const) and divisor.value not in (0, -1):
         return False
@@ -140,8 +143,10 @@ def uses_status_register(kernel) -> bool:
 
 
 def _integer_divide(e) -> bool:
+    """An integer division or an integer NumPy-scalar operation: reported through the accumulator."""
     operand = getattr(e.args[0], "dtype", e.dtype) if e.args else e.dtype
-    return e.op in _INT_DIVIDE and not operand.startswith("float") and not e.dtype.startswith("float")
+    return (e.op in _INT_DIVIDE or e.op in SCALAR_INT) and not operand.startswith("float") \
+        and not e.dtype.startswith("float")
 
 
 def _exprs(body):

@@ -469,9 +469,45 @@ def _i_clip(s):
     return rule
 
 
+def _i_checked(name):
+    """`a <op> b` on NumPy integer scalars: the wrapped result, reporting "over"flow as
+    NumPy's scalar math does (its ufunc loops wrap silently)."""
+    def rule(e, t, a, b):
+        T = reg(t)
+        pair = e.emit(f"call {{{T}, i1}} @llvm.{name}.with.overflow.{T}({T} {a}, {T} {b})", f"{{{T}, i1}}")
+        return raise_flag_if(e, t, e.emit(f"extractvalue {{{T}, i1}} {pair}, 1", "i1"),
+                             e.emit(f"extractvalue {{{T}, i1}} {pair}, 0", T), "over")
+    return rule
+
+
+def _i_scalar_negative(signed):
+    def rule(e, t, x):
+        T = reg(t)                      # -MIN wraps; -x of an unsigned x != 0 wraps too
+        bad = e.emit(f"icmp eq {T} {x}, {_int_min(t)}", "i1") if signed else e.emit(f"icmp ne {T} {x}, 0", "i1")
+        return raise_flag_if(e, t, bad, e.emit(f"sub {T} 0, {x}", T), "over")
+    return rule
+
+
+def _i_scalar_absolute(signed):
+    def rule(e, t, x):
+        T = reg(t)
+        if not signed:
+            return x
+        bad = e.emit(f"icmp eq {T} {x}, {_int_min(t)}", "i1")
+        return raise_flag_if(e, t, bad, e.emit(f"call {T} @llvm.abs.{T}({T} {x}, i1 false)", T), "over")
+    return rule
+
+
+def _int_min(t) -> int:
+    return -(1 << (int(reg(t)[1:]) - 1))
+
+
 def _integer(signed):
     s = "s" if signed else "u"
     return {
+        "scalar_add": _i_checked(f"{s}add"), "scalar_subtract": _i_checked(f"{s}sub"),
+        "scalar_multiply": _i_checked(f"{s}mul"), "scalar_negative": _i_scalar_negative(signed),
+        "scalar_absolute": _i_scalar_absolute(signed),
         "add": _ins("add"), "subtract": _ins("sub"), "multiply": _ins("mul"),
         "floor_divide": _i_divmod(signed, 0), "remainder": _i_divmod(signed, 1),
         "fmod": _i_fmod(signed),

@@ -50,7 +50,7 @@ def _binary(b, table, op, lhs, rhs):
     if not is_proxy(lhs) and not is_proxy(rhs):
         return pyop(lhs, rhs)                 # sizes and constants: symbolic Python arithmetic
     ctx = f"operator {op}"
-    return b.emit(name, check_operand(lhs, ctx), check_operand(rhs, ctx))
+    return b.emit_operator(name, check_operand(lhs, ctx), check_operand(rhs, ctx))
 
 
 def binary_op(b, op: str, lhs, rhs):
@@ -89,7 +89,7 @@ def unary_op(b, op: str, x):
     name, pyop = UNARY_OPERATORS[op]
     if not is_proxy(x):
         return pyop(x)
-    return b.emit(name, check_operand(x, f"operator {op}"))
+    return b.emit_operator(name, check_operand(x, f"operator {op}"))
 
 
 def inplace_op(b, op: str, target, rhs):

@@ -21,6 +21,7 @@ import operator
 import numpy as np
 
 from ..fake import FakeScalar
+from ..graph import SCALAR_MATH
 from ..registry import Loop, NumpyCall, register
 from .broadcast import broadcast_shapes
 from .promotion import PY_TYPES, fake_like, is_weak, probe, python_result_type, shape_of
@@ -70,6 +71,16 @@ _MATH = ("exp exp2 expm1 log log2 log10 log1p sin cos tan arcsin arccos arctan s
 _EXPENSIVE = _MATH + ["logaddexp", "logaddexp2"]
 # floating-point errors (registry.FP_ERRORS): ufuncs that never report one on any input, and
 # those whose integer loops report a zero divisor; every other ufunc: "float"
+# the Python operator of each op written with one (`a * b`, `-a`): on NumPy scalars NumPy's
+# scalar math computes it (graph.SCALAR_MATH), on arrays the ufunc
+OPERATORS = {name: f for table in (UNARY, BINARY) for name, f in table.items() if f is not None}
+
+
+def scalar_operator(node):
+    """The Python operator a backend calls for `node` when it is SCALAR_MATH, else None."""
+    return OPERATORS.get(node.op) if node.attr(SCALAR_MATH) else None
+
+
 _FP_QUIET = ("isnan isinf isfinite signbit copysign negative positive absolute fabs floor ceil trunc "
              "rint logical_not logical_and logical_or logical_xor").split()
 _INT_DIVIDE = ("floor_divide", "remainder", "fmod")
