@@ -76,6 +76,12 @@ class ModuleContext:
                           f'!{n + 2} = !{{!"llvm.loop.unroll.disable"}}']
         return f"!{n}"
 
+    def no_unroll_md(self) -> str:
+        """!llvm.loop metadata: do not unroll (outer loops of a reordered nest, loop_order.py)."""
+        n = len(self.metadata)
+        self.metadata += [f"!{n} = distinct !{{!{n}, !{n + 1}}}", f'!{n + 1} = !{{!"llvm.loop.unroll.disable"}}']
+        return f"!{n}"
+
     def interleave_md(self, count: int) -> str:
         """!llvm.loop metadata: vectorise with `count` vectors per iteration, the tail in
         masked vectors (no scalar remainder and no vector epilogue: less code to compile)."""

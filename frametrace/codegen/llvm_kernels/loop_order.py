@@ -126,12 +126,30 @@ def emit_nest(em, nest: list):
             pos_bounds[0] = _share(em, *pos_bounds[0], bounds[0][1])
         inner_loop = Loop(nest[c].var, nest[c].stop, nest[-1].body, nest[c].start)
 
-        def innermost(counters, c=c, others=others, inner_loop=inner_loop):
-            for k in others:                     # level k's index: the counter at its position
-                v = counters[0]
-                for p in range(1, n - 1):
-                    v = em.emit(f"select i1 {at[(k, n - 1 - p)]}, i64 {counters[p]}, i64 {v}", "i64")
-                em.env[nest[k].var] = v
+        # level k's index is the counter at its position: through a small array indexed by
+        # level, at slots LLVM cannot know (a volatile round trip): selects on the order in the
+        # loop, or stores it can forward, get unswitched into a copy of the inner loop per order
+        slots = []
+        if n > 2:
+            table, hidden = f"%order.at{em.new_label('')}", f"%order.slot{em.new_label('')}"
+            em.allocas += [f"  {table} = alloca [{n} x i64]", f"  {hidden} = alloca i64"]
+            for p in range(n - 1):
+                lvl = str(others[0])
+                for k in others[1:]:
+                    lvl = em.emit(f"select i1 {at[(k, n - 1 - p)]}, i64 {k}, i64 {lvl}", "i64")
+                em.line(f"store volatile i64 {lvl}, ptr {hidden}")
+                lvl = em.emit(f"load volatile i64, ptr {hidden}", "i64")
+                slots.append(em.emit(f"getelementptr [{n} x i64], ptr {table}, i64 0, i64 {lvl}", "ptr"))
+
+        def innermost(counters, c=c, others=others, inner_loop=inner_loop, slots=slots):
+            if n == 2:
+                em.env[nest[others[0]].var] = counters[0]
+            else:
+                for p in range(n - 1):
+                    em.line(f"store i64 {counters[p]}, ptr {slots[p]}")
+                for k in others:
+                    ptr = em.emit(f"getelementptr [{n} x i64], ptr {table}, i64 0, i64 {k}", "ptr")
+                    em.env[nest[k].var] = em.emit(f"load i64, ptr {ptr}", "i64")
             em.loop_in(inner_loop, *bounds[c])
         _outer_loops(em, pos_bounds, [], innermost)
         em.line(f"br label %{done}")
@@ -184,7 +202,8 @@ def _outer_loops(em, pos_bounds: list, counters: list, innermost):
     _outer_loops(em, pos_bounds, counters + [j], innermost)
     em.cse = saved
     nxt = em.emit(f"add nuw nsw i64 {j}, 1", "i64")
-    em.line(f"br i1 {em.emit(f'icmp slt i64 {nxt}, {hi}', 'i1')}, label %{body}, label %{exit_}")
+    em.line(f"br i1 {em.emit(f'icmp slt i64 {nxt}, {hi}', 'i1')}, label %{body}, label %{exit_}, "
+            f"!llvm.loop {em.mod.no_unroll_md()}")
     em.lines[phi_at] = f"  {j} = phi i64 [{lo}, %{head}], [{nxt}, %{em.block}]"
     em.label(exit_)
 
