@@ -23,13 +23,21 @@ the plain C nest (tiers.py swaps in the full tier once a call is large).
 Reordering is legal when no iteration reads what another writes: every store is injective in
 the nest's variables (each index dim holds at most one of them and each appears), a stored
 buffer is read only at its store index, distinct buffers do not overlap (Buffer.noalias, proved
-by the scheduler), and the body has no accumulator, append or index-valued expression (whose
-order or value depends on the loop variables other than through addresses).
+by the scheduler), accumulators (declared outside the nest: a full reduction, `x.sum()`) are
+only combined with an order-free combiner (_commutative), and the body has no append or
+index-valued expression (whose order or value depends on the loop variables other than
+through addresses). Reductions into one element per row (`x.sum(axis=1)`: an accumulator per
+outer iteration) and column sums read-modify-writing the result are not perfect nests or not
+injective: they keep C order.
 """
 from __future__ import annotations
 
-from ...lower.loop_ir import Const, Gather, Let, Load, Loop, Op, Store, walk_exprs
+from ...lower.loop_ir import Const, Gather, Let, Load, Loop, Op, Store, Update, Var, walk_exprs
 
+# accumulator updates that any iteration order gives the same result (up to the reassociation
+# the vectorised reductions already have); the second set only off floats (signed zeros)
+_ANY_ORDER = ("red_add", "red_mul", "red_and", "red_or")
+_ANY_ORDER_EXACT = ("red_max", "red_min", "red_fmax", "red_fmin")
 MAX_DEPTH = 4               # nests deeper than this keep C order (one inner-loop copy per level)
 _OUTERMOST = (1 << 63) - 1  # the key of a level with at most one iteration
 
@@ -43,10 +51,13 @@ def reorderable(lp: Loop, buffers) -> list | None:
     if not 2 <= len(nest) <= MAX_DEPTH:
         return None
     body = nest[-1].body
-    if not body or not all(isinstance(s, (Store, Let)) for s in body):
+    if not body or not all(isinstance(s, (Store, Let, Update)) for s in body):
         return None
     names = {l.var for l in nest}
     if len(names) != len(nest):
+        return None
+    accs = {s.name for s in body if isinstance(s, Update)}
+    if any(isinstance(s, Update) and not _commutative(s, accs) for s in body):
         return None
     stored: dict = {}
     for s in body:
@@ -55,13 +66,25 @@ def reorderable(lp: Loop, buffers) -> list | None:
                     not _injective(s.index, names):
                 return None
     for s in body:
-        e = s.value
+        e = s.value                              # (an Update reads its accumulator: a Var)
         for x in walk_exprs(e):
             if isinstance(x, Op) and x.op == "affine" and any(v in names for v, _ in x.args[0].terms):
                 return None                      # an index used as a value (arange, segments)
             if isinstance(x, Load) and x.buf in stored and (isinstance(x, Gather) or x.index != stored[x.buf]):
                 return None                      # reads another iteration's element
     return nest
+
+
+def _commutative(u: Update, accs: set) -> bool:
+    """acc := combine(acc, x) with a combiner whose result does not depend on the order of
+    the x (floats: the reassociated sum and product, as vectorised; not max/min, whose zero
+    sign does), and x reads no accumulator of the nest."""
+    v = u.value
+    if not (isinstance(v, Op) and len(v.args) == 2 and v.args[0] == Var(u.name, v.dtype)):
+        return False
+    if v.op not in _ANY_ORDER and not (v.op in _ANY_ORDER_EXACT and v.dtype[0] != "f"):
+        return False
+    return not any(isinstance(x, Var) and x.name in accs for x in walk_exprs(v.args[1]))
 
 
 def _injective(index: tuple, names: set) -> bool:

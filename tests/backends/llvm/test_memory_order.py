@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import frametrace as ft
 from frametrace.backends.llvm import jit, runtime
 from frametrace.codegen.llvm_kernels import loop_order
-from frametrace.lower.loop_ir import Acc, Affine, Const, Load, Loop, Op, Store, Update
+from frametrace.lower.loop_ir import Acc, Affine, Const, Load, Loop, Op, Store, Update, Var
 from helpers import BACKENDS, assert_same
 from tracing import A, Traced
 
@@ -109,6 +109,35 @@ def test_in_place_update_of_an_f_array(other, backend):
         assert x.flags.f_contiguous and want.flags.f_contiguous
 
 
+REDUCTIONS = {
+    "sum": lambda x: x.sum(),
+    "sum_of_products": lambda x: (x * x + 1).sum(),
+    "prod_int": lambda x: (x % 3 + 1).prod(),
+    "max_int": lambda x: x.max(),
+    "any": lambda x: (x > 2).any(),
+    "all": lambda x: (x > -5).all(),
+    "mean_axes_0_2": lambda x: (x * 2).mean(axis=(0, 2)) if x.ndim == 3 else x.mean(),
+    "max_float": lambda x: np.maximum(x, 0.0).max(),
+    "argmax": lambda x: np.argmax(x),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+def test_full_reductions_of_permuted_arrays(name, backend):
+    fn = REDUCTIONS[name]
+    f = lambda x: fn(x)            # noqa: E731
+    compiled = ft.compile(f, backend=backend, dynamic=True)
+    dt = "i8" if name.endswith("_int") else "f8"
+    for shape in ((301, 300), (3, 5), (2, 1), (1, 7), (0, 3)):
+        for x in (np.asfortranarray(_c(shape, dt)), _c(shape[::-1], dt).T, _c(shape, dt),
+                  np.asfortranarray(_c(shape + (4,), dt)), _c(shape + (3,), dt).transpose(2, 0, 1)):
+            if x.size == 0 and name in ("max_int", "max_float", "argmax"):
+                continue
+            with np.errstate(all="ignore"):
+                assert_same(compiled(x), f(x), rtol=1e-9)
+
+
 @pytest.mark.parametrize("dtype", ["f4", "i4", "u1", "?", "i8"])
 def test_dtypes_in_f_order(dtype):
     t = Traced(lambda x, y: (x == y) | (x > y) if dtype == "?" else x * y + x, A(("n", "m"), dtype),
@@ -197,7 +226,17 @@ def test_reorderable_nests():
     assert loop_order.reorderable(_nest([Store(0, (i, j), shifted)]), bufs) is None
     # not injective (every row writes one element), an accumulator, the index as a value
     assert loop_order.reorderable(_nest([Store(0, (i, Affine()), load)]), bufs) is None
-    assert loop_order.reorderable(_nest([Acc("a", "float64", load), Update("a", load)]), bufs) is None
+    # accumulators: order-free combiners only (float max/min: the sign of a zero result)
+    acc = Var("a", "float64")
+    assert loop_order.reorderable(_nest([Update("a", Op("red_add", "float64", (acc, load)))]), bufs)
+    assert loop_order.reorderable(_nest([Update("a", load)]), bufs) is None
+    assert loop_order.reorderable(_nest([Update("a", Op("red_max", "float64", (acc, load)))]), bufs) is None
+    iacc, iload = Var("a", "int64"), Load(1, (i, j), "int64")
+    assert loop_order.reorderable(_nest([Update("a", Op("red_max", "int64", (iacc, iload)))]), bufs)
+    b = Var("b", "float64")                     # reads another accumulator of the nest
+    reads_b = Update("a", Op("red_add", "float64", (acc, Op("multiply", "float64", (load, b)))))
+    assert loop_order.reorderable(_nest([reads_b, Update("b", Op("red_add", "float64", (b, load)))]), bufs) is None
+    assert loop_order.reorderable(_nest([Acc("a", "float64", load)]), bufs) is None
     idx = Op("cast", "float64", (Op("affine", "int64", (i,)),))
     assert loop_order.reorderable(_nest([Store(0, (i, j), idx)]), bufs) is None
     # a single loop, or a nest deeper than MAX_DEPTH: the plain loops
