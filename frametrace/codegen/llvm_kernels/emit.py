@@ -341,7 +341,7 @@ class FunctionEmitter:
         self.line(f"store i64 {self.emit(f'add i64 {j}, {inc}', 'i64')}, ptr {ptr}")
 
     def loop(self, lp: Loop):
-        nest = None if self.tiny or self.k.tier == "quick" else loop_order.reorderable(lp, self.k.buffers)
+        nest = None if self.tiny else loop_order.reorderable(lp, self.k.buffers)
         if nest is not None:                    # in the operands' memory order (loop_order.py)
             loop_order.emit_nest(self, nest)
         else:

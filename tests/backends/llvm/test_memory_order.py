@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import frametrace as ft
 from frametrace.backends.llvm import jit, runtime
-from frametrace.codegen.llvm_kernels import loop_order
+from frametrace.codegen.llvm_kernels import loop_order, module_ir
 from frametrace.lower.loop_ir import Acc, Affine, Const, Load, Loop, Op, Store, Update, Var
 from helpers import BACKENDS, assert_same
 from tracing import A, Traced
@@ -201,6 +201,18 @@ def test_every_order_copy_is_vectorised(shape, copies):
     assert sorted(sections) == [f"order{c}" for c in range(copies)], sorted(sections)
     for name, text in sections.items():
         assert re.search(r"load <\d+ x double>", text) and re.search(r"store <\d+ x double>", text), name
+
+
+def test_quick_tier_reorders_and_tiny_kernels_do_not():
+    """Quick-tier kernels serve calls too small to tier up, F-ordered ones included; a tiny
+    static kernel (optnone) keeps C order."""
+    t = Traced(lambda x, y: np.exp(x) + y, A(("n", "m")), A(("n", "m")))
+    for k in t.run.kernels:
+        k.tier = "quick"
+    assert re.search(r"^order0\.\d+:", module_ir(t.run.kernels), re.M)
+    tiny = Traced(lambda x, y: np.exp(x) + y, A((3, 4)), A((3, 4)))
+    assert "order0." not in tiny.run.llvm_ir
+    tiny.check(np.asfortranarray(_c((3, 4))), _c((4, 3)).T)
 
 
 def _nest(body, n=2):
