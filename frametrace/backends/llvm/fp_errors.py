@@ -188,7 +188,7 @@ class Fallback:
         when NumPy may have to redo the call."""
         if self.quiet() and not self.always:
             return None
-        return [(r, r.copy()) for r in regions]
+        return [(r, r.copy(order="K")) for r in regions]     # K: an F-ordered region copies fast
 
     def after(self, outs, inputs, symbol_values, saved):
         """The kernels set an FP flag: keep `outs`, or let NumPy redo the call and report."""

@@ -97,7 +97,7 @@ def snapshot(b, regions, always: bool = False) -> tuple:
     at = ir.op(f"ptrtoint ptr {buf} to i64")
     pairs = []
     for r, off in zip(regions, offsets):
-        vw.copy(vw.contiguous(ir.op(f"add i64 {at}, {off}"), r), r)
+        vw.copy(vw.contiguous_like(ir.op(f"add i64 {at}, {off}"), r), r)   # F region: one memmove
         pairs.append((r, off))
     ir.do(f"br label %{done}")
     ir.block(done)
@@ -125,7 +125,7 @@ def miss_on_fp_flags(b, saved):
     ir.block(redo)
     at = ir.op(f"ptrtoint ptr {base} to i64")
     for region, off in pairs:
-        b.vw.copy(region, b.vw.contiguous(ir.op(f"add i64 {at}, {off}"), region))
+        b.vw.copy(region, b.vw.contiguous_like(ir.op(f"add i64 {at}, {off}"), region))
     ir.call("void", "Py_DecRef", f"ptr {ir.op(f'load ptr, ptr {obj_slot}, align 8')}")
     for p in b.owned:
         ir.call("void", "Py_DecRef", f"ptr {p}")

@@ -141,6 +141,26 @@ class Views:
             step = ir.op(f"mul i64 {step}, {n}")
         return Desc(data, like.dims, tuple(reversed(strides)), like.itemsize, "", ("scratch", data))
 
+    def dense_f(self, d: Desc) -> str:
+        """i1: `d` is F-contiguous (dense, first axis fastest)."""
+        ir, dense, step = self.ir, "true", str(d.itemsize)
+        for n, st in zip(d.dims, d.strides):
+            dense = ir.op(f"and i1 {dense}, {ir.op(f'icmp eq i64 {st}, {step}')}")
+            step = ir.op(f"mul i64 {step}, {n}")
+        return dense
+
+    def contiguous_like(self, data: str, like: Desc) -> Desc:
+        """A dense array of `like`'s dims at `data`: F order when `like` is F-contiguous (so
+        that copy() between them is one memmove), else C order."""
+        c = self.contiguous(data, like)
+        if len(like.dims) < 2:
+            return c
+        ir, f_order, strides, step = self.ir, self.dense_f(like), [], str(like.itemsize)
+        for n, cs in zip(like.dims, c.strides):
+            strides.append(ir.op(f"select i1 {f_order}, i64 {step}, i64 {cs}"))
+            step = ir.op(f"mul i64 {step}, {n}")
+        return Desc(data, like.dims, tuple(strides), like.itemsize, "", ("scratch", data))
+
     def nbytes(self, d: Desc) -> str:
         n = str(d.itemsize)
         for size in d.dims:
@@ -150,7 +170,7 @@ class Views:
     # -- the copy ---------------------------------------------------------------------------
     def copy(self, dst: Desc, src):
         """Emit dst[...] = src: src a Desc broadcast to dst's dims, or ("const", bytes).
-        Both C-contiguous (checked at run time): one memmove; else nested loops whose
+        Both C- or both F-contiguous (checked at run time): one memmove; else nested loops whose
         innermost dimension is one memmove when it is dense on both sides."""
         if isinstance(src, tuple) or len(dst.dims) < 2:
             self._loop(dst, src, 0, dst.data, None if isinstance(src, tuple) else src.data)
@@ -161,6 +181,9 @@ class Views:
             for st in (dst.strides[k], src.strides[k]):
                 dense = ir.op(f"and i1 {dense}, {ir.op(f'icmp eq i64 {st}, {step}')}")
             step = ir.op(f"mul i64 {step}, {dst.dims[k]}")
+        if src.dims == dst.dims:                 # both F-contiguous: one memmove too
+            both_f = ir.op(f"and i1 {self.dense_f(dst)}, {self.dense_f(src)}")
+            dense = ir.op(f"or i1 {dense}, {both_f}")
         whole, loops, done = ir.label("whole"), ir.label("loops"), ir.label("copied")
         ir.do(f"br i1 {dense}, label %{whole}, label %{loops}")
         ir.block(whole)

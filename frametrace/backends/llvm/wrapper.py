@@ -175,7 +175,7 @@ class _Gen:
         for n, message in step.writable:
             self.lines.append(f"    if not {plan.var[n]}.flags.writeable: _read_only({message!r})")
         for v in step.copies:                     # the source reads the old contents
-            self.lines.append(f"    {v}_before = {v}.copy()")
+            self.lines.append(f"    {v}_before = {v}.copy(order='K')")   # its layout: the kernel reads both alike
         for n, donor in step.reuse:
             self.lines.append(f"    {plan.var[n]} = {plan.var[donor]}    # in place: {donor.name} is dead")
         for name, like, dt in step.scratch:
@@ -197,7 +197,7 @@ class _Gen:
         sources = [b.source for b in k.buffers]
         for i, base in step.overlap:
             tmp = f"_t{k.name}_{i}"
-            self.lines.append(f"    {tmp} = {sources[i]}.copy() if _may_share({sources[i]}, {base}) "
+            self.lines.append(f"    {tmp} = {sources[i]}.copy(order='K') if _may_share({sources[i]}, {base}) "
                               f"else {sources[i]}")
             sources[i] = tmp
         obj = runtime.ARRAY_LAYOUT_OK

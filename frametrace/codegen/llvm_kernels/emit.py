@@ -41,7 +41,7 @@ from ...lower.loop_ir import (Acc, Affine, Append, Arg, Const, Gather, Kernel, L
                               walk_exprs)
 from ...lower.peephole import EXPENSIVE
 from ...lower.segments import SEGMENT      # the ops the vectorised math library implements
-from . import fpflags
+from . import fpflags, loop_order
 from . import types as T
 from .math import math_function
 from .ops import RULES
@@ -74,6 +74,12 @@ class ModuleContext:
         self.metadata += [f"!{n} = distinct !{{!{n}, !{n + 1}, !{n + 2}}}",
                           f'!{n + 1} = !{{!"llvm.loop.vectorize.enable", i1 false}}',
                           f'!{n + 2} = !{{!"llvm.loop.unroll.disable"}}']
+        return f"!{n}"
+
+    def no_unroll_md(self) -> str:
+        """!llvm.loop metadata: do not unroll (outer loops of a reordered nest, loop_order.py)."""
+        n = len(self.metadata)
+        self.metadata += [f"!{n} = distinct !{{!{n}, !{n + 1}}}", f'!{n + 1} = !{{!"llvm.loop.unroll.disable"}}']
         return f"!{n}"
 
     def interleave_md(self, count: int) -> str:
@@ -360,11 +366,23 @@ class FunctionEmitter:
         self.line(f"store i64 {self.emit(f'add i64 {j}, {inc}', 'i64')}, ptr {ptr}")
 
     def loop(self, lp: Loop):
+        nest = None if self.tiny else loop_order.reorderable(lp, self.k.buffers)
+        if nest is not None:                    # in the operands' memory order (loop_order.py)
+            loop_order.emit_nest(self, nest)
+        else:
+            self.loop_in(lp, *self.bounds(lp))
+
+    def bounds(self, lp: Loop) -> tuple:
+        """(start, stop) of a loop; the split loop runs its share [lo, hi) of them."""
         start, stop = self.ev(lp.start), self.ev(lp.stop)
         if lp.split:
             start = "%lo" if lp.start == Const(0, "int64") else \
                 self.emit(f"call i64 @llvm.smax.i64(i64 %lo, i64 {start})", "i64")
             stop = self.emit(f"call i64 @llvm.smin.i64(i64 %hi, i64 {stop})", "i64")
+        return start, stop
+
+    def loop_in(self, lp: Loop, start: str, stop: str):
+        """Loop `lp` over [start, stop); an innermost loop in two versions (module doc)."""
         inner = not any(isinstance(s, Loop) for s in lp.body)
         versions = self._prepare_versions(lp) if inner else None
         exit_ = self.new_label("exit")
