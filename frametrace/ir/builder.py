@@ -119,7 +119,8 @@ class GraphBuilder:
         may report an FP error is `select(branch taken, x, 1)` there: the branch Python does
         not take computes on harmless values (no spurious `1 / 0` warning; its result is
         discarded by the merge)."""
-        if self.predicates and get_op(op).kind == "elementwise" and get_op(op).fp_errors != "none":
+        if self.predicates and get_op(op).kind == "elementwise" and get_op(op).fp_errors != "none" \
+                and not _quiet_python(op, args):
             args = tuple(self._harmless(a, op) for a in args)
         if self.predicates and get_op(op).kind == "mutation":
             if op != "assign":
@@ -201,6 +202,15 @@ class GraphBuilder:
 
 # the harmless operand value of ops for which 1 is not (arctanh(1) = inf reports "divide")
 _HARMLESS = {"arctanh": 0}
+# Python's own arithmetic on Python scalars that never raises (`2.0 * t`, `i + 1`): no harmless
+# operands needed (the division family raises ZeroDivisionError, `**` OverflowError)
+_QUIET_PYTHON_OPS = frozenset({"add", "subtract", "multiply", "negative", "positive", "absolute", "less",
+                               "less_equal", "greater", "greater_equal", "equal", "not_equal"})
+
+
+def _quiet_python(op: str, args) -> bool:
+    return op in _QUIET_PYTHON_OPS and all(
+        isinstance(a.fake, FakeScalar) if isinstance(a, Proxy) else type(a) in (bool, int, float) for a in args)
 
 
 def _value_dtype(x):

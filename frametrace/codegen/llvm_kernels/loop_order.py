@@ -55,7 +55,7 @@ def reorderable(lp: Loop, buffers) -> list | None:
     body = nest[-1].body
     if not body or not all(isinstance(s, (Store, Let, Update)) for s in body):
         return None
-    names = {l.var for l in nest}
+    names = {lp.var for lp in nest}
     if len(names) != len(nest):
         return None
     accs = {s.name for s in body if isinstance(s, Update)}
@@ -154,7 +154,7 @@ def emit_nest(em, nest: list):
         # level k's index is the counter at its position: through a small array indexed by
         # level, at slots LLVM cannot know (a volatile round trip): selects on the order in the
         # loop, or stores it can forward, get unswitched into a copy of the inner loop per order
-        slots = []
+        slots, table = [], None
         if n > 2:
             table, hidden = f"%order.at{em.new_label('')}", f"%order.slot{em.new_label('')}"
             em.allocas += [f"  {table} = alloca [{n} x i64]", f"  {hidden} = alloca i64"]
@@ -166,7 +166,7 @@ def emit_nest(em, nest: list):
                 lvl = em.emit(f"load volatile i64, ptr {hidden}", "i64")
                 slots.append(em.emit(f"getelementptr [{n} x i64], ptr {table}, i64 0, i64 {lvl}", "ptr"))
 
-        def innermost(counters, c=c, others=others, inner_loop=inner_loop, slots=slots):
+        def innermost(counters, c=c, others=others, inner_loop=inner_loop, slots=slots, table=table):
             if n == 2:
                 em.env[nest[others[0]].var] = counters[0]
             else:
