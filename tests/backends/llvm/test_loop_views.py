@@ -1,0 +1,230 @@
+"""Array-bodied loops whose views move with the loop index (`x[i:i + k]`, `x[t - 1]`, `x[:, j]`,
+`x[i:i + k, j:j + k]`) and fixed slices (`u[1:-1] = ...`): the tracer proves a window's clamp
+(`Min(n, i + k)` is `i + k` over the range: shapes/helpers.py, shapes/loop_index.py), so the
+view's shape does not depend on the index and the native driver runs the body's kernels with
+the view's offset affine in the index (array_loops.py). Compared with plain Python on random
+inputs, both backends, strict backend and IR verification, native calls and compile counts."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import frametrace as ft
+from frametrace.backends.llvm import array_loops
+
+BACKENDS = ["llvm", "numpy"]
+
+
+@pytest.fixture(autouse=True)
+def _clean(monkeypatch):
+    ft.reset()
+    array_loops.runs.clear()
+    monkeypatch.setattr(array_loops, "NATIVE_MIN_TRIPS", 1)     # short loops run natively too
+    with ft.config.patch(strict_backend=True, verify_ir=True, pgo=False):
+        yield
+    ft.reset()
+
+
+def same(got, want):
+    assert type(got) is type(want), (type(got), type(want))
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def fresh(args):
+    return [a.copy(order="K") if isinstance(a, np.ndarray) else a for a in args]
+
+
+def check(fn, args_list, backend):
+    compiled = ft.compile(fn, backend=backend, dynamic=True)
+    for args in args_list:
+        inputs, eager_inputs = fresh(args), fresh(args)
+        want = fn(*eager_inputs)
+        got = compiled(*inputs)
+        same(got, want)
+        for a, b in zip(inputs, eager_inputs):    # in-place effects on the inputs as NumPy's
+            if isinstance(a, np.ndarray):
+                same(a, b)
+    return compiled
+
+
+def native():
+    return array_loops.runs["native"]
+
+
+def strided(a):
+    """`a` as a non-contiguous view (every other element of a bigger array)."""
+    big = np.zeros((2 * a.shape[0],) + a.shape[1:], a.dtype)
+    big[::2] = a
+    return big[::2]
+
+
+# ------------------------------------------------------------------------------ programs
+
+def window(x, w):
+    k = w.shape[0]
+    out = np.zeros(x.shape[0] - k + 1)
+    for i in range(x.shape[0] - k + 1):
+        out[i] = (x[i:i + k] * w).sum()
+    return out
+
+
+def window_backwards(x, w):
+    k = w.shape[0]
+    out = np.zeros(x.shape[0])
+    for i in range(x.shape[0] - k, -1, -1):
+        out[i] = (x[i:i + k] * w).sum() + out[min(i + 1, x.shape[0] - 1)]
+    return out
+
+
+def window_2d(x, w):
+    k = w.shape[0]
+    out = np.zeros((x.shape[0] - k + 1, x.shape[1] - k + 1))
+    for i in range(x.shape[0] - k + 1):
+        for j in range(x.shape[1] - k + 1):
+            out[i, j] = (x[i:i + k, j:j + k] * w).sum()
+    return out
+
+
+def rows(x):
+    out = np.zeros_like(x)
+    for t in range(1, x.shape[0]):
+        out[t] = np.tanh(x[t] + 0.5 * x[t - 1])
+    return out
+
+
+def column_norms(x):
+    out = np.zeros(x.shape[1])
+    for j in range(x.shape[1]):
+        out[j] = np.sqrt((x[:, j] ** 2).sum())
+    return out
+
+
+def row_update(a, b):
+    for i in range(a.shape[0]):
+        b[i, :] = a[i, :] * 2.0 + b[i, :]
+    return b
+
+
+def smooth(u, n):
+    for _ in range(n):
+        u[1:-1] = 0.5 * u[1:-1] + 0.25 * (u[:-2] + u[2:])
+    return u
+
+
+def recurrence(h, w):
+    for t in range(1, h.shape[0]):
+        h[t] = np.tanh(h[t - 1] * w + 1.0)
+    return h
+
+
+def ragged_window(x):
+    out = np.zeros(x.shape[0])
+    for i in range(x.shape[0]):
+        out[i] = x[i:i + 3].sum()            # shorter at the end: the clamp is not proved
+    return out
+
+
+# ------------------------------------------------------------------------------ tests
+
+def window_args(rng, k, ns):
+    return [(rng.standard_normal(n), rng.standard_normal(k)) for n in ns]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_sliding_window_runs_0_1_many_times(backend):
+    rng = np.random.default_rng(0)
+    args = window_args(rng, 8, (40, 8, 9, 1000, 7))    # many, one, two, many, none (n < k: zeros(0))
+    args += [(strided(rng.standard_normal(30)), strided(rng.standard_normal(8)))]
+    check(window, args, backend)
+    if backend == "llvm":
+        assert native() == 4                          # the calls of two iterations or more
+    assert ft.stats().frames_compiled == 2            # the empty output (size 0 is specialised)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_sliding_window_with_a_dynamic_width(backend):
+    rng = np.random.default_rng(1)
+    args = [(rng.standard_normal(n), rng.standard_normal(k)) for n, k in ((50, 3), (50, 11), (12, 12), (64, 5))]
+    check(window, args, backend)
+    if backend == "llvm":
+        assert native() == 3
+    assert ft.stats().unique_graphs <= 2
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_window_with_a_negative_step(backend):
+    rng = np.random.default_rng(2)
+    check(window_backwards, window_args(rng, 4, (30, 4, 5, 200)), backend)
+    if backend == "llvm":
+        assert native() == 3                          # all but the one-trip call
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_two_dimensional_window(backend):
+    rng = np.random.default_rng(3)
+    args = [(rng.standard_normal((m, n)), rng.standard_normal((3, 3))) for m, n in ((12, 9), (5, 20), (3, 3))]
+    args.append((np.asfortranarray(rng.standard_normal((10, 7))), rng.standard_normal((3, 3))))
+    check(window_2d, args, backend)
+    if backend == "llvm":
+        assert native() == 10 + 3 + 8                 # the inner loop, per outer iteration
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn", [rows, column_norms])
+def test_row_and_column_views(backend, fn):
+    rng = np.random.default_rng(4)
+    args = [(rng.standard_normal((m, n)),) for m, n in ((30, 7), (2, 5), (1, 4), (9, 1))]
+    args += [(np.asfortranarray(rng.standard_normal((12, 6))),), (strided(rng.standard_normal((10, 3))),)]
+    check(fn, args, backend)
+    if backend == "llvm":
+        assert native() == (3 if fn is rows else 5)   # two trips or more; rows of (9, 1): an element loop
+    assert ft.stats().frames_compiled == 3            # sizes 1 are specialised: (1, 4), (9, 1)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_row_update_in_place(backend):
+    rng = np.random.default_rng(5)
+    args = [(rng.standard_normal((m, n)), rng.standard_normal((m, n))) for m, n in ((20, 6), (1, 3), (3, 8))]
+    args.append((np.asfortranarray(rng.standard_normal((7, 5))), strided(rng.standard_normal((7, 5)))))
+    check(row_update, args, backend)
+    if backend == "llvm":
+        assert native() == 3
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fixed_slices_updated_in_place(backend):
+    rng = np.random.default_rng(6)
+    args = [(rng.standard_normal(n), k) for n, k in ((40, 20), (40, 0), (40, 1), (5, 9), (100, 3))]
+    check(smooth, args, backend)
+    if backend == "llvm":
+        assert native() == 3
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_recurrence_through_row_views(backend):
+    rng = np.random.default_rng(7)
+    args = [(rng.standard_normal((t, 6)), rng.standard_normal(6)) for t in (30, 1, 2, 3)]
+    check(recurrence, args, backend)
+    if backend == "llvm":
+        assert native() == 2
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_window_whose_length_varies_stays_generic_and_correct(backend):
+    rng = np.random.default_rng(8)
+    check(ragged_window, [(rng.standard_normal(n),) for n in (10, 2, 30)], backend)
+    assert native() == 0                              # its shape depends on the index
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(0, 60), k=st.integers(1, 9), seed=st.integers(0, 2 ** 31 - 1))
+def test_window_matches_python_on_random_sizes(n, k, seed):
+    rng = np.random.default_rng(seed)
+    x, w = rng.standard_normal(n + k - 1), rng.standard_normal(k)
+    for backend in BACKENDS:
+        ft.reset()
+        array_loops.runs.clear()
+        got = ft.compile(window, backend=backend, dynamic=True)(x, w)
+        same(got, window(x, w))
+        if backend == "llvm":
+            assert native() == (1 if n >= 2 else 0)
