@@ -6,10 +6,14 @@ the view's offset affine in the index (array_loops.py). Compared with plain Pyth
 inputs, both backends, strict backend and IR verification, native calls and compile counts."""
 import numpy as np
 import pytest
+import sympy
 from hypothesis import given, settings, strategies as st
 
 import frametrace as ft
 from frametrace.backends.llvm import array_loops
+from frametrace.shapes import ShapeEnv
+from frametrace.shapes.helpers import sym_max, sym_min
+from frametrace.shapes.symint import SymInt, wrap
 
 BACKENDS = ["llvm", "numpy"]
 
@@ -228,3 +232,36 @@ def test_window_matches_python_on_random_sizes(n, k, seed):
         same(got, window(x, w))
         if backend == "llvm":
             assert native() == (1 if n >= 2 else 0)
+
+
+def test_the_body_holds_a_window_of_fixed_shape():
+    """The clamp of `x[i:i + 8]`'s stop (`Min(n, i + 8)`) is proved away over the loop range;
+    `x[i:i + 3]` over `range(n)` does run past the end, so its clamp stays."""
+    body = str(ft.explain(window, np.zeros(50), np.zeros(8)).graphs[0])
+    assert "%0 = getitem(%loop0_captured0, index=(i0:i0 + 8:1,))  : f64[8]" in body
+    ragged = str(ft.explain(ragged_window, np.zeros(50)).graphs[0])
+    assert "%0 = getitem(%loop0_captured0, index=(i0:Min(50, i0 + 3):1,))  : f64[Min(3, 50 - i0)]" in ragged
+
+
+
+@settings(max_examples=60, deadline=None)
+@given(hi=st.integers(0, 30), a=st.integers(-2, 2), c=st.integers(-4, 8), m=st.integers(-3, 12),
+       use_min=st.booleans())
+def test_min_max_over_a_loop_index_agree_with_every_index(hi, a, c, m, use_min):
+    """sym_min / sym_max of an index expression inside a loop scope (shapes/helpers.py): an
+    operand is picked only when it is the min / max at every index of the range."""
+    env = ShapeEnv()
+    i = env.enter_loop_index(0, hi)
+    got = (sym_min if use_min else sym_max)(wrap(a * i + c, "int", env), wrap(sympy.Integer(m), "int", env))
+    expr = got.expr if isinstance(got, SymInt) else sympy.Integer(got)
+    for v in range(hi + 1):
+        assert int(expr.xreplace({i: v})) == (min if use_min else max)(a * v + c, m)
+    env.exit_loop_index(i)
+
+
+def test_a_clamp_the_range_proves_is_dropped():
+    env = ShapeEnv()
+    i = env.enter_loop_index(0, 9)
+    assert sym_min(wrap(i + 3, "int", env), wrap(sympy.Integer(12), "int", env)).expr == i + 3
+    assert isinstance(sym_min(wrap(i + 3, "int", env), wrap(sympy.Integer(11), "int", env)).expr, sympy.Min)
+    env.exit_loop_index(i)
