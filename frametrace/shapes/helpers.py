@@ -82,12 +82,16 @@ def sym_or(*xs):
 def _over_loop_range(env, ea, eb, pick):
     """Inside a loop body, the operand that is the larger (max) / smaller (min) for every
     index in range, else None: `x[i:i + k]` clamps its stop to `Min(n, i + k)`, which is
-    `i + k` when the range proves `i + k <= n` (loop_index.py; may guard enclosing sizes)."""
+    `i + k` when the range proves `i + k <= n` (loop_index.py). No guard: like the rest of
+    sym_min / sym_max, a clamp it cannot prove stays a Min / Max."""
     if not env.__dict__.get("_loop_bounds") or not any(env.is_loop_index(s) for s in
                                                           (ea - eb).free_symbols):
         return None
-    first = env.decide_over_loop_indices(sympy.Ge(ea, eb) if pick is max else sympy.Le(ea, eb))
-    return None if first is None else ea if first else eb
+    rel = sympy.Ge if pick is max else sympy.Le
+    for x, y in ((ea, eb), (eb, ea)):                  # x wins (or ties) at every index
+        if env.decide_over_loop_indices(rel(x, y), static=True) is True:
+            return x
+    return None
 
 
 def sym_eq(a, b):

@@ -265,3 +265,19 @@ def test_a_clamp_the_range_proves_is_dropped():
     assert sym_min(wrap(i + 3, "int", env), wrap(sympy.Integer(12), "int", env)).expr == i + 3
     assert isinstance(sym_min(wrap(i + 3, "int", env), wrap(sympy.Integer(11), "int", env)).expr, sympy.Min)
     env.exit_loop_index(i)
+
+
+def test_a_symbolic_window_clamp_is_proved_without_a_guard():
+    """range(n - 7) runs only when n >= 8, so `Min(n, i + 8)` is `i + 8` inside its body; over
+    range(n - 6) it is not (i = n - 7), and neither answer adds a guard."""
+    env = ShapeEnv()
+    n = env.create_symbol(50, "L['x'].shape[0]")
+    guards = list(env.guards)
+    i = env.enter_loop_index(0, n.expr - 8)
+    assert sym_min(n, wrap(i + 8, "int", env)).expr == i + 8
+    assert sym_max(wrap(i, "int", env), wrap(sympy.Integer(0), "int", env)).expr == i
+    env.exit_loop_index(i)
+    i = env.enter_loop_index(0, n.expr - 7)
+    assert isinstance(sym_min(n, wrap(i + 8, "int", env)).expr, sympy.Min)
+    env.exit_loop_index(i)
+    assert env.guards == guards
