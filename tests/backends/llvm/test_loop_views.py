@@ -281,3 +281,23 @@ def test_a_symbolic_window_clamp_is_proved_without_a_guard():
     assert isinstance(sym_min(n, wrap(i + 8, "int", env)).expr, sympy.Min)
     env.exit_loop_index(i)
     assert env.guards == guards
+
+
+@settings(max_examples=80, deadline=None)
+@given(lo_c=st.integers(-3, 3), hi_c=st.integers(-9, 3), a=st.integers(-2, 2), b=st.integers(-2, 2),
+       c=st.integers(-9, 9), use_min=st.booleans())
+def test_static_clamps_with_a_symbolic_range_hold_at_every_size_and_index(lo_c, hi_c, a, b, c, use_min):
+    """sym_min / sym_max of `a * i + b * n + c` and `n` for i in [lo_c, n + hi_c]: a picked
+    operand is the min / max for every n >= 2 and every i where the range is non-empty."""
+    env = ShapeEnv()
+    n = env.create_symbol(50, "L['x'].shape[0]")
+    i = env.enter_loop_index(lo_c, n.expr + hi_c)
+    got = (sym_min if use_min else sym_max)(wrap(a * i + b * n.expr + c, "int", env), n)
+    env.exit_loop_index(i)
+    expr = got.expr if isinstance(got, SymInt) else sympy.Integer(got)
+    if isinstance(expr, (sympy.Min, sympy.Max)):
+        return                                       # not decided: the clamp stays
+    for nv in range(2, 30):
+        for iv in range(lo_c, nv + hi_c + 1):
+            want = (min if use_min else max)(a * iv + b * nv + c, nv)
+            assert int(expr.xreplace({i: iv, n.expr: nv})) == want, (expr, nv, iv)
