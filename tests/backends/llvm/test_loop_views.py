@@ -128,6 +128,22 @@ def ragged_window(x):
     return out
 
 
+def triangular_windows(x, k):
+    out = np.zeros((x.shape[0], x.shape[0]))
+    for i in range(x.shape[0]):
+        for j in range(i, x.shape[0]):
+            out[i, j] = x[j - i:j - i + k].sum() + x[i:j + 1].sum()
+    return out
+
+
+def shifted_windows(x, k):
+    n = x.shape[0]
+    out = np.zeros(n)
+    for i in range(1, n - k):
+        out[i] = x[i - 1:i + k].sum() - x[i + k - 1:n].sum()
+    return out
+
+
 # ------------------------------------------------------------------------------ tests
 
 def window_args(rng, k, ns):
@@ -301,3 +317,12 @@ def test_static_clamps_with_a_symbolic_range_hold_at_every_size_and_index(lo_c, 
         for iv in range(lo_c, nv + hi_c + 1):
             want = (min if use_min else max)(a * iv + b * nv + c, nv)
             assert int(expr.xreplace({i: iv, n.expr: nv})) == want, (expr, nv, iv)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn", [triangular_windows, shifted_windows])
+def test_windows_bounded_by_an_enclosing_index_or_a_size(backend, fn):
+    """Clamps the ranges prove (or not) in nested loops and shifted bounds, on random sizes."""
+    rng = np.random.default_rng(9)
+    check(fn, [(rng.standard_normal(int(rng.integers(0, 15))), int(rng.integers(0, 6))) for _ in range(10)],
+          backend)
