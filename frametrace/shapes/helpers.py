@@ -38,6 +38,8 @@ def _minmax(a, b, fn, pick):
         make = make_max if pick is max else make_min
         ea, eb = env.simplify(oa[0]), env.simplify(ob[0])
         e = make([ea, eb], env.bound_sympy)
+        if e not in (ea, eb):
+            e = _over_loop_range(env, ea, eb, pick) or e
         return a if e == ea else b if e == eb else wrap(e, kind, env)
     first = env.maybe_evaluate_static(sympy.Ge(oa[0], ob[0]) if pick is max
                                       else sympy.Le(oa[0], ob[0]))
@@ -75,6 +77,21 @@ def sym_or(*xs):
     for x in xs:
         out = out | x if isinstance(out, SymBool) or isinstance(x, SymBool) else (out or x)
     return out
+
+
+def _over_loop_range(env, ea, eb, pick):
+    """Inside a loop body, the operand that is the larger (max) / smaller (min) for every
+    index in range, else None: `x[i:i + k]` clamps its stop to `Min(n, i + k)`, which is
+    `i + k` when the range proves `i + k <= n` (loop_index.py). No guard: like the rest of
+    sym_min / sym_max, a clamp it cannot prove stays a Min / Max."""
+    if not env.__dict__.get("_loop_bounds") or not any(env.is_loop_index(s) for s in
+                                                          (ea - eb).free_symbols):
+        return None
+    rel = sympy.Ge if pick is max else sympy.Le
+    for x, y in ((ea, eb), (eb, ea)):                  # x wins (or ties) at every index
+        if env.decide_over_loop_indices(rel(x, y), static=True) is True:
+            return x
+    return None
 
 
 def sym_eq(a, b):

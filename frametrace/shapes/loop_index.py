@@ -75,40 +75,41 @@ class LoopIndices:
     def is_loop_index(self, sym) -> bool:
         return sym in self._loop_state()
 
-    def decide_over_loop_indices(self, expr):
+    def decide_over_loop_indices(self, expr, static: bool = False):
         """True/False if the comparison `expr` has that value for every index in range, else
-        None (see the module doc). May add guards on the enclosing sizes."""
+        None (see the module doc). May add guards on the enclosing sizes, unless `static`:
+        then only what ranges and recorded facts prove, no guard (a slice clamp: shapes/helpers.py)."""
         bounds = self._loop_state()
         if not any(s in bounds for s in expr.free_symbols):
             return None
-        return self._decide(expr)
+        return self._decide(expr, static)
 
-    def _decide(self, expr):
+    def _decide(self, expr, static: bool = False):
         """An equality is two comparisons; a comparison with a Min/Max side (slice lengths:
         `x[i:i + k]` is `Max(0, Min(k, n - i))` long) is an and/or of comparisons of its
         arguments; each is decided over the whole range, and the answers combine only when
         they settle it for every index (three-valued: None when they do not)."""
         if isinstance(expr, sympy.Eq):
-            return _both(self._decide(sympy.Le(expr.lhs, expr.rhs, evaluate=False)),
-                         self._decide(sympy.Ge(expr.lhs, expr.rhs, evaluate=False)))
+            return _both(self._decide(sympy.Le(expr.lhs, expr.rhs, evaluate=False), static),
+                         self._decide(sympy.Ge(expr.lhs, expr.rhs, evaluate=False), static))
         if isinstance(expr, sympy.Ne):
-            same = self._decide(sympy.Eq(expr.lhs, expr.rhs, evaluate=False))
+            same = self._decide(sympy.Eq(expr.lhs, expr.rhs, evaluate=False), static)
             return None if same is None else not same
         if isinstance(expr, _RELATIONS):
             for lhs, rhs, rel in ((expr.lhs, expr.rhs, type(expr)), (expr.rhs, expr.lhs, _FLIP.get(type(expr)))):
                 if isinstance(lhs, (sympy.Min, sympy.Max)):
-                    parts = [self._decide(rel(a, rhs, evaluate=False)) for a in lhs.args]
+                    parts = [self._decide(rel(a, rhs, evaluate=False), static) for a in lhs.args]
                     small = rel in (sympy.StrictLessThan, sympy.LessThan)       # Min <= r: some arg is
                     return _any(parts) if small == isinstance(lhs, sympy.Min) else _all(parts)
-        return self._decide_linear(expr)
+        return self._decide_linear(expr, static)
 
-    def _decide_linear(self, expr):
+    def _decide_linear(self, expr, static: bool = False):
         bounds = self._loop_state()
         syms = [s for s in expr.free_symbols if s in bounds]
         if not isinstance(expr, _RELATIONS):
             return None
         if not syms:
-            return bool(self.evaluate_expr(expr))
+            return self._static(expr) if static else bool(self.evaluate_expr(expr))
         diff = sympy.expand(expr.lhs - expr.rhs)
         if not diff.free_symbols.isdisjoint(self.replacements):
             diff = sympy.expand(self.simplify(diff))
@@ -122,12 +123,35 @@ class LoopIndices:
             cases = [sympy.expand(c.xreplace({sym: end})) for c in cases for end in (lo, hi)]
         answers = set()
         for case in cases:       # an enclosing index left in a bound is decided over its own range
-            answers.add(bool(self.evaluate_expr(type(expr)(case, 0))))
-            if len(answers) > 1:
+            if static:
+                answers.add(self._decide(type(expr)(case, 0), True) if any(
+                    s in bounds for s in case.free_symbols) else self._static(type(expr)(case, 0)))
+            else:
+                answers.add(bool(self.evaluate_expr(type(expr)(case, 0))))
+            if len(answers) > 1 or None in answers:
                 return None
         return answers.pop()
 
 
+    def _static(self, expr):
+        """True/False when ranges and recorded facts decide `expr` (a comparison with 0 at one
+        end of the range), else None; no guard. The body runs only when every range in scope is
+        non-empty (span = hi - lo >= 0), so `c >= 0` holds when `c - span >= 0` does and
+        `c <= 0` when `c + span <= 0` (`8 <= n` at i = 0 of range(n - 7): `8 - n + (n - 8) <= 0`)."""
+        value = self.maybe_evaluate_static(expr)
+        if value is not None or not isinstance(expr, _RELATIONS):
+            return None if value is None else bool(value)
+        c = sympy.expand(expr.lhs - expr.rhs)
+        for rel, answer in ((type(expr), True), (_NEGATE[type(expr)], False)):
+            sign = -1 if rel in (sympy.StrictGreaterThan, sympy.GreaterThan) else 1
+            for lo, hi in list(self._loop_state().values()):
+                if self.maybe_evaluate_static(rel(sympy.expand(c + sign * (hi - lo)), 0)) is True:
+                    return answer
+        return None
+
+
+_NEGATE = {sympy.StrictLessThan: sympy.GreaterThan, sympy.LessThan: sympy.StrictGreaterThan,
+           sympy.StrictGreaterThan: sympy.LessThan, sympy.GreaterThan: sympy.StrictLessThan}
 _FLIP = {sympy.StrictLessThan: sympy.StrictGreaterThan, sympy.LessThan: sympy.GreaterThan,
          sympy.StrictGreaterThan: sympy.StrictLessThan, sympy.GreaterThan: sympy.LessThan}
 

@@ -21,6 +21,11 @@ changes per iteration except the loop index and the carried values, a call runs:
                         are driver ops; a `while` stops when the condition's buffer is False
     result              P[iterations % 2], already in NumPy's layout: no copy out
 
+Views that move with the loop index (`x[t - 1]`, `x[:, j]`, `x[i:i + k]`) need nothing of their
+own: the kernels read a view's start as a slot affine in the index (patched per iteration like
+any such slot), provided its shape does not depend on the index (a window's clamp `Min(n, i + k)`
+is proved away by the tracer over the loop's range: shapes/helpers.py, shapes/loop_index.py).
+
 Invariants checked once per call hold for every iteration because nothing they read depends
 on the iteration: sizes, captured arrays, a destination's writeable flag. Python ints stay
 Python ints: add/subtract only of constants, values bounded between chunks (INT_LIMIT), else

@@ -57,6 +57,8 @@ class ScalarSteps:
             return name
         if name in self.scalar_carried and self.scalar_carried[name] in self.float_carried:
             return name
+        if self._kernel_float(a):
+            return name
         if name is not None and name in self.input_names[self.nc:] and a.attr("kind") == "scalar" \
                 and a.dtype.kind == "f":
             return ("captured", name, "f")
@@ -66,6 +68,12 @@ class ScalarSteps:
                                                                  self.index in a.free_symbols):
             return ("size", self.code(pycode(a, self.plan.sym_names)), "f")
         raise NotNative(f"float arithmetic on {a!r} runs in the body's wrapper")
+
+    def _kernel_float(self, a) -> bool:
+        """A Python float a kernel computed (`2.0 * t` fused into a kernel): its 0-d float64
+        buffer holds the same 8-byte word a FLOAT or SELECT op reads."""
+        return isinstance(a, Node) and a in self.plan.stored and a.scalar and a.shape == () and \
+            a.dtype == np.float64 and self.plan.var.get(a) not in self.input_names
 
     def _float_op(self, n: Node):
         """Python float arithmetic / comparison: a FLOAT op (IEEE double, as Python computes)."""
@@ -83,6 +91,8 @@ class ScalarSteps:
         if name in self.int_nodes and self.int_nodes[name].dtype.kind == kind:
             return name
         if name in self.scalar_carried and self.scalar_carried[name] in self.py_carried and a.dtype.kind == kind:
+            return name
+        if kind == "f" and self._kernel_float(a):
             return name
         if name is not None and name in self.input_names[self.nc:] and a.attr("kind") == "scalar" \
                 and a.dtype.kind == kind:
