@@ -31,21 +31,34 @@ FP exception flags go to the wrapper's word like any kernel's.
 from __future__ import annotations
 
 import struct
+from collections import Counter
 
 import numpy as np
 import sympy
 
 from ...codegen.llvm_kernels import pack_format
 from ...ir.graph import IndexSlice, Node
+from ...ir.ops.advanced_index import ArrayRef
 from ...ir.registry import get_op, may_raise
-from ...lower.loop_ir import (Acc, Affine, Arg, Buffer, Const, Kernel, Let, Load, Loop, Op, Slot, Store, Update,
-                              Var, cast)
+from ...lower.loop_ir import (Acc, Affine, Arg, Buffer, Const, DataLoad, Kernel, Let, Load, Loop, Op, Slot, Store,
+                              Update, Var, cast, walk_exprs)
 from ...lower.pointwise import SUPPORTED_DTYPES, NotLowerable, lower_elementwise, weak_node
 
 _PY_FLOAT_OPS = frozenset({"add", "subtract", "multiply", "negative", "positive", "absolute"})
 _RELATIONS = {sympy.Eq: "equal", sympy.Ne: "not_equal", sympy.StrictLessThan: "less", sympy.LessThan: "less_equal",
               sympy.StrictGreaterThan: "greater", sympy.GreaterThan: "greater_equal"}
 _COMPARE = frozenset({"less", "less_equal", "greater", "greater_equal", "equal", "not_equal"})
+# Python int arithmetic as checked int64 ops (codegen/llvm_kernels/checked.py): overflow or a
+# zero divisor leaves the kernel before the iteration's effects, the generic path runs the rest
+_PY_INT_OPS = {"add": "checked_add", "subtract": "checked_subtract", "multiply": "checked_multiply",
+               "negative": "checked_negative", "floor_divide": "checked_floor_divide",
+               "remainder": "checked_remainder"}
+
+
+# calls that ran the kernel ("native"), of which a checked op handed the rest to the generic path
+# ("resumed"), and calls run by the generic path from the start ("generic": overlapping or
+# read-only arrays, a Python int beyond int64)
+runs: Counter = Counter()
 
 
 class NotNative(Exception):
@@ -68,6 +81,8 @@ class NativeLoop:
         self._checks = [(a, b) for i, (a, wa) in enumerate(bufs) for b, wb in bufs[i + 1:]
                         if (wa or wb) and not _apart(node.args[a], node.args[b])]
         self._fast = None
+        self.checked = any(kind == "stat" for kind, _, _ in plan)
+        self._written = [src for b, (kind, src, _) in zip(kernel.buffers, plan) if kind == "buf" and b.written]
 
     @property
     def fn(self):
@@ -88,30 +103,54 @@ class NativeLoop:
         for a, b in self._checks:                        # the kernel's buffers are `noalias`
             if np.may_share_memory(args[a], args[b]):
                 return self._run_generic(args)
+        if not all(args[k].flags.writeable for k in self._written):
+            return self._run_generic(args)               # NumPy raises its own error there
         bufs, slots, outs = [], [], []
         for kind, src, dt in self.plan:
             if kind == "buf":
                 bufs.append(args[src])
-            elif kind == "out":
+            elif kind in ("out", "stat"):
                 out = np.empty((), dt)
-                outs.append(out)
+                if kind == "out":
+                    outs.append(out)
+                else:
+                    status = out                         # the iteration a checked op left at, or -1
                 bufs.append(out)
             elif kind == "trip":
                 start, stop, step = args[0], args[1], args[2]
                 slots.append(len(range(start, stop, step)))
+            elif kind == "dim":
+                slots.append(args[src[0]].shape[src[1]])
             else:
                 value = args[src]
                 slots.append(float(value) if dt == "f" else int(value))
-        if self.object_abi:
-            packed = self._pack(*(id(b) for b in bufs), *slots)
-        else:
-            strides = [s for b in bufs for s in b.strides]
-            packed = self._pack(*(b.ctypes.data for b in bufs), *strides, *slots)
+        try:
+            if self.object_abi:
+                packed = self._pack(*(id(b) for b in bufs), *slots)
+            else:
+                strides = [s for b in bufs for s in b.strides]
+                packed = self._pack(*(b.ctypes.data for b in bufs), *strides, *slots)
+        except struct.error:                             # a Python int beyond int64
+            return self._run_generic(args)
+        runs["native"] += 1
         self.fn(0, 1, packed)
-        return tuple(t(o[()]) if t is not None else o[()] for o, t in zip(outs, self.out_types))
+        carried = tuple(t(o[()]) if t is not None else o[()] for o, t in zip(outs, self.out_types))
+        if self.checked and status[()] >= 0:
+            return self._resume(args, int(status[()]), carried)
+        return carried
+
+    def _resume(self, args, ran, carried):
+        """The kernel left at iteration `ran` (a checked op): the generic path runs the rest
+        from that iteration's start, with the carried values it began with."""
+        runs["resumed"] += 1
+        args = list(args)
+        args[0] = args[0] + args[2] * ran
+        args[3:3 + len(carried)] = carried
+        return self._run_generic(args)
 
     def _run_generic(self, args):
         """Arrays that share memory: the body's own compiled graph, once per iteration."""
+        runs["generic"] += 1
         if self._generic is None:
             self._generic = self.generic()
         return self._generic(*args)
@@ -140,14 +179,20 @@ def _fast_call(nl: NativeLoop):
     nargs = len(nl.node.args)
     params = ", ".join(f"a{i}" for i in range(nargs))
     ns = {"_fn": nl.fn, "_pack": nl._pack, "_share": np.may_share_memory, "_empty": np.empty, "_id": id,
-          "_generic": nl._run_generic, "_len": len, "_range": range}
+          "_generic": nl._run_generic, "_len": len, "_range": range, "_error": struct.error,
+          "_resume": nl._resume, "_runs": runs}
     lines = [f"def call({params}):"]
     for a, b in nl._checks:
         lines.append(f"    if _share(a{a}, a{b}): return _generic(({params},))")
+    for k in nl._written:                 # a read-only destination: NumPy's error, from the generic path
+        lines.append(f"    if not a{k}.flags.writeable: return _generic(({params},))")
     packed, outs = [], []
     for kind, src, dt in nl.plan:
         if kind == "buf":
             packed.append(f"_id(a{src})")
+        elif kind == "stat":
+            lines.append("    st = _empty((), 'int64')")
+            packed.append("_id(st)")
         elif kind == "out":
             name = f"o{len(outs)}"
             ns[f"_dt{len(outs)}"] = np.dtype(dt)
@@ -159,7 +204,13 @@ def _fast_call(nl: NativeLoop):
             packed.append("_len(_range(a0, a1, a2))")
         elif kind == "slot":
             packed.append(f"{'float' if dt == 'f' else 'int'}(a{src})")
-    lines.append(f"    _fn(0, 1, _pack({', '.join(packed)}))")
+        elif kind == "dim":
+            packed.append(f"a{src[0]}.shape[{src[1]}]")
+    lines.append("    try:")
+    lines.append(f"        p = _pack({', '.join(packed)})")
+    lines.append(f"    except _error: return _generic(({params},))")     # a Python int beyond int64
+    lines.append("    _runs['native'] += 1")
+    lines.append("    _fn(0, 1, p)")
     results = []
     for k, (name, t) in enumerate(zip(outs, nl.out_types)):
         if t is None:
@@ -167,6 +218,9 @@ def _fast_call(nl: NativeLoop):
         else:
             ns[f"_t{k}"] = t
             results.append(f"_t{k}({name}[()])")
+    if nl.checked:
+        lines.append("    if st[()] >= 0:")
+        lines.append(f"        return _resume(({params},), int(st[()]), ({''.join(r + ', ' for r in results)}))")
     lines.append(f"    return ({''.join(r + ', ' for r in results)})")
     exec(compile("\n".join(lines), f"<native loop {nl.kernel.name}>", "exec"), ns)
     return ns["call"]
@@ -185,9 +239,14 @@ class _Builder:
         self.plan: list = []          # per buffer, then per slot: ("buf"|"out", arg index, dtype) / ("slot", ...)
         self.slot_plan: list = []
         self.sym: dict = {}           # size / index symbol -> Affine
+        self.sources: dict = {}       # captured array input -> its loop-node argument index
         self.env: dict = {}           # body node -> expression (Var of its let) or ("buf", index)
         self.lets = 0
         self.loops = 0
+        self.depth = 0                # inner loops around the node being lowered
+        self.stored = False           # a write precedes it in the iteration
+        self.checks = 0               # checked ops (Python int arithmetic, data indices)
+        self.free: set = set()        # top-level lets and carried values no write changes (_free)
 
     # -- arguments --------------------------------------------------------------------------------
     def slot(self, source_index, dtype: str, kind: str = "slot"):
@@ -232,7 +291,15 @@ class _Builder:
             self.env[inp] = carried_exprs[k]
         var = self._loop_var()
         self.sym[body.index] = Affine(((var, step),)) + start
+        self.free.update(f"c{k}" for k in range(len(carried)))
         inner, until = self._body(body.graph, [f"c{k}" for k in range(len(carried))])
+        if self.checks:
+            inner = _hoist(inner, self.free)
+        bail = None
+        if self.checks:                           # where a checked op left: -1 when none did
+            status = self.buffer(None, "int64", 0, True, kind="stat")
+            stmts.append(Store(status, (), Const(-1, "int64")))
+            bail = (status, var)
         stmts.append(Loop(var, Arg(trip_slot, "int64"), inner, until=until))
         out_types = []
         for k, inp in enumerate(body.graph.inputs[:len(carried)]):
@@ -241,7 +308,7 @@ class _Builder:
             stmts.append(Store(b, (), Var(f"c{k}", dt)))
             out_types.append(_python_type(inp))
         kernel = Kernel(self.name, stmts, self.buffers, self.slots, work=str(2 ** 40),   # never "tiny" (optnone)
-                        note=f"loop at {body.location}")
+                        note=f"loop at {body.location}", bail=bail)
         return NativeLoop(node, kernel, self.plan + self.slot_plan, out_types, object_abi)
 
     def _size_slot(self, index):
@@ -270,7 +337,10 @@ class _Builder:
             except (OverflowError, ValueError) as exc:
                 raise NotNative(str(exc)) from None
         if isinstance(value, sympy.Basic):
-            return cast(Op("affine", "int64", (self.affine(value),)), dt)
+            try:
+                return cast(Op("affine", "int64", (self.affine(value),)), dt)
+            except NotNative:         # an int argument the body uses as a value: passed in
+                return self.slot(index, dt)
         if isinstance(value, Node):
             return self.slot(index, dt)
         raise NotNative(f"argument {value!r}")
@@ -283,6 +353,29 @@ class _Builder:
             self.env[inp] = self._value_arg(value, index, dt)
         else:
             self.env[inp] = ("buf", self.buffer(index, dt, inp.ndim, written), inp)
+            self.sources[inp] = index
+
+    def _dim_slot(self, src, d):
+        """The run-time extent of dim `d` of loop-node argument `src` (an array)."""
+        self.slots.append(Slot(f"dim{len(self.slots)}", "int64"))
+        self.slot_plan.append(("dim", (src, d), "i"))
+        return Arg(len(self.slots) - 1, "int64")
+
+    def checked(self, op: str, args) -> Op:
+        """A checked int64 op: it may leave the kernel, so only where no write of this
+        iteration precedes it (the generic path redoes the whole iteration)."""
+        if self.depth:
+            raise NotNative(f"{op} inside an inner loop")
+        if self.stored and not all(self._free(a) for a in args):
+            raise NotNative(f"{op} after a write in the same iteration, of a value that depends on it")
+        self.checks += 1
+        return Op(op, "int64", tuple(args))
+
+    def _free(self, e) -> bool:
+        """Does `e` read nothing a write of the iteration may change (written arrays, inner
+        loops' values)? Then its let may move before the iteration's first write (_hoist)."""
+        return not any(isinstance(x, Load) and self.buffers[x.buf].written or
+                       isinstance(x, Var) and x.name not in self.free for x in walk_exprs(e))
 
     def _loop_var(self):
         self.loops += 1
@@ -362,6 +455,8 @@ class _Builder:
         self.lets += 1
         dt = _dtype_of(n)
         self.env[n] = Var(name, dt)
+        if not self.depth and self._free(value):
+            self.free.add(name)
         return [Let(name, cast(value, dt))]
 
     def _node(self, n: Node) -> list:
@@ -383,7 +478,14 @@ class _Builder:
                 raise NotNative("a Python int stored into a narrow array")
             value = self.expr(src)
             value = _constant(src, load.dtype) if value is None else cast(value, load.dtype)
+            self.stored = True
             return [Store(buf, load.index, value)]
+        if n.op == "index":
+            if n.shape != ():
+                raise NotNative("advanced indexing that selects more than one element")
+            return self._let(n, self._data_element(n.args[0], n.args[1:], n.attr("entries")))
+        if n.op == "index_put":
+            return self._data_store(n)
         if n.op == "loop":
             return self._inner_loop(n)
         if n.op == "loop_out":
@@ -398,6 +500,13 @@ class _Builder:
             c, a, b = (self.expr(x) if self.expr(x) is not None else _constant(x, _dtype_of(n)) for x in n.args)
             dt = _dtype_of(n)
             return self._let(n, Op("where", dt, (cast(c, "bool"), cast(a, dt), cast(b, dt))))
+        if weak_node(n) and (n.op in _PY_INT_OPS and n.dtype is not None and n.dtype.kind in "iu" or
+                             n.op in _COMPARE and all(_py_int(a) for a in n.args)):
+            args = [cast(self.expr(a) if self.expr(a) is not None else _constant(a, "int64"), "int64")
+                    for a in n.args]
+            if n.op in _COMPARE:                  # Python ints compare exactly as int64s
+                return self._let(n, Op(n.op, "bool", tuple(args)))
+            return self._let(n, self.checked(_PY_INT_OPS[n.op], args))
         if op.kind != "elementwise" or may_raise(n):
             raise NotNative(f"{n.op} in the body")
         if n.dtype is None or n.dtype.name not in SUPPORTED_DTYPES:
@@ -431,6 +540,59 @@ class _Builder:
                 raise NotNative(f"index {e!r}")
             idx.append(Affine(const=e) if isinstance(e, int) else self.affine(e))
         return Load(buf, tuple(idx), self.buffers[buf].dtype)
+
+    def _data_element(self, base, arrays, entries) -> DataLoad:
+        """The element `base[entries]` where some entries are values read in the body (an
+        index node): NumPy's negative wrap and bounds check as checked_index ops."""
+        entry = self.env.get(base)
+        if not (isinstance(entry, tuple) and entry[0] == "buf"):
+            raise NotNative("indexing a value that is not a captured array")
+        _, buf, inp = entry
+        if len(entries) != inp.ndim or any(e is None for e in entries):
+            raise NotNative("a data index with new axes")
+        idx, pos = [], []
+        for d, e in enumerate(entries):
+            if isinstance(e, ArrayRef):
+                pos.append((d, self._position(arrays[e.k], inp, d)))
+                idx.append(Affine())
+            elif isinstance(e, (int, sympy.Basic)) and not isinstance(e, bool):
+                idx.append(Affine(const=e) if isinstance(e, int) else self.affine(e))
+            else:
+                raise NotNative(f"index {e!r}")
+        return DataLoad(buf, tuple(idx), self.buffers[buf].dtype, tuple(pos))
+
+    def _position(self, value, inp: Node, d: int):
+        """The checked position along dim `d` of `inp` that the integer scalar `value` names."""
+        if not (isinstance(value, Node) and value.shape == () and value.dtype.kind in "iu"
+                and value.dtype.name != "uint64"):
+            raise NotNative("a data index that is not an integer scalar")
+        extent = inp.shape[d]
+        if isinstance(extent, int):
+            size = Const(extent, "int64")
+        else:
+            try:
+                size = Op("affine", "int64", (self.affine(extent),))
+            except NotNative:
+                size = self._dim_slot(self.sources[inp], d)
+        return self.checked("checked_index", (cast(self.expr(value), "int64"), size))
+
+    def _data_store(self, n: Node) -> list:
+        """x[entries] = value at positions read in the body (index_put of one element)."""
+        if n.attr("masked"):
+            raise NotNative("a masked write")
+        dst, src, arrays = n.args[0], n.args[1], n.args[2:]
+        load = self._data_element(dst, arrays, n.attr("entries"))
+        _, buf, _inp = self.env[dst]
+        if not self.buffers[buf].written:
+            raise NotNative("a write into an array the loop does not declare written")
+        if isinstance(src, Node) and src.shape != ():
+            raise NotNative("a write of an array at a data index")
+        if isinstance(src, int) and not isinstance(src, bool) and load.dtype not in ("int64", "float64"):
+            raise NotNative("a Python int stored into a narrow array")
+        value = self.expr(src)
+        value = _constant(src, load.dtype) if value is None else cast(value, load.dtype)
+        self.stored = True
+        return [Store(buf, load.index, value, pos=load.pos)]
 
     def _inner_loop(self, n: Node) -> list:
         body = n.attr("body")
@@ -469,10 +631,26 @@ class _Builder:
                 raise NotNative("an inner loop writes an array the outer loop does not")
         var = self._loop_var()
         self.sym[body.index] = Affine(((var, step),)) + lo
+        self.depth += 1
         inner, until = self._body(body.graph, accs)
+        self.depth -= 1
         stmts.append(Loop(var, Op("affine", "int64", (trip,)), inner, until=until))
         self.env[n] = [Var(a, _dtype_of(inp)) for a, inp in zip(accs, body.graph.inputs)]
         return stmts
+
+
+def _hoist(stmts, free) -> list:
+    """The free lets first (they read nothing the iteration writes): a checked op then leaves
+    the kernel before the iteration's first write, however the body orders them."""
+    first = [s for s in stmts if isinstance(s, Let) and s.name in free]
+    return first + [s for s in stmts if not (isinstance(s, Let) and s.name in free)]
+
+
+def _py_int(a) -> bool:
+    """A Python int or bool operand (a weak int value of the body, a constant, a size)."""
+    if isinstance(a, Node):
+        return a.dtype is not None and a.dtype.kind in "iub" and weak_node(a)
+    return isinstance(a, (bool, int, sympy.Expr)) and not isinstance(a, np.generic)
 
 
 def _dtype_of(n: Node) -> str:
