@@ -1,48 +1,54 @@
 """Native element loops: a loop node (ir/ops/loops.py) whose body works on elements becomes
-one kernel with the loop inside it.
+one kernel with the loop inside it (called from the wrapper by loop_call.py).
 
 A body qualifies when every value in it is a scalar: element reads `x[i - 1, j]` and writes
-`d[i, j] = v` of arrays the loop captures (indices affine in the loop indices and sizes),
-NumPy and Python scalar arithmetic with a native loop body, `select` (if-converted
-branches, `min`/`max`), nested loops of the same kind, and carried scalars. Python ints
-only compare and select (their arithmetic does not overflow, int64 would); Python floats
-add, subtract and multiply (IEEE, as Python). Anything else keeps the generic path: the
-wrapper runs the loop, calling the body's own compiled graph each iteration.
+`d[i, j] = v` of arrays the loop captures (indices affine in the loop indices and sizes, or
+values read in the body: `back[t, path[t]]`, `x[idx[i]] = v`), NumPy and Python scalar
+arithmetic with a native loop body, `select` (if-converted branches, `min`/`max`), nested
+loops of the same kind, and carried scalars. Python ints add, subtract, multiply, floor-divide
+and take remainders as *checked* int64 ops (codegen/llvm_kernels/checked.py), and compare;
+Python floats add, subtract and multiply (IEEE, as Python). Anything else keeps the generic
+path: the wrapper runs the loop, calling the body's own compiled graph each iteration.
 
 The kernel (loop IR, lower/loop_ir.py):
 
     acc c_k = arg (initial carried values)          for each carried value
+    status[()] = -1                                 (a body with checked ops)
     for k in [0, trip):   i = start + step * k      (step a constant; inner loops +1 or -1)
-        let t_n = <node n>                          every body node, in program order
+        let t_n = <node n>                          every body node, in program order (lets
+                                                    no write changes first, with checked ops)
         b[idx] = ...                                element writes
         c_k := t_out_k                              after all outputs are computed
         (a `for_break` loop: leave here once its `go` output is False)
     out_k[()] = c_k                                 final values, read back by the wrapper
 
-Bounds were proved by the tracer over the whole range (shapes/loop_index.py), so there are
-no checks in the loop. Buffers are `noalias` (LLVM then keeps `out[i - 1]` in a register
-from the previous iteration's store, and vectorises loops without a carried dependence): a
-call whose arrays share memory (a loop reading and writing one array through two views)
-runs the generic path instead. Only pairs with a written array are checked, and not those
-the graph proves apart (one of them a new array: np.zeros, an elementwise result). The
-call itself is generated Python (`_fast_source`): ~1 us, not a walk over the plan.
-FP exception flags go to the wrapper's word like any kernel's.
+A checked op (Python int overflow or zero divisor; a data index out of bounds after NumPy's
+one negative wrap) leaves the loop with status = k, before any write of iteration k: checked
+ops must come before the iteration's first write, or read nothing it writes (then their lets
+move before it: _hoist), and may not sit in inner loops. The wrapper then runs iterations
+k.. on the generic path, where Python ints grow and Python / NumPy raise their own errors
+after the earlier iterations' writes, as the Python loop leaves them.
+
+Affine bounds were proved by the tracer over the whole range (shapes/loop_index.py), so
+there are no checks for them. Buffers are `noalias` (LLVM then keeps `out[i - 1]` in a
+register from the previous iteration's store, and vectorises loops without a carried
+dependence): a call whose arrays share memory runs the generic path instead (loop_call.py).
+Only pairs with a written array are checked, and not those the graph proves apart (one of
+them a new array: np.zeros, an elementwise result). FP exception flags go to the wrapper's
+word like any kernel's.
 """
 from __future__ import annotations
-
-import struct
-from collections import Counter
 
 import numpy as np
 import sympy
 
-from ...codegen.llvm_kernels import pack_format
 from ...ir.graph import IndexSlice, Node
 from ...ir.ops.advanced_index import ArrayRef
 from ...ir.registry import get_op, may_raise
 from ...lower.loop_ir import (Acc, Affine, Arg, Buffer, Const, DataLoad, Kernel, Let, Load, Loop, Op, Slot, Store,
                               Update, Var, cast, walk_exprs)
 from ...lower.pointwise import SUPPORTED_DTYPES, NotLowerable, lower_elementwise, weak_node
+from .loop_call import NativeLoop, runs  # noqa: F401  (runs: the call counters, for tests)
 
 _PY_FLOAT_OPS = frozenset({"add", "subtract", "multiply", "negative", "positive", "absolute"})
 _RELATIONS = {sympy.Eq: "equal", sympy.Ne: "not_equal", sympy.StrictLessThan: "less", sympy.LessThan: "less_equal",
@@ -55,175 +61,8 @@ _PY_INT_OPS = {"add": "checked_add", "subtract": "checked_subtract", "multiply":
                "remainder": "checked_remainder"}
 
 
-# calls that ran the kernel ("native"), of which a checked op handed the rest to the generic path
-# ("resumed"), and calls run by the generic path from the start ("generic": overlapping or
-# read-only arrays, a Python int beyond int64)
-runs: Counter = Counter()
-
-
 class NotNative(Exception):
     """This loop keeps the generic path (the message says why, for the logs)."""
-
-
-class NativeLoop:
-    """The kernel of one loop node and the call that runs it from the wrapper."""
-
-    def __init__(self, node: Node, kernel: Kernel, plan: list, out_types: list, object_abi: bool):
-        self.node, self.kernel = node, kernel
-        self.plan, self.out_types = plan, out_types       # how each kernel argument comes from the node's
-        self._pack = struct.Struct(pack_format(kernel, object_abi)).pack
-        self.object_abi = object_abi
-        self._fn = None                                  # set once the module is loaded
-        self.generic = None                              # () -> the loop run per iteration (overlapping arrays)
-        self._generic = None
-        self._arrays = [src for kind, src, _ in plan if kind == "buf"]
-        bufs = [(src, b.written) for b, (kind, src, _) in zip(kernel.buffers, plan) if kind == "buf"]
-        self._checks = [(a, b) for i, (a, wa) in enumerate(bufs) for b, wb in bufs[i + 1:]
-                        if (wa or wb) and not _apart(node.args[a], node.args[b])]
-        self._fast = None
-        self.checked = any(kind == "stat" for kind, _, _ in plan)
-        self._written = [src for b, (kind, src, _) in zip(kernel.buffers, plan) if kind == "buf" and b.written]
-
-    @property
-    def fn(self):
-        return self._fn
-
-    @fn.setter
-    def fn(self, fn):
-        self._fn = fn
-        self._fast = _fast_call(self) if fn is not None and self.object_abi else None
-
-    def entry(self):
-        """What the wrapper calls: the generated call when there is one (no indirection)."""
-        return self._fast if self._fast is not None else self
-
-    def __call__(self, *args):
-        if self._fast is not None:
-            return self._fast(*args)
-        for a, b in self._checks:                        # the kernel's buffers are `noalias`
-            if np.may_share_memory(args[a], args[b]):
-                return self._run_generic(args)
-        if not all(args[k].flags.writeable for k in self._written):
-            return self._run_generic(args)               # NumPy raises its own error there
-        bufs, slots, outs = [], [], []
-        for kind, src, dt in self.plan:
-            if kind == "buf":
-                bufs.append(args[src])
-            elif kind in ("out", "stat"):
-                out = np.empty((), dt)
-                if kind == "out":
-                    outs.append(out)
-                else:
-                    status = out                         # the iteration a checked op left at, or -1
-                bufs.append(out)
-            elif kind == "trip":
-                start, stop, step = args[0], args[1], args[2]
-                slots.append(len(range(start, stop, step)))
-            elif kind == "dim":
-                slots.append(args[src[0]].shape[src[1]])
-            else:
-                value = args[src]
-                slots.append(float(value) if dt == "f" else int(value))
-        try:
-            if self.object_abi:
-                packed = self._pack(*(id(b) for b in bufs), *slots)
-            else:
-                strides = [s for b in bufs for s in b.strides]
-                packed = self._pack(*(b.ctypes.data for b in bufs), *strides, *slots)
-        except struct.error:                             # a Python int beyond int64
-            return self._run_generic(args)
-        runs["native"] += 1
-        self.fn(0, 1, packed)
-        carried = tuple(t(o[()]) if t is not None else o[()] for o, t in zip(outs, self.out_types))
-        if self.checked and status[()] >= 0:
-            return self._resume(args, int(status[()]), carried)
-        return carried
-
-    def _resume(self, args, ran, carried):
-        """The kernel left at iteration `ran` (a checked op): the generic path runs the rest
-        from that iteration's start, with the carried values it began with."""
-        runs["resumed"] += 1
-        args = list(args)
-        args[0] = args[0] + args[2] * ran
-        args[3:3 + len(carried)] = carried
-        return self._run_generic(args)
-
-    def _run_generic(self, args):
-        """Arrays that share memory: the body's own compiled graph, once per iteration."""
-        runs["generic"] += 1
-        if self._generic is None:
-            self._generic = self.generic()
-        return self._generic(*args)
-
-
-def _base(v):
-    while isinstance(v, Node) and v.op != "input" and get_op(v.op).kind == "view":
-        v = v.args[0]
-        if not isinstance(v, Node):
-            return None
-    return v
-
-
-def _apart(a, b) -> bool:
-    """Arrays `a` and `b` (loop-node arguments) never share memory: different bases, one of
-    them a new array (a creation op, an elementwise result, a copy) of this graph."""
-    a, b = _base(a), _base(b)
-    if not (isinstance(a, Node) and isinstance(b, Node)) or a is b:
-        return False
-    return any(x.op != "input" and (x.op == "copy" or get_op(x.op).kind in ("creation", "elementwise"))
-               for x in (a, b))
-
-
-def _fast_call(nl: NativeLoop):
-    """The call of `nl` as one generated function of the loop node's arguments."""
-    nargs = len(nl.node.args)
-    params = ", ".join(f"a{i}" for i in range(nargs))
-    ns = {"_fn": nl.fn, "_pack": nl._pack, "_share": np.may_share_memory, "_empty": np.empty, "_id": id,
-          "_generic": nl._run_generic, "_len": len, "_range": range, "_error": struct.error,
-          "_resume": nl._resume, "_runs": runs}
-    lines = [f"def call({params}):"]
-    for a, b in nl._checks:
-        lines.append(f"    if _share(a{a}, a{b}): return _generic(({params},))")
-    for k in nl._written:                 # a read-only destination: NumPy's error, from the generic path
-        lines.append(f"    if not a{k}.flags.writeable: return _generic(({params},))")
-    packed, outs = [], []
-    for kind, src, dt in nl.plan:
-        if kind == "buf":
-            packed.append(f"_id(a{src})")
-        elif kind == "stat":
-            lines.append("    st = _empty((), 'int64')")
-            packed.append("_id(st)")
-        elif kind == "out":
-            name = f"o{len(outs)}"
-            ns[f"_dt{len(outs)}"] = np.dtype(dt)
-            lines.append(f"    {name} = _empty((), _dt{len(outs)})")
-            packed.append(f"_id({name})")
-            outs.append(name)
-    for kind, src, dt in nl.plan:
-        if kind == "trip":
-            packed.append("_len(_range(a0, a1, a2))")
-        elif kind == "slot":
-            packed.append(f"{'float' if dt == 'f' else 'int'}(a{src})")
-        elif kind == "dim":
-            packed.append(f"a{src[0]}.shape[{src[1]}]")
-    lines.append("    try:")
-    lines.append(f"        p = _pack({', '.join(packed)})")
-    lines.append(f"    except _error: return _generic(({params},))")     # a Python int beyond int64
-    lines.append("    _runs['native'] += 1")
-    lines.append("    _fn(0, 1, p)")
-    results = []
-    for k, (name, t) in enumerate(zip(outs, nl.out_types)):
-        if t is None:
-            results.append(f"{name}[()]")
-        else:
-            ns[f"_t{k}"] = t
-            results.append(f"_t{k}({name}[()])")
-    if nl.checked:
-        lines.append("    if st[()] >= 0:")
-        lines.append(f"        return _resume(({params},), int(st[()]), ({''.join(r + ', ' for r in results)}))")
-    lines.append(f"    return ({''.join(r + ', ' for r in results)})")
-    exec(compile("\n".join(lines), f"<native loop {nl.kernel.name}>", "exec"), ns)
-    return ns["call"]
 
 
 def native_loop(node: Node, name: str, object_abi: bool) -> NativeLoop:
