@@ -128,6 +128,26 @@ def gather2(x, a, b, out):
     return out
 
 
+def backtrack_carried(back, path, j):
+    """The state index carried as a NumPy int: j = back[t, j]."""
+    for t in range(back.shape[0] - 1, 0, -1):
+        j = back[t, j]
+        path[t - 1] = j
+    return path, j
+
+
+def first_big(x, s, limit):
+    """A `break` after checked arithmetic."""
+    k = -1
+    for i in range(x.shape[0]):
+        s = s * 3 + 1
+        x[i] = s % 10
+        if s > limit:
+            k = i
+            break
+    return x, s, k
+
+
 def checked_after_write(x, s):
     for i in range(x.shape[0]):
         x[i] = s % 1000
@@ -226,6 +246,35 @@ def test_two_data_indices(backend):
     cases = [(x, rng.integers(-6, 6, 40), rng.integers(-9, 9, 40), np.zeros(40)),
              (x, rng.integers(0, 6, 40), np.full(40, 9), np.zeros(40))]
     check(gather2, cases, backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_carried_numpy_int_as_data_index(backend):
+    rng = np.random.default_rng(7)
+    cases = [(rng.integers(-4, 4, (60, 4)), np.zeros(60, np.int64), np.int64(2)),
+             (rng.integers(-4, 5, (60, 4)), np.zeros(60, np.int64), np.int64(1))]    # 4: IndexError at some t
+    check(backtrack_carried, cases, backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_strided_and_reversed_arrays_at_data_indices(backend):
+    rng = np.random.default_rng(8)
+    base = np.zeros(60)
+    cases = [(base[::-3], rng.integers(-20, 20, 30), rng.standard_normal(30)),
+             (base[5:45:2], rng.integers(-20, 20, 25), rng.standard_normal(25))]
+    check(scatter, cases, backend)
+    cases = [(rng.integers(0, 4, (8, 40)).T, np.zeros(40, np.int64)[::-1])]       # F-order back, reversed path
+    ft.reset()
+    natives.clear()
+    check(backtrack, cases, backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_break_after_checked_arithmetic(backend):
+    check(first_big, [(np.zeros(50, np.int64), 1, 10 ** 6), (np.zeros(50, np.int64), 1, 10 ** 18),
+                      (np.zeros(50, np.int64), 1, 2 ** 63 - 1)], backend)     # overflows before it breaks
+    if backend == "llvm":
+        assert loops.runs["resumed"] == 1 and loops.runs["native"] == 3
 
 
 def test_data_index_dtypes():
