@@ -313,12 +313,9 @@ class _Builder:
             _, buf, _inp = self.env[dst.args[0]]
             if not self.buffers[buf].written:
                 raise NotNative("a write into an array the loop does not declare written")
-            if isinstance(src, int) and not isinstance(src, bool) and load.dtype not in ("int64", "float64"):
-                raise NotNative("a Python int stored into a narrow array")
-            value = self.expr(src)
-            value = _constant(src, load.dtype) if value is None else cast(value, load.dtype)
+            check, value = self._stored_value(src, load.dtype)
             self.stored = True
-            return [Store(buf, load.index, value)]
+            return check + [Store(buf, load.index, value)]
         if n.op == "index":
             if n.shape != ():
                 raise NotNative("advanced indexing that selects more than one element")
@@ -426,12 +423,30 @@ class _Builder:
             raise NotNative("a write into an array the loop does not declare written")
         if isinstance(src, Node) and src.shape != ():
             raise NotNative("a write of an array at a data index")
-        if isinstance(src, int) and not isinstance(src, bool) and load.dtype not in ("int64", "float64"):
+        check, value = self._stored_value(src, load.dtype)
+        self.stored = True
+        return check + [Store(buf, load.index, value, pos=load.pos)]
+
+    def _stored_value(self, src, dt) -> tuple:
+        """(lets, value): `src` cast to the destination's dtype `dt`. A Python int value stored
+        into a narrower integer array is range-checked (checked_range, a let before the write):
+        out of range, NumPy raises OverflowError on the generic path, where int64 would wrap."""
+        if isinstance(src, int) and not isinstance(src, bool) and dt not in ("int64", "float64"):
             raise NotNative("a Python int stored into a narrow array")
         value = self.expr(src)
-        value = _constant(src, load.dtype) if value is None else cast(value, load.dtype)
-        self.stored = True
-        return [Store(buf, load.index, value, pos=load.pos)]
+        if value is None:
+            return [], _constant(src, dt)
+        if isinstance(src, Node) and _py_int(src) and src.dtype.kind != "b" and dt not in ("int64", "bool") \
+                and np.dtype(dt).kind in "iu":
+            info = np.iinfo(dt)
+            name = f"t{self.lets}"
+            self.lets += 1
+            fits = self.checked("checked_range", (cast(value, "int64"), Const(max(int(info.min), -2 ** 63), "int64"),
+                                                  Const(min(int(info.max), 2 ** 63 - 1), "int64")))
+            if self._free(fits):
+                self.free.add(name)
+            return [Let(name, fits)], cast(Var(name, "int64"), dt)
+        return [], cast(value, dt)
 
     def _inner_loop(self, n: Node) -> list:
         body = n.attr("body")

@@ -12,6 +12,8 @@ ints grow and Python raises ZeroDivisionError / NumPy raises IndexError itself).
                                                   and MIN // -1 (MIN % -1 == 0 is exact)
     checked_index (i, n)                          i, or i + n if i < 0 (NumPy wraps once);
                                                   bail unless 0 <= result < n
+    checked_range (v, lo, hi)                     v; bail unless lo <= v <= hi (a Python int
+                                                  stored into a narrower integer array)
 
 Every rule is (emitter, operand dtype, *values) -> value, operands int64.
 """
@@ -55,6 +57,12 @@ def _index(e, t, i, n):
     return pos
 
 
+def _range(e, t, v, lo, hi):
+    out = e.emit(f"or i1 {e.emit(f'icmp slt i64 {v}, {lo}', 'i1')}, {e.emit(f'icmp sgt i64 {v}, {hi}', 'i1')}", "i1")
+    e.bail_if(out)
+    return v
+
+
 CHECKED = {
     "checked_add": _with_overflow("sadd"),
     "checked_subtract": _with_overflow("ssub"),
@@ -63,4 +71,5 @@ CHECKED = {
     "checked_floor_divide": _divmod(0),
     "checked_remainder": _divmod(1),
     "checked_index": _index,
+    "checked_range": _range,
 }

@@ -148,6 +148,14 @@ def first_big(x, s, limit):
     return x, s, k
 
 
+def narrow_store(x, y, s, m):
+    for i in range(x.shape[0]):
+        y[i] = i
+        s = s * 7 + 1
+        x[i] = s % m - 100
+    return x, y, s
+
+
 def checked_after_write(x, s):
     for i in range(x.shape[0]):
         x[i] = s % 1000
@@ -275,6 +283,15 @@ def test_break_after_checked_arithmetic(backend):
                       (np.zeros(50, np.int64), 1, 2 ** 63 - 1)], backend)     # overflows before it breaks
     if backend == "llvm":
         assert loops.runs["resumed"] == 1 and loops.runs["native"] == 3
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint64", "float32", "bool"])
+def test_python_int_into_a_narrow_array(backend, dtype):
+    """NumPy raises OverflowError for a Python int out of the destination's range (int64 would
+    wrap): the range check runs before the iteration's first write (y[i] = i)."""
+    cases = [(np.zeros(20, dtype), np.zeros(20, np.int64), 3, m) for m in (200, 1000)]
+    check(narrow_store, cases, backend)
 
 
 def test_data_index_dtypes():
