@@ -238,6 +238,21 @@ def test_out_of_bounds_data_index_raises_numpys_error(backend, bad):
         assert loops.runs["resumed"] == 1
 
 
+@settings(max_examples=30, deadline=None)
+@given(steps=st.integers(2, 40), states=st.integers(1, 6), seed=st.integers(0, 2 ** 32 - 1),
+       spread=st.integers(0, 3))
+def test_backtracking_on_random_indices(steps, states, seed, spread):
+    """Indices drawn from [-states - spread, states + spread): in bounds, wrapped, or an
+    IndexError at some step, with the same message and the same writes before it."""
+    ft.reset()
+    natives.clear()
+    rng = np.random.default_rng(seed)
+    back = rng.integers(-states - spread, states + spread, (steps, states))
+    path = np.zeros(steps, np.int64)
+    path[-1] = rng.integers(0, states)
+    check(backtrack, [(back, path)], "llvm")
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_scatter_at_data_indices(backend):
     rng = np.random.default_rng(3)
