@@ -25,7 +25,7 @@ The kernel (loop IR, lower/loop_ir.py):
 A checked op (Python int overflow or zero divisor; a data index out of bounds after NumPy's
 one negative wrap) leaves the loop with status = k, before any write of iteration k: checked
 ops must come before the iteration's first write, or read nothing it writes (then their lets
-move before it: _hoist), and may not sit in inner loops. The wrapper then runs iterations
+move before it: _hoist), and sit in inner loops only when the loop writes no array. The wrapper then runs iterations
 k.. on the generic path, where Python ints grow and Python / NumPy raise their own errors
 after the earlier iterations' writes, as the Python loop leaves them.
 
@@ -85,6 +85,7 @@ class _Builder:
         self.depth = 0                # inner loops around the node being lowered
         self.stored = False           # a write precedes it in the iteration
         self.checks = 0               # checked ops (Python int arithmetic, data indices)
+        self.inner_checks = 0         # ... of them in inner loops
         self.free: set = set()        # top-level lets and carried values no write changes (_free)
 
     # -- arguments --------------------------------------------------------------------------------
@@ -132,6 +133,8 @@ class _Builder:
         self.sym[body.index] = Affine(((var, step),)) + start
         self.free.update(f"c{k}" for k in range(len(carried)))
         inner, until = self._body(body.graph, [f"c{k}" for k in range(len(carried))])
+        if self.inner_checks and self.stored:
+            raise NotNative("a checked op in an inner loop of a loop that writes arrays")
         if self.checks:
             inner = _hoist(inner, self.free)
         bail = None
@@ -203,9 +206,9 @@ class _Builder:
     def checked(self, op: str, args) -> Op:
         """A checked int64 op: it may leave the kernel, so only where no write of this
         iteration precedes it (the generic path redoes the whole iteration)."""
-        if self.depth:
-            raise NotNative(f"{op} inside an inner loop")
-        if self.stored and not all(self._free(a) for a in args):
+        if self.depth:                    # leaving redoes the outer iteration: no writes in it at all
+            self.inner_checks += 1
+        elif self.stored and not all(self._free(a) for a in args):
             raise NotNative(f"{op} after a write in the same iteration, of a value that depends on it")
         self.checks += 1
         return Op(op, "int64", tuple(args))
@@ -336,8 +339,8 @@ class _Builder:
             c, a, b = (self.expr(x) if self.expr(x) is not None else _constant(x, _dtype_of(n)) for x in n.args)
             dt = _dtype_of(n)
             return self._let(n, Op("where", dt, (cast(c, "bool"), cast(a, dt), cast(b, dt))))
-        if weak_node(n) and (n.op in _PY_INT_OPS and n.dtype is not None and n.dtype.kind in "iu" or
-                             n.op in _COMPARE and all(_py_int(a) for a in n.args)):
+        if (n.op in _PY_INT_OPS and n.dtype is not None and n.dtype.kind in "iu" or n.op in _COMPARE) \
+                and all(_py_int(a) for a in n.args):
             args = [cast(self.expr(a) if self.expr(a) is not None else _constant(a, "int64"), "int64")
                     for a in n.args]
             if n.op in _COMPARE:                  # Python ints compare exactly as int64s
@@ -501,9 +504,12 @@ def _hoist(stmts, free) -> list:
 
 
 def _py_int(a) -> bool:
-    """A Python int or bool operand (a weak int value of the body, a constant, a size)."""
+    """A Python int or bool operand (a weak int value of the body, `b if c else d` of such, a
+    constant, a size): arithmetic on these is Python's, whatever dtype the graph gives it."""
     if isinstance(a, Node):
-        return a.dtype is not None and a.dtype.kind in "iub" and weak_node(a)
+        if a.dtype is None or a.dtype.kind not in "iub":
+            return False
+        return weak_node(a) or a.op == "select" and all(_py_int(x) for x in a.args[1:])
     return isinstance(a, (bool, int, sympy.Expr)) and not isinstance(a, np.generic)
 
 

@@ -156,6 +156,22 @@ def narrow_store(x, y, s, m):
     return x, y, s
 
 
+def nested_hash(x, idx, s):
+    """Checked ops in an inner loop of a loop that writes nothing: leaving redoes the row."""
+    for i in range(x.shape[0]):
+        for j in range(idx.shape[0]):
+            s = (s * 31 + (1 if x[i, idx[j]] > 0 else 2)) // 3
+    return s
+
+
+def nested_write(x, out, s):
+    for i in range(x.shape[0]):
+        for _j in range(x.shape[1]):
+            s = s * 3 + 1
+            out[i] = s % 5
+    return out, s
+
+
 def checked_after_write(x, s):
     for i in range(x.shape[0]):
         x[i] = s % 1000
@@ -307,6 +323,24 @@ def test_python_int_into_a_narrow_array(backend, dtype):
     wrap): the range check runs before the iteration's first write (y[i] = i)."""
     cases = [(np.zeros(20, dtype), np.zeros(20, np.int64), 3, m) for m in (200, 1000)]
     check(narrow_store, cases, backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_checked_ops_in_an_inner_loop(backend):
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((7, 5))
+    check(nested_hash, [(x, rng.integers(-5, 5, 6), 3), (x, rng.integers(-5, 5, 6), 2 ** 62),
+                        (x, np.array([0, 1, 5, 2]), 7)], backend)                # IndexError in row 0
+    if backend == "llvm":
+        assert loops.runs["resumed"] >= 1
+
+
+def test_checked_op_in_an_inner_loop_that_writes_is_no_nest():
+    """The outer loop writes: it runs its body's graph per iteration, whose inner loop is an
+    element loop of its own (a checked op there leaves before that inner iteration's write)."""
+    check(nested_write, [(np.zeros((4, 5)), np.zeros(4, np.int64), 2), (np.zeros((9, 12)), np.zeros(9, np.int64), 2)],
+          "llvm")
+    assert len(set(natives)) == 1 and loops.runs["resumed"] >= 1
 
 
 def test_data_index_dtypes():
