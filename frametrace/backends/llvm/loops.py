@@ -86,6 +86,7 @@ class _Builder:
         self.stored = False           # a write precedes it in the iteration
         self.checks = 0               # checked ops (Python int arithmetic, data indices)
         self.inner_checks = 0         # ... of them in inner loops
+        self.pre: list = []           # lets of checked ops for the statement being built
         self.free: set = set()        # top-level lets and carried values no write changes (_free)
 
     # -- arguments --------------------------------------------------------------------------------
@@ -316,13 +317,17 @@ class _Builder:
             _, buf, _inp = self.env[dst.args[0]]
             if not self.buffers[buf].written:
                 raise NotNative("a write into an array the loop does not declare written")
-            check, value = self._stored_value(src, load.dtype)
+            value = self._stored_value(src, load.dtype)
             self.stored = True
-            return check + [Store(buf, load.index, value)]
+            return self._take_checks() + [Store(buf, load.index, value)]
         if n.op == "index":
             if n.shape != ():
                 raise NotNative("advanced indexing that selects more than one element")
-            return self._let(n, self._data_element(n.args[0], n.args[1:], n.attr("entries")))
+            load = self._data_element(n.args[0], n.args[1:], n.attr("entries"))
+            return self._take_checks() + self._let(n, load)
+        if n.op == "take" and n.shape == () and isinstance(n.args[0], Node) and n.args[0].ndim == 1:   # x[idx[i]]
+            load = self._data_element(n.args[0], n.args[1:], (ArrayRef(0),))
+            return self._take_checks() + self._let(n, load)
         if n.op == "index_put":
             return self._data_store(n)
         if n.op == "loop":
@@ -413,7 +418,21 @@ class _Builder:
                 size = Op("affine", "int64", (self.affine(extent),))
             except NotNative:
                 size = self._dim_slot(self.sources[inp], d)
-        return self.checked("checked_index", (cast(self.expr(value), "int64"), size))
+        return self._checked_let(self.checked("checked_index", (cast(self.expr(value), "int64"), size)))
+
+    def _checked_let(self, op: Op) -> Var:
+        """`op` as a let of its own, before the statement that uses it (_take_checks): free, it
+        moves before the iteration's first write even when that statement cannot (_hoist)."""
+        name = f"t{self.lets}"
+        self.lets += 1
+        if not self.depth and self._free(op):
+            self.free.add(name)
+        self.pre.append(Let(name, op))
+        return Var(name, op.dtype)
+
+    def _take_checks(self) -> list:
+        pre, self.pre = self.pre, []
+        return pre
 
     def _data_store(self, n: Node) -> list:
         """x[entries] = value at positions read in the body (index_put of one element)."""
@@ -426,30 +445,26 @@ class _Builder:
             raise NotNative("a write into an array the loop does not declare written")
         if isinstance(src, Node) and src.shape != ():
             raise NotNative("a write of an array at a data index")
-        check, value = self._stored_value(src, load.dtype)
+        value = self._stored_value(src, load.dtype)
         self.stored = True
-        return check + [Store(buf, load.index, value, pos=load.pos)]
+        return self._take_checks() + [Store(buf, load.index, value, pos=load.pos)]
 
-    def _stored_value(self, src, dt) -> tuple:
-        """(lets, value): `src` cast to the destination's dtype `dt`. A Python int value stored
-        into a narrower integer array is range-checked (checked_range, a let before the write):
+    def _stored_value(self, src, dt):
+        """`src` cast to the destination's dtype `dt`. A Python int value stored into a narrower
+        integer array is range-checked (checked_range, a let before the write: _checked_let):
         out of range, NumPy raises OverflowError on the generic path, where int64 would wrap."""
         if isinstance(src, int) and not isinstance(src, bool) and dt not in ("int64", "float64"):
             raise NotNative("a Python int stored into a narrow array")
         value = self.expr(src)
         if value is None:
-            return [], _constant(src, dt)
+            return _constant(src, dt)
         if isinstance(src, Node) and _py_int(src) and src.dtype.kind != "b" and dt not in ("int64", "bool") \
                 and np.dtype(dt).kind in "iu":
             info = np.iinfo(dt)
-            name = f"t{self.lets}"
-            self.lets += 1
-            fits = self.checked("checked_range", (cast(value, "int64"), Const(max(int(info.min), -2 ** 63), "int64"),
-                                                  Const(min(int(info.max), 2 ** 63 - 1), "int64")))
-            if self._free(fits):
-                self.free.add(name)
-            return [Let(name, fits)], cast(Var(name, "int64"), dt)
-        return [], cast(value, dt)
+            value = self._checked_let(self.checked("checked_range", (
+                cast(value, "int64"), Const(max(int(info.min), -2 ** 63), "int64"),
+                Const(min(int(info.max), 2 ** 63 - 1), "int64"))))
+        return cast(value, dt)
 
     def _inner_loop(self, n: Node) -> list:
         body = n.attr("body")

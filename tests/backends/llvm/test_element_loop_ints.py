@@ -172,6 +172,20 @@ def nested_write(x, out, s):
     return out, s
 
 
+def bump_then_gather(x, y, idx):
+    for i in range(x.shape[0]):
+        x[i] = x[i] + 1.0
+        y[i] = x[idx[i]]
+    return x, y
+
+
+def bump_then_scatter(x, y, idx):
+    for i in range(x.shape[0]):
+        x[i] = x[i] + 1.0
+        y[idx[i]] = x[i]
+    return x, y
+
+
 def checked_after_write(x, s):
     for i in range(x.shape[0]):
         x[i] = s % 1000
@@ -341,6 +355,20 @@ def test_checked_op_in_an_inner_loop_that_writes_is_no_nest():
     check(nested_write, [(np.zeros((4, 5)), np.zeros(4, np.int64), 2), (np.zeros((9, 12)), np.zeros(9, np.int64), 2)],
           "llvm")
     assert len(set(natives)) == 1 and loops.runs["resumed"] >= 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn", [bump_then_gather, bump_then_scatter])
+def test_bounds_check_after_a_write_moves_before_it(backend, fn):
+    """x[i] += 1 is not idempotent: the IndexError must leave iteration i's increment undone,
+    as Python does (the check runs before the iteration's first write)."""
+    rng = np.random.default_rng(10)
+    idx = rng.integers(-12, 12, 12)
+    bad = idx.copy()
+    bad[7] = 12
+    check(fn, [(np.zeros(12), np.zeros(12), idx), (np.zeros(12), np.zeros(12), bad)], backend)
+    if backend == "llvm":
+        assert loops.runs["resumed"] == 1
 
 
 def test_data_index_dtypes():
