@@ -17,7 +17,8 @@ Statements:
   Acc(name, dtype, init)        declare an accumulator (mutable scalar) and initialise it
   Update(name, value)           accumulator := value (value may read Var(name))
   Let(name, value)              an immutable scalar computed once (e.g. mean = acc / n)
-  Store(buf, index, value)      buffers[buf][index] = value
+  Store(buf, index, value, pos=())
+                                buffers[buf][index] = value (pos: data-dependent positions, DataLoad)
   Append(buf, counter, cap, value, cond)
                                 compaction onto a 1-d buffer of `cap` elements: if cond,
                                 buffers[buf][counter] = value and the accumulator `counter`
@@ -124,6 +125,22 @@ class Gather(Load):
 
 
 @dataclass(frozen=True)
+class DataLoad(Load):
+    """A load at data-dependent positions: `pos` is ((axis, int64 expression), ...), each added
+    along its axis (whose Affine in `index` is 0); the expressions are in bounds (checked_index:
+    the native element loops of backends/llvm/loops.py)."""
+    pos: tuple = ()
+
+    def __str__(self):
+        return f"b{self.buf}[{_positions(self.index, self.pos)}]"
+
+
+def _positions(index, pos) -> str:
+    data = dict(pos)
+    return ", ".join(str(data[d]) if d in data else str(a) for d, a in enumerate(index))
+
+
+@dataclass(frozen=True)
 class Op:
     op: str
     dtype: str
@@ -186,6 +203,7 @@ class Store:
     buf: int
     index: tuple
     value: object
+    pos: tuple = ()            # data-dependent positions, as DataLoad.pos
 
 
 @dataclass
@@ -227,6 +245,8 @@ class Kernel:
     work: str = "0"            # Python expression: estimated cost, decides threading
     note: str = ""             # which graph nodes it computes (for logs)
     tier: str = "full"         # "quick": compiled for small sizes (no interleave; backends/llvm/tiers.py)
+    bail: tuple | None = None  # (status buffer, loop var): checked ops (codegen/llvm_kernels/checked.py)
+                               # leave that loop, storing its var into the 0-d int64 buffer
 
 
 def walk_exprs(e):
@@ -242,6 +262,8 @@ def walk_exprs(e):
             stack.extend(x.args)
         elif isinstance(x, Gather):
             stack.append(x.pos)
+        elif isinstance(x, DataLoad):
+            stack.extend(e for _, e in x.pos)
 
 
 def format_kernel(k: Kernel) -> str:
@@ -266,7 +288,7 @@ def _format_body(body, lines, ind):
         elif isinstance(s, Let):
             lines.append(f"{ind}let {s.name} = {s.value}")
         elif isinstance(s, Store):
-            lines.append(f"{ind}b{s.buf}[{', '.join(map(str, s.index))}] = {s.value}")
+            lines.append(f"{ind}b{s.buf}[{_positions(s.index, s.pos)}] = {s.value}")
         elif isinstance(s, Append):
             lines.append(f"{ind}if {s.cond}: b{s.buf}[{s.counter}++ < {s.cap}] = {s.value}")
         else:

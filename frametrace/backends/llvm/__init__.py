@@ -33,6 +33,7 @@ from ...logs import get_logger
 from ...lower.fusion import KernelStep, group
 from ...lower.loop_ir import Op, format_kernel
 from ...lower.schedule import Plan
+from ..numpy_backend import compile_graph as reference_graph
 from . import jit, runtime, tiers, wrapper
 from .array_loops import array_loop
 from .loops import NotNative, native_loop
@@ -139,9 +140,12 @@ def _carries_arrays(body) -> bool:
 
 
 def _generic_loop(n):
-    """The loop node run by the wrapper, its body compiled as a graph of its own."""
+    """A native element loop's generic path (loop_call.py: arrays sharing memory or read-only,
+    the rest of a loop after a checked op left the kernel), its body run by the NumPy backend:
+    Python ints there stay Python's past int64 (the body compiled for LLVM may give a Python int
+    `b if c else d` an int64 kernel), and every error is NumPy's or Python's own."""
     body = n.attr("body")
-    return functools.partial(get_op("loop").ref, body=body, runner=compile_graph(body.graph))
+    return functools.partial(get_op("loop").ref, body=body, runner=reference_graph(body.graph))
 
 
 # the loop-IR listing prints each expression as a tree: a fused chain that shares

@@ -1,175 +1,68 @@
 """Native element loops: a loop node (ir/ops/loops.py) whose body works on elements becomes
-one kernel with the loop inside it.
+one kernel with the loop inside it (called from the wrapper by loop_call.py).
 
 A body qualifies when every value in it is a scalar: element reads `x[i - 1, j]` and writes
-`d[i, j] = v` of arrays the loop captures (indices affine in the loop indices and sizes),
-NumPy and Python scalar arithmetic with a native loop body, `select` (if-converted
-branches, `min`/`max`), nested loops of the same kind, and carried scalars. Python ints
-only compare and select (their arithmetic does not overflow, int64 would); Python floats
-add, subtract and multiply (IEEE, as Python). Anything else keeps the generic path: the
-wrapper runs the loop, calling the body's own compiled graph each iteration.
+`d[i, j] = v` of arrays the loop captures (indices affine in the loop indices and sizes, or
+values read in the body: `back[t, path[t]]`, `x[idx[i]] = v`), NumPy and Python scalar
+arithmetic with a native loop body, `select` (if-converted branches, `min`/`max`), nested
+loops of the same kind, and carried scalars. Python ints add, subtract, multiply, floor-divide
+and take remainders as *checked* int64 ops (codegen/llvm_kernels/checked.py), and compare;
+Python floats add, subtract and multiply (IEEE, as Python). Anything else keeps the generic
+path: the wrapper runs the loop, calling the body's own compiled graph each iteration.
 
 The kernel (loop IR, lower/loop_ir.py):
 
     acc c_k = arg (initial carried values)          for each carried value
+    status[()] = -1                                 (a body with checked ops)
     for k in [0, trip):   i = start + step * k      (step a constant; inner loops +1 or -1)
-        let t_n = <node n>                          every body node, in program order
+        let t_n = <node n>                          every body node, in program order (lets
+                                                    no write changes first, with checked ops)
         b[idx] = ...                                element writes
         c_k := t_out_k                              after all outputs are computed
         (a `for_break` loop: leave here once its `go` output is False)
     out_k[()] = c_k                                 final values, read back by the wrapper
 
-Bounds were proved by the tracer over the whole range (shapes/loop_index.py), so there are
-no checks in the loop. Buffers are `noalias` (LLVM then keeps `out[i - 1]` in a register
-from the previous iteration's store, and vectorises loops without a carried dependence): a
-call whose arrays share memory (a loop reading and writing one array through two views)
-runs the generic path instead. Only pairs with a written array are checked, and not those
-the graph proves apart (one of them a new array: np.zeros, an elementwise result). The
-call itself is generated Python (`_fast_source`): ~1 us, not a walk over the plan.
-FP exception flags go to the wrapper's word like any kernel's.
+A checked op (Python int overflow or zero divisor; a data index out of bounds after NumPy's
+one negative wrap) leaves the loop with status = k, before any write of iteration k: checked
+ops must come before the iteration's first write, or read nothing it writes (then their lets
+move before it: _hoist), and sit in inner loops only when the loop writes no array. The wrapper then runs iterations
+k.. on the generic path, where Python ints grow and Python / NumPy raise their own errors
+after the earlier iterations' writes, as the Python loop leaves them.
+
+Affine bounds were proved by the tracer over the whole range (shapes/loop_index.py), so
+there are no checks for them. Buffers are `noalias` (LLVM then keeps `out[i - 1]` in a
+register from the previous iteration's store, and vectorises loops without a carried
+dependence): a call whose arrays share memory runs the generic path instead (loop_call.py).
+Only pairs with a written array are checked, and not those the graph proves apart (one of
+them a new array: np.zeros, an elementwise result). FP exception flags go to the wrapper's
+word like any kernel's.
 """
 from __future__ import annotations
-
-import struct
 
 import numpy as np
 import sympy
 
-from ...codegen.llvm_kernels import pack_format
 from ...ir.graph import IndexSlice, Node
+from ...ir.ops.advanced_index import ArrayRef
 from ...ir.registry import get_op, may_raise
-from ...lower.loop_ir import (Acc, Affine, Arg, Buffer, Const, Kernel, Let, Load, Loop, Op, Slot, Store, Update,
-                              Var, cast)
+from ...lower.loop_ir import (Acc, Affine, Arg, Buffer, Const, DataLoad, Kernel, Let, Load, Loop, Op, Slot, Store,
+                              Update, Var, cast, walk_exprs)
 from ...lower.pointwise import SUPPORTED_DTYPES, NotLowerable, lower_elementwise, weak_node
+from .loop_call import NativeLoop, runs  # noqa: F401  (runs: the call counters, for tests)
 
 _PY_FLOAT_OPS = frozenset({"add", "subtract", "multiply", "negative", "positive", "absolute"})
 _RELATIONS = {sympy.Eq: "equal", sympy.Ne: "not_equal", sympy.StrictLessThan: "less", sympy.LessThan: "less_equal",
               sympy.StrictGreaterThan: "greater", sympy.GreaterThan: "greater_equal"}
 _COMPARE = frozenset({"less", "less_equal", "greater", "greater_equal", "equal", "not_equal"})
+# Python int arithmetic as checked int64 ops (codegen/llvm_kernels/checked.py): overflow or a
+# zero divisor leaves the kernel before the iteration's effects, the generic path runs the rest
+_PY_INT_OPS = {"add": "checked_add", "subtract": "checked_subtract", "multiply": "checked_multiply",
+               "negative": "checked_negative", "floor_divide": "checked_floor_divide",
+               "remainder": "checked_remainder"}
 
 
 class NotNative(Exception):
     """This loop keeps the generic path (the message says why, for the logs)."""
-
-
-class NativeLoop:
-    """The kernel of one loop node and the call that runs it from the wrapper."""
-
-    def __init__(self, node: Node, kernel: Kernel, plan: list, out_types: list, object_abi: bool):
-        self.node, self.kernel = node, kernel
-        self.plan, self.out_types = plan, out_types       # how each kernel argument comes from the node's
-        self._pack = struct.Struct(pack_format(kernel, object_abi)).pack
-        self.object_abi = object_abi
-        self._fn = None                                  # set once the module is loaded
-        self.generic = None                              # () -> the loop run per iteration (overlapping arrays)
-        self._generic = None
-        self._arrays = [src for kind, src, _ in plan if kind == "buf"]
-        bufs = [(src, b.written) for b, (kind, src, _) in zip(kernel.buffers, plan) if kind == "buf"]
-        self._checks = [(a, b) for i, (a, wa) in enumerate(bufs) for b, wb in bufs[i + 1:]
-                        if (wa or wb) and not _apart(node.args[a], node.args[b])]
-        self._fast = None
-
-    @property
-    def fn(self):
-        return self._fn
-
-    @fn.setter
-    def fn(self, fn):
-        self._fn = fn
-        self._fast = _fast_call(self) if fn is not None and self.object_abi else None
-
-    def entry(self):
-        """What the wrapper calls: the generated call when there is one (no indirection)."""
-        return self._fast if self._fast is not None else self
-
-    def __call__(self, *args):
-        if self._fast is not None:
-            return self._fast(*args)
-        for a, b in self._checks:                        # the kernel's buffers are `noalias`
-            if np.may_share_memory(args[a], args[b]):
-                return self._run_generic(args)
-        bufs, slots, outs = [], [], []
-        for kind, src, dt in self.plan:
-            if kind == "buf":
-                bufs.append(args[src])
-            elif kind == "out":
-                out = np.empty((), dt)
-                outs.append(out)
-                bufs.append(out)
-            elif kind == "trip":
-                start, stop, step = args[0], args[1], args[2]
-                slots.append(len(range(start, stop, step)))
-            else:
-                value = args[src]
-                slots.append(float(value) if dt == "f" else int(value))
-        if self.object_abi:
-            packed = self._pack(*(id(b) for b in bufs), *slots)
-        else:
-            strides = [s for b in bufs for s in b.strides]
-            packed = self._pack(*(b.ctypes.data for b in bufs), *strides, *slots)
-        self.fn(0, 1, packed)
-        return tuple(t(o[()]) if t is not None else o[()] for o, t in zip(outs, self.out_types))
-
-    def _run_generic(self, args):
-        """Arrays that share memory: the body's own compiled graph, once per iteration."""
-        if self._generic is None:
-            self._generic = self.generic()
-        return self._generic(*args)
-
-
-def _base(v):
-    while isinstance(v, Node) and v.op != "input" and get_op(v.op).kind == "view":
-        v = v.args[0]
-        if not isinstance(v, Node):
-            return None
-    return v
-
-
-def _apart(a, b) -> bool:
-    """Arrays `a` and `b` (loop-node arguments) never share memory: different bases, one of
-    them a new array (a creation op, an elementwise result, a copy) of this graph."""
-    a, b = _base(a), _base(b)
-    if not (isinstance(a, Node) and isinstance(b, Node)) or a is b:
-        return False
-    return any(x.op != "input" and (x.op == "copy" or get_op(x.op).kind in ("creation", "elementwise"))
-               for x in (a, b))
-
-
-def _fast_call(nl: NativeLoop):
-    """The call of `nl` as one generated function of the loop node's arguments."""
-    nargs = len(nl.node.args)
-    params = ", ".join(f"a{i}" for i in range(nargs))
-    ns = {"_fn": nl.fn, "_pack": nl._pack, "_share": np.may_share_memory, "_empty": np.empty, "_id": id,
-          "_generic": nl._run_generic, "_len": len, "_range": range}
-    lines = [f"def call({params}):"]
-    for a, b in nl._checks:
-        lines.append(f"    if _share(a{a}, a{b}): return _generic(({params},))")
-    packed, outs = [], []
-    for kind, src, dt in nl.plan:
-        if kind == "buf":
-            packed.append(f"_id(a{src})")
-        elif kind == "out":
-            name = f"o{len(outs)}"
-            ns[f"_dt{len(outs)}"] = np.dtype(dt)
-            lines.append(f"    {name} = _empty((), _dt{len(outs)})")
-            packed.append(f"_id({name})")
-            outs.append(name)
-    for kind, src, dt in nl.plan:
-        if kind == "trip":
-            packed.append("_len(_range(a0, a1, a2))")
-        elif kind == "slot":
-            packed.append(f"{'float' if dt == 'f' else 'int'}(a{src})")
-    lines.append(f"    _fn(0, 1, _pack({', '.join(packed)}))")
-    results = []
-    for k, (name, t) in enumerate(zip(outs, nl.out_types)):
-        if t is None:
-            results.append(f"{name}[()]")
-        else:
-            ns[f"_t{k}"] = t
-            results.append(f"_t{k}({name}[()])")
-    lines.append(f"    return ({''.join(r + ', ' for r in results)})")
-    exec(compile("\n".join(lines), f"<native loop {nl.kernel.name}>", "exec"), ns)
-    return ns["call"]
 
 
 def native_loop(node: Node, name: str, object_abi: bool) -> NativeLoop:
@@ -185,9 +78,16 @@ class _Builder:
         self.plan: list = []          # per buffer, then per slot: ("buf"|"out", arg index, dtype) / ("slot", ...)
         self.slot_plan: list = []
         self.sym: dict = {}           # size / index symbol -> Affine
+        self.sources: dict = {}       # captured array input -> its loop-node argument index
         self.env: dict = {}           # body node -> expression (Var of its let) or ("buf", index)
         self.lets = 0
         self.loops = 0
+        self.depth = 0                # inner loops around the node being lowered
+        self.stored = False           # a write precedes it in the iteration
+        self.checks = 0               # checked ops (Python int arithmetic, data indices)
+        self.inner_checks = 0         # ... of them in inner loops
+        self.pre: list = []           # lets of checked ops for the statement being built
+        self.free: set = set()        # top-level lets and carried values no write changes (_free)
 
     # -- arguments --------------------------------------------------------------------------------
     def slot(self, source_index, dtype: str, kind: str = "slot"):
@@ -232,7 +132,17 @@ class _Builder:
             self.env[inp] = carried_exprs[k]
         var = self._loop_var()
         self.sym[body.index] = Affine(((var, step),)) + start
+        self.free.update(f"c{k}" for k in range(len(carried)))
         inner, until = self._body(body.graph, [f"c{k}" for k in range(len(carried))])
+        if self.inner_checks and self.stored:
+            raise NotNative("a checked op in an inner loop of a loop that writes arrays")
+        if self.checks:
+            inner = _hoist(inner, self.free)
+        bail = None
+        if self.checks:                           # where a checked op left: -1 when none did
+            status = self.buffer(None, "int64", 0, True, kind="stat")
+            stmts.append(Store(status, (), Const(-1, "int64")))
+            bail = (status, var)
         stmts.append(Loop(var, Arg(trip_slot, "int64"), inner, until=until))
         out_types = []
         for k, inp in enumerate(body.graph.inputs[:len(carried)]):
@@ -241,7 +151,7 @@ class _Builder:
             stmts.append(Store(b, (), Var(f"c{k}", dt)))
             out_types.append(_python_type(inp))
         kernel = Kernel(self.name, stmts, self.buffers, self.slots, work=str(2 ** 40),   # never "tiny" (optnone)
-                        note=f"loop at {body.location}")
+                        note=f"loop at {body.location}", bail=bail)
         return NativeLoop(node, kernel, self.plan + self.slot_plan, out_types, object_abi)
 
     def _size_slot(self, index):
@@ -270,7 +180,10 @@ class _Builder:
             except (OverflowError, ValueError) as exc:
                 raise NotNative(str(exc)) from None
         if isinstance(value, sympy.Basic):
-            return cast(Op("affine", "int64", (self.affine(value),)), dt)
+            try:
+                return cast(Op("affine", "int64", (self.affine(value),)), dt)
+            except NotNative:         # an int argument the body uses as a value: passed in
+                return self.slot(index, dt)
         if isinstance(value, Node):
             return self.slot(index, dt)
         raise NotNative(f"argument {value!r}")
@@ -283,6 +196,29 @@ class _Builder:
             self.env[inp] = self._value_arg(value, index, dt)
         else:
             self.env[inp] = ("buf", self.buffer(index, dt, inp.ndim, written), inp)
+            self.sources[inp] = index
+
+    def _dim_slot(self, src, d):
+        """The run-time extent of dim `d` of loop-node argument `src` (an array)."""
+        self.slots.append(Slot(f"dim{len(self.slots)}", "int64"))
+        self.slot_plan.append(("dim", (src, d), "i"))
+        return Arg(len(self.slots) - 1, "int64")
+
+    def checked(self, op: str, args) -> Op:
+        """A checked int64 op: it may leave the kernel, so only where no write of this
+        iteration precedes it (the generic path redoes the whole iteration)."""
+        if self.depth:                    # leaving redoes the outer iteration: no writes in it at all
+            self.inner_checks += 1
+        elif self.stored and not all(self._free(a) for a in args):
+            raise NotNative(f"{op} after a write in the same iteration, of a value that depends on it")
+        self.checks += 1
+        return Op(op, "int64", tuple(args))
+
+    def _free(self, e) -> bool:
+        """Does `e` read nothing a write of the iteration may change (written arrays, inner
+        loops' values)? Then its let may move before the iteration's first write (_hoist)."""
+        return not any(isinstance(x, Load) and self.buffers[x.buf].written or
+                       isinstance(x, Var) and x.name not in self.free for x in walk_exprs(e))
 
     def _loop_var(self):
         self.loops += 1
@@ -362,6 +298,8 @@ class _Builder:
         self.lets += 1
         dt = _dtype_of(n)
         self.env[n] = Var(name, dt)
+        if not self.depth and self._free(value):
+            self.free.add(name)
         return [Let(name, cast(value, dt))]
 
     def _node(self, n: Node) -> list:
@@ -379,11 +317,19 @@ class _Builder:
             _, buf, _inp = self.env[dst.args[0]]
             if not self.buffers[buf].written:
                 raise NotNative("a write into an array the loop does not declare written")
-            if isinstance(src, int) and not isinstance(src, bool) and load.dtype not in ("int64", "float64"):
-                raise NotNative("a Python int stored into a narrow array")
-            value = self.expr(src)
-            value = _constant(src, load.dtype) if value is None else cast(value, load.dtype)
-            return [Store(buf, load.index, value)]
+            value = self._stored_value(src, load.dtype)
+            self.stored = True
+            return self._take_checks() + [Store(buf, load.index, value)]
+        if n.op == "index":
+            if n.shape != ():
+                raise NotNative("advanced indexing that selects more than one element")
+            load = self._data_element(n.args[0], n.args[1:], n.attr("entries"))
+            return self._take_checks() + self._let(n, load)
+        if n.op == "take" and n.shape == () and isinstance(n.args[0], Node) and n.args[0].ndim == 1:   # x[idx[i]]
+            load = self._data_element(n.args[0], n.args[1:], (ArrayRef(0),))
+            return self._take_checks() + self._let(n, load)
+        if n.op == "index_put":
+            return self._data_store(n)
         if n.op == "loop":
             return self._inner_loop(n)
         if n.op == "loop_out":
@@ -398,6 +344,13 @@ class _Builder:
             c, a, b = (self.expr(x) if self.expr(x) is not None else _constant(x, _dtype_of(n)) for x in n.args)
             dt = _dtype_of(n)
             return self._let(n, Op("where", dt, (cast(c, "bool"), cast(a, dt), cast(b, dt))))
+        if (n.op in _PY_INT_OPS and n.dtype is not None and n.dtype.kind in "iu" or n.op in _COMPARE) \
+                and all(_py_int(a) for a in n.args):
+            args = [cast(self.expr(a) if self.expr(a) is not None else _constant(a, "int64"), "int64")
+                    for a in n.args]
+            if n.op in _COMPARE:                  # Python ints compare exactly as int64s
+                return self._let(n, Op(n.op, "bool", tuple(args)))
+            return self._let(n, self.checked(_PY_INT_OPS[n.op], args))
         if op.kind != "elementwise" or may_raise(n):
             raise NotNative(f"{n.op} in the body")
         if n.dtype is None or n.dtype.name not in SUPPORTED_DTYPES:
@@ -431,6 +384,87 @@ class _Builder:
                 raise NotNative(f"index {e!r}")
             idx.append(Affine(const=e) if isinstance(e, int) else self.affine(e))
         return Load(buf, tuple(idx), self.buffers[buf].dtype)
+
+    def _data_element(self, base, arrays, entries) -> DataLoad:
+        """The element `base[entries]` where some entries are values read in the body (an
+        index node): NumPy's negative wrap and bounds check as checked_index ops."""
+        entry = self.env.get(base)
+        if not (isinstance(entry, tuple) and entry[0] == "buf"):
+            raise NotNative("indexing a value that is not a captured array")
+        _, buf, inp = entry
+        if len(entries) != inp.ndim or any(e is None for e in entries):
+            raise NotNative("a data index with new axes")
+        idx, pos = [], []
+        for d, e in enumerate(entries):
+            if isinstance(e, ArrayRef):
+                pos.append((d, self._position(arrays[e.k], inp, d)))
+                idx.append(Affine())
+            elif isinstance(e, (int, sympy.Basic)) and not isinstance(e, bool):
+                idx.append(Affine(const=e) if isinstance(e, int) else self.affine(e))
+            else:
+                raise NotNative(f"index {e!r}")
+        return DataLoad(buf, tuple(idx), self.buffers[buf].dtype, tuple(pos))
+
+    def _position(self, value, inp: Node, d: int):
+        """The checked position along dim `d` of `inp` that the integer scalar `value` names."""
+        if not (isinstance(value, Node) and value.shape == () and value.dtype.kind in "iu"
+                and value.dtype.name != "uint64"):
+            raise NotNative("a data index that is not an integer scalar")
+        extent = inp.shape[d]
+        if isinstance(extent, int):
+            size = Const(extent, "int64")
+        else:
+            try:
+                size = Op("affine", "int64", (self.affine(extent),))
+            except NotNative:
+                size = self._dim_slot(self.sources[inp], d)
+        return self._checked_let(self.checked("checked_index", (cast(self.expr(value), "int64"), size)))
+
+    def _checked_let(self, op: Op) -> Var:
+        """`op` as a let of its own, before the statement that uses it (_take_checks): free, it
+        moves before the iteration's first write even when that statement cannot (_hoist)."""
+        name = f"t{self.lets}"
+        self.lets += 1
+        if not self.depth and self._free(op):
+            self.free.add(name)
+        self.pre.append(Let(name, op))
+        return Var(name, op.dtype)
+
+    def _take_checks(self) -> list:
+        pre, self.pre = self.pre, []
+        return pre
+
+    def _data_store(self, n: Node) -> list:
+        """x[entries] = value at positions read in the body (index_put of one element)."""
+        if n.attr("masked"):
+            raise NotNative("a masked write")
+        dst, src, arrays = n.args[0], n.args[1], n.args[2:]
+        load = self._data_element(dst, arrays, n.attr("entries"))
+        _, buf, _inp = self.env[dst]
+        if not self.buffers[buf].written:
+            raise NotNative("a write into an array the loop does not declare written")
+        if isinstance(src, Node) and src.shape != ():
+            raise NotNative("a write of an array at a data index")
+        value = self._stored_value(src, load.dtype)
+        self.stored = True
+        return self._take_checks() + [Store(buf, load.index, value, pos=load.pos)]
+
+    def _stored_value(self, src, dt):
+        """`src` cast to the destination's dtype `dt`. A Python int value stored into a narrower
+        integer array is range-checked (checked_range, a let before the write: _checked_let):
+        out of range, NumPy raises OverflowError on the generic path, where int64 would wrap."""
+        if isinstance(src, int) and not isinstance(src, bool) and dt not in ("int64", "float64"):
+            raise NotNative("a Python int stored into a narrow array")
+        value = self.expr(src)
+        if value is None:
+            return _constant(src, dt)
+        if isinstance(src, Node) and _py_int(src) and src.dtype.kind != "b" and dt not in ("int64", "bool") \
+                and np.dtype(dt).kind in "iu":
+            info = np.iinfo(dt)
+            value = self._checked_let(self.checked("checked_range", (
+                cast(value, "int64"), Const(max(int(info.min), -2 ** 63), "int64"),
+                Const(min(int(info.max), 2 ** 63 - 1), "int64"))))
+        return cast(value, dt)
 
     def _inner_loop(self, n: Node) -> list:
         body = n.attr("body")
@@ -469,10 +503,29 @@ class _Builder:
                 raise NotNative("an inner loop writes an array the outer loop does not")
         var = self._loop_var()
         self.sym[body.index] = Affine(((var, step),)) + lo
+        self.depth += 1
         inner, until = self._body(body.graph, accs)
+        self.depth -= 1
         stmts.append(Loop(var, Op("affine", "int64", (trip,)), inner, until=until))
         self.env[n] = [Var(a, _dtype_of(inp)) for a, inp in zip(accs, body.graph.inputs)]
         return stmts
+
+
+def _hoist(stmts, free) -> list:
+    """The free lets first (they read nothing the iteration writes): a checked op then leaves
+    the kernel before the iteration's first write, however the body orders them."""
+    first = [s for s in stmts if isinstance(s, Let) and s.name in free]
+    return first + [s for s in stmts if not (isinstance(s, Let) and s.name in free)]
+
+
+def _py_int(a) -> bool:
+    """A Python int or bool operand (a weak int value of the body, `b if c else d` of such, a
+    constant, a size): arithmetic on these is Python's, whatever dtype the graph gives it."""
+    if isinstance(a, Node):
+        if a.dtype is None or a.dtype.kind not in "iub":
+            return False
+        return weak_node(a) or a.op == "select" and all(_py_int(x) for x in a.args[1:])
+    return isinstance(a, (bool, int, sympy.Expr)) and not isinstance(a, np.generic)
 
 
 def _dtype_of(n: Node) -> str:

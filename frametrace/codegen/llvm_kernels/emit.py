@@ -37,12 +37,13 @@ Compile-time and speed rules (measured in benchmarks/README.md):
 """
 from __future__ import annotations
 
-from ...lower.loop_ir import (Acc, Affine, Append, Arg, Const, Gather, Kernel, Let, Load, Loop, Op, Store, Update, Var,
-                              walk_exprs)
+from ...lower.loop_ir import (Acc, Affine, Append, Arg, Const, DataLoad, Gather, Kernel, Let, Load, Loop, Op, Store,
+                              Update, Var, walk_exprs)
 from ...lower.peephole import EXPENSIVE
 from ...lower.segments import SEGMENT      # the ops the vectorised math library implements
 from . import fpflags, loop_order
 from . import types as T
+from .checked import CHECKED
 from .math import math_function
 from .ops import RULES
 
@@ -119,6 +120,7 @@ class FunctionEmitter:
         self.fp = fpflags.uses_status_register(kernel)   # entry reads the FP status flags (fpflags.py)
         self.flags = None            # the integer flag accumulator (an alloca), once raise_flag used
         self.zeros: dict = {}        # int type -> (smin, umin) accumulators of zero_signs
+        self.bail_to = None          # inside the kernel's bail loop: (status pointer, its var, its exit)
 
     # -- basic emission ----------------------------------------------------------------
     def emit(self, rhs: str, ty: str) -> str:
@@ -153,6 +155,19 @@ class FunctionEmitter:
             self.mod.decls.add(fpflags.WORD_DECL)
         old = self.emit(f"load i32, ptr {self.flags}", "i32")
         self.line(f"store i32 {self.emit(f'or i32 {old}, {bit}', 'i32')}, ptr {self.flags}")
+
+    def bail_if(self, cond: str):
+        """Where the i1 `cond` holds, leave the kernel's bail loop (Kernel.bail) before the rest
+        of this iteration, storing the iteration's number into the status buffer."""
+        if self.bail_to is None:
+            raise ValueError(f"kernel {self.k.name}: a checked op outside its bail loop")
+        ptr, var, exit_ = self.bail_to
+        out, go = self.new_label("bail"), self.new_label("ok")
+        self.line(f"br i1 {cond}, label %{out}, label %{go}")
+        self.label(out)
+        self.line(f"store i64 {self.env[var]}, ptr {ptr}")
+        self.line(f"br label %{exit_}")
+        self.label(go)
 
     def zero_signs(self, dt: str, x: str):
         """Record the sign of float x if it is a zero (fpflags.ZERO_SIGNS) with two integer
@@ -227,6 +242,8 @@ class FunctionEmitter:
         if isinstance(e, Gather):                 # plus pos elements along the gathered axis
             off = self.emit(f"mul i64 {self.ev(e.pos)}, %st{e.buf}_{e.axis}", "i64")
             ptr = self.emit(f"getelementptr i8, ptr {ptr}, i64 {off}", "ptr")
+        elif isinstance(e, DataLoad):
+            ptr = self.at_positions(ptr, e.buf, e.pos)
         v = self.emit(f"load {T.mem(e.dtype)}, ptr {ptr}", T.mem(e.dtype))
         if e.dtype == "bool":
             v = self.emit(f"icmp ne i8 {v}, 0", "i1")
@@ -244,6 +261,8 @@ class FunctionEmitter:
             ty = T.reg(e.dtype)
             return self.emit(f"select i1 {c}, {ty} {a}, {ty} {b}", ty)
         t = e.args[0].dtype
+        if e.op in CHECKED:
+            return CHECKED[e.op](self, t, *(self.ev(x) for x in e.args))
         rule = RULES[T.kind(t)][e.op]
         return rule(self, t, *(self.ev(x) for x in e.args))
 
@@ -294,6 +313,13 @@ class FunctionEmitter:
             off = term if off is None else self.emit(f"add i64 {off}, {term}", "i64")
         return off
 
+    def at_positions(self, ptr: str, buf: int, pos: tuple) -> str:
+        """`ptr` moved by data-dependent positions ((axis, int64 expression), ...)."""
+        for axis, x in pos:
+            off = self.emit(f"mul i64 {self.ev(x)}, %st{buf}_{axis}", "i64")
+            ptr = self.emit(f"getelementptr i8, ptr {ptr}, i64 {off}", "ptr")
+        return ptr
+
     def address(self, buf: int, index: tuple) -> str:
         key = ("addr", buf, index)
         if key in self.cse:
@@ -335,7 +361,10 @@ class FunctionEmitter:
                 dt = self.k.buffers[s.buf].dtype
                 if dt == "bool":
                     v = self.emit(f"zext i1 {v} to i8", "i8")
-                self.line(f"store {T.mem(dt)} {v}, ptr {self.address(s.buf, s.index)}")
+                ptr = self.address(s.buf, s.index)
+                if s.pos:
+                    ptr = self.at_positions(ptr, s.buf, s.pos)
+                self.line(f"store {T.mem(dt)} {v}, ptr {ptr}")
                 for e in [e for e in self.cse if isinstance(e, Load) and e.buf == s.buf]:
                     del self.cse[e]                  # later loads see the stored value
             elif isinstance(s, Append):
@@ -386,6 +415,9 @@ class FunctionEmitter:
         inner = not any(isinstance(s, Loop) for s in lp.body)
         versions = self._prepare_versions(lp) if inner else None
         exit_ = self.new_label("exit")
+        saved_bail = self.bail_to
+        if self.k.bail is not None and self.k.bail[1] == lp.var:
+            self.bail_to = (self.address(self.k.bail[0], ()), lp.var, exit_)
         cond, access = versions if versions else (None, None)
         if cond is None:
             self._counted(lp, start, stop, exit_, None if access is None else
@@ -400,6 +432,7 @@ class FunctionEmitter:
                                for k, (b, s, fb, sign) in access.items()},
                               scalar=not is_fast)
         self.label(exit_)
+        self.bail_to = saved_bail
 
     def _counted(self, lp, start, stop, exit_, access, scalar=False):
         saved_cse, saved_access, saved_ivar = dict(self.cse), self.access, self.ivar
@@ -439,6 +472,7 @@ class FunctionEmitter:
                 accesses += [(x.buf, x.index) for x in walk_exprs(e) if isinstance(x, Load)]
             if isinstance(s, Store):
                 accesses.append((s.buf, s.index))
+                accesses += [(x.buf, x.index) for _, p in s.pos for x in walk_exprs(p) if isinstance(x, Load)]
         access, conds = {}, []
         for buf, index in dict.fromkeys(accesses):
             rest = tuple(a.without(lp.var) for a in index)
