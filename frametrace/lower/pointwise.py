@@ -79,19 +79,25 @@ _WEAK: "weakref.WeakKeyDictionary[Node, bool]" = weakref.WeakKeyDictionary()
 
 def _may_be_weak(node: Node) -> bool:
     return node.op != "input" and node.scalar and node.shape == () and node.dtype is not None \
-        and node.dtype.name in _PY_OF and UNARY.get(node.op, BINARY.get(node.op)) is not None
+        and node.dtype.name in _PY_OF and (node.op == "select" or UNARY.get(node.op, BINARY.get(node.op)) is not None)
+
+
+def _values(node: Node):
+    """The operands whose types make the node's: a select's two values, not its condition."""
+    return node.args[1:] if node.op == "select" else node.args
 
 
 def weak_node(node: Node) -> bool:
     """A Python scalar at run time (NEP 50 weak): a scalar input, or Python-operator
-    arithmetic on weak values only (the meta rule's FakeScalar case). Remembered per node and
+    arithmetic on weak values only (the meta rule's FakeScalar case), or `a if c else b` of two
+    (an if-converted branch, `min(a, b)`: select's meta keeps a Python scalar one). Remembered per node and
     computed without recursion: a long loop of Python arithmetic is a long chain of them."""
     if node.op == "input":
         return node.attr("kind") == "scalar"
     if not _may_be_weak(node):
         return False
     return fold_operands_first(node, _WEAK, _may_be_weak,
-                               lambda n: all(operand_type(a) in _WEAK_TYPES for a in n.args))
+                               lambda n: all(operand_type(a) in _WEAK_TYPES for a in _values(n)))
 
 
 def operand_type(a):
