@@ -34,6 +34,24 @@ def assert_same(got, want, rtol=None):
         assert got == want or (got != got and want != want), (got, want)
 
 
+def assert_identical(got, want):
+    """Same type, dtype, shape and exactly the same values (NaN equal to NaN) as eager, for
+    tuples of results too: what a loop computes element by element in eager order."""
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            assert_identical(g, w)
+        return
+    assert type(got) is type(want), (type(got), type(want))
+    if isinstance(want, np.ndarray):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+    elif isinstance(want, (float, np.floating)):
+        assert (want != want and got != got) or got == want, (got, want)
+    else:
+        assert got == want, (got, want)
+
+
 def check(fn, *args, graphs=None, **compile_kw):
     """Run fn eagerly on copies and compiled; compare results and argument mutations."""
     import copy

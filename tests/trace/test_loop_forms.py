@@ -5,13 +5,13 @@ with plain Python on random inputs (zero trips, NaN, negative steps) on both bac
 compile counts and the `loops` log."""
 import logging
 import warnings
-import math
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 import frametrace as ft
+from helpers import assert_identical
 
 BACKENDS = ["llvm", "numpy"]
 
@@ -24,20 +24,7 @@ def _clean():
     ft.reset()
 
 
-def same(got, want):
-    if isinstance(want, tuple):
-        assert isinstance(got, tuple) and len(got) == len(want)
-        for g, w in zip(got, want):
-            same(g, w)
-        return
-    assert type(got) is type(want), (type(got), type(want))
-    if isinstance(want, np.ndarray):
-        assert got.dtype == want.dtype and got.shape == want.shape
-        np.testing.assert_array_equal(got, want)
-    elif isinstance(want, (float, np.floating)):
-        assert (math.isnan(want) and math.isnan(got)) or got == want, (got, want)
-    else:
-        assert got == want, (got, want)
+same = assert_identical
 
 
 def copied(args):

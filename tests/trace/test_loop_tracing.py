@@ -1,13 +1,13 @@
 """Python loops traced once into loop nodes (trace/loops.py, ir/ops/loops.py): every program is
 checked against plain Python/NumPy on both backends, with compile counts, over trip counts that
 include zero and one."""
-import math
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 import frametrace as ft
+from helpers import assert_identical
 from frametrace.ir.graph import Graph
 
 BACKENDS = ["llvm", "numpy"]
@@ -21,20 +21,7 @@ def _clean():
     ft.reset()
 
 
-def same(got, want):
-    if isinstance(want, tuple):
-        assert isinstance(got, tuple) and len(got) == len(want)
-        for g, w in zip(got, want):
-            same(g, w)
-        return
-    assert type(got) is type(want), (type(got), type(want))
-    if isinstance(want, np.ndarray):
-        assert got.dtype == want.dtype and got.shape == want.shape
-        np.testing.assert_array_equal(got, want)
-    elif isinstance(want, float) or isinstance(want, np.floating):
-        assert (math.isnan(want) and math.isnan(got)) or got == want, (got, want)
-    else:
-        assert got == want
+same = assert_identical
 
 
 def run(fn, make, sizes, backend, dynamic=True):
