@@ -41,6 +41,8 @@ def main(argv=None):
     p.add_argument("--stop-after", type=int, default=0)
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--replay", type=int, default=None, help="re-run the program of one seed")
+    p.add_argument("--seeds", action="store_true",
+                   help="print each seed to stderr before its program (to find one that kills the process)")
     p.add_argument("--shaped", type=float, default=0.5,
                    help="share of programs from fuzzshapes (the rest: fuzzgen's straight-line ones)")
     ns = p.parse_args(argv)
@@ -59,6 +61,8 @@ def main(argv=None):
     with ft.config.patch(pgo=False, cache_dir=tempfile.mkdtemp(prefix="ftfuzz")):
         while time.time() < deadline:
             prog = fuzzshapes.gen_any(fuzzgen.RandomSource(seed), ns.shaped)
+            if ns.seeds:
+                print(f"seed {seed}", file=sys.stderr, flush=True)
             ft.reset()
             try:
                 fails = fuzzrun.run_program(prog, backends=backends)

@@ -34,7 +34,7 @@ injective: they keep C order.
 """
 from __future__ import annotations
 
-from ...lower.loop_ir import Const, Gather, Let, Load, Loop, Op, Store, Update, Var, walk_exprs
+from ...lower.loop_ir import Arg, Const, Gather, Let, Load, Loop, Op, Store, Update, Var, walk_exprs
 
 # accumulator updates that any iteration order gives the same result (up to the reassociation
 # the vectorised reductions already have); the second set only off floats (signed zeros)
@@ -55,6 +55,9 @@ def reorderable(lp: Loop, buffers) -> list | None:
         nest.append(nest[-1].body[0])
     if not 2 <= len(nest) <= MAX_DEPTH:
         return None
+    if any(x.start != Const(0, "int64") or not isinstance(x.stop, (Const, Arg)) or x.until is not None
+           for x in nest):
+        return None      # a segment of a concatenation (bounds inside its dim): its own loop order
     body = nest[-1].body
     if not body or not all(isinstance(s, (Store, Let, Update)) for s in body):
         return None

@@ -335,3 +335,21 @@ def test_float_extremes_of_fortran_arrays_in_memory_order(fill):
         for g, w in zip(got, want):
             assert type(g) is type(w)
             assert (g == w and np.signbit(g) == np.signbit(w)) or (np.isnan(g) and np.isnan(w))
+
+
+def _concat_cast_transposed(x):
+    return np.concatenate([x, x]).astype(np.float64).T.reshape(-1)
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+@pytest.mark.parametrize("layout", ["C", "F", "neg"])
+def test_concatenation_segments_keep_their_loop_order(dynamic, layout):
+    """A concatenation's segments are loops that start inside their dimension (and end at an
+    expression): they keep C order (a reordered segment wrote out of bounds: found by the fuzzer,
+    seed 77077, as heap corruption)."""
+    for m, k in ((7, 7), (7, 4), (3, 5), (0, 7)):
+        x = np.arange(m * k * k, dtype=np.int32).reshape(m, k, k)
+        x = np.asfortranarray(x) if layout == "F" else x[::-1] if layout == "neg" else x
+        for backend in ("llvm", "numpy"):
+            got = ft.compile(_concat_cast_transposed, backend=backend, dynamic=dynamic)(x)
+            assert_same(got, _concat_cast_transposed(x))
