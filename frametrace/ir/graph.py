@@ -90,7 +90,7 @@ class Node:
 
     def inputs(self):
         """The Node arguments, in order (also found inside tuples)."""
-        return [a for a in _flatten(self.args) if isinstance(a, Node)]
+        return [a for a in flatten_args(self.args) if isinstance(a, Node)]
 
     def type_str(self) -> str:
         if self.dtype is None:
@@ -121,10 +121,11 @@ def fold_operands_first(node: "Node", memo, needs, compute):
     return memo[node]
 
 
-def _flatten(args):
+def flatten_args(args):
+    """The leaves of node arguments: inside tuples, and an IndexSlice's three parts."""
     for a in args:
         if isinstance(a, tuple):
-            yield from _flatten(a)
+            yield from flatten_args(a)
         elif isinstance(a, IndexSlice):
             yield from (a.start, a.stop, a.step)
         else:

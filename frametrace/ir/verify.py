@@ -24,7 +24,7 @@ import sympy
 
 from .builder import recorded_fake
 from .fake import FakeArray, FakeScalar
-from .graph import Graph, IndexSlice, Node, _flatten
+from .graph import Graph, IndexSlice, Node, flatten_args
 from .interpret import evaluate_size
 from .registry import get_op
 
@@ -139,7 +139,7 @@ def _verify_meta(graph: Graph, at: str) -> None:
     fakes = {n: _fake_of(n, binding) for n in graph.inputs}
     for node in graph.nodes:
         if used_symbols(node) - binding.keys() or any(
-                isinstance(a, Node) and fakes.get(a) is None for a in _flatten(node.args)):
+                isinstance(a, Node) and fakes.get(a) is None for a in flatten_args(node.args)):
             fakes[node] = None               # sizes that depend on data: no concrete re-run
             continue
         op = get_op(node.op)

@@ -31,7 +31,7 @@ import sympy
 
 from ..ir.builder import record_fake, recorded_fake
 from ..ir.fake import FakeScalar
-from ..ir.graph import IndexSlice, Node
+from ..ir.graph import IndexSlice, Node, flatten_args
 from ..ir.ops.loops import carried_fake, written_values
 from ..ir.ops.raising import weak_arg
 from ..ir.registry import get_op, may_raise
@@ -130,12 +130,12 @@ def _movable(n: Node, index, outer: dict) -> bool:
     op = get_op(n.op)
     if op.kind not in HOISTABLE_KINDS or n.op == "py_scalar" or n.dtype is None or n.attr("errstate"):
         return False
-    for leaf in _leaves(tuple(v for _, v in n.attrs)):
+    for leaf in flatten_args(tuple(v for _, v in n.attrs)):
         if isinstance(leaf, Node) or _mentions(leaf, index):
             return False
     if _mentions(n.shape, index):
         return False
-    for a in _leaves(n.args):
+    for a in flatten_args(n.args):
         if isinstance(a, Node):
             if a not in outer:
                 return False
@@ -176,20 +176,10 @@ def _written_nodes(g) -> set:
 
 # ----------------------------------------------------------------------------- helpers
 
-def _leaves(args):
-    for a in args:
-        if isinstance(a, tuple):
-            yield from _leaves(a)
-        elif isinstance(a, IndexSlice):
-            yield from (a.start, a.stop, a.step)
-        else:
-            yield a
-
-
 def _mentions(x, index) -> bool:
     if index is None:
         return False
-    return any(isinstance(a, sympy.Basic) and index in a.free_symbols for a in _leaves(
+    return any(isinstance(a, sympy.Basic) and index in a.free_symbols for a in flatten_args(
         x if isinstance(x, tuple) else (x,)))
 
 
@@ -222,7 +212,7 @@ def _substituted(n: Node, remap: dict, bodies: dict) -> Node:
 
 
 def _changed(new: tuple, old: tuple) -> bool:
-    return any(x is not y for x, y in zip(_leaves(new), _leaves(old)))
+    return any(x is not y for x, y in zip(flatten_args(new), flatten_args(old)))
 
 
 def _keep_fake(old: Node, new: Node) -> None:
