@@ -14,7 +14,10 @@ from . import compile_events, distributed
 from . import stance as stance_mod
 from .config import config
 from .dynamic_policy import FrameState
+from .enable import restore, restore_if_no_array_work
 from .errors import ConstraintViolationError, GraphBreakError, NumpyError, RecompileError, Unsupported
+from .eval_frame import compile as compile_function
+from .frame_options import FrameOptions
 from .guards.failures import Reason
 from .guards.failures import recompile_advice as failure_advice
 from .log_setup import compile_context
@@ -28,13 +31,6 @@ breaks_log = get_logger("graph_breaks")
 
 _frame_ids = itertools.count()
 _frame_id_lock = threading.Lock()
-
-
-class FrameOptions:
-    __slots__ = ("dynamic", "backend", "fullgraph")
-
-    def __init__(self, dynamic=None, backend=None, fullgraph=False):
-        self.dynamic, self.backend, self.fullgraph = dynamic, backend, fullgraph
 
 
 def frame_state(cache) -> FrameState:
@@ -108,7 +104,6 @@ def on_miss(cache, values):
         return cache.run_original(*values)
     if hooked and not cache.entries and not _has_arrays(values):
         # hooked functions compile only when they handle arrays: give this one its code back
-        from .enable import restore
         restore(cache)
         return cache.run_original(*values)
     with cache.lock:
@@ -186,7 +181,7 @@ def _compile_and_run(cache, values, options):
             distributed.exchange(cache.code, frame_state(cache),
                                  {f"L[{name!r}]": v for name, v in zip(cache.argnames, values)})
             with rt.suspend_discovery():
-                entry = compile_frame(cache, values, options, frame_state(cache), compile_id)
+                entry = compile_frame(cache, values, options, frame_state(cache), compile_id, _compile_resume)
     except NumpyError:
         # NumPy itself raises here: run eagerly so the user sees NumPy's own exception
         counters.bump("eager_fallbacks")
@@ -205,7 +200,6 @@ def _compile_and_run(cache, values, options):
         cache.action = rt.Mode.SKIP
         cache.state.data["failure"] = exc
         if rt.is_hooked(cache):
-            from .enable import restore
             restore(cache)              # not compilable: its own code back (unless entries remain)
         counters.bump("eager_fallbacks")
         return cache.run_original(*values)
@@ -227,12 +221,17 @@ def _compile_and_run(cache, values, options):
     with compile_context(compile_id):
         compile_events.save_profile(cache.code, frame_state(cache), compile_id)
     if rt.is_hooked(cache):
-        from .enable import restore_if_no_array_work
         restore_if_no_array_work(cache, entry.info)
     result = entry.call(*values)
     if result is rt.MISS:      # the guards must accept the values they were built from
         raise_internal(cache, entry, values)
     return result
+
+
+def _compile_resume(fn, options: FrameOptions):
+    """How a graph break's resume function compiles: as ft.compile would, with its frame's options
+    (handed down to trace/graph_break.py, which makes the resume functions)."""
+    return compile_function(fn, dynamic=options.dynamic, backend=options.backend)
 
 
 def raise_internal(cache, entry, values):

@@ -17,7 +17,7 @@ import sysconfig
 
 from csrc_free_runtime import Mode, global_hook
 
-from .convert_frame import FrameOptions
+from .frame_options import FrameOptions
 
 _SKIP_PREFIXES = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")})
 _HERE = os.path.dirname(os.path.abspath(__file__))

@@ -6,7 +6,7 @@ import types
 
 import csrc_free_runtime as rt
 
-from .convert_frame import FrameOptions
+from .frame_options import FrameOptions
 
 
 def compile(fn=None, *, dynamic=None, fullgraph=False, backend=None):

@@ -17,7 +17,7 @@ from ..sources import LocalSource
 from .entry import build_entry
 from .output import OutputGraph, Reconstructor
 from ..errors import Unsupported
-from .graph_break import break_return_code, breakable_index
+from .graph_break import Pieces, break_return_code, breakable_index
 from .errstate import BlockRestart
 from .loops import LoopRestart
 from .translator import BreakPoint, InstructionTranslator
@@ -86,9 +86,10 @@ def _trace_once(cache, values, options, frame_state, stop_index, loop_plan):
     return output, tx, tx.run()
 
 
-def compile_frame(cache, values, options, frame_state, compile_id):
+def compile_frame(cache, values, options, frame_state, compile_id, compile_resume):
     """Trace the frame; on an Unsupported instruction that can be split, compile the part
-    before it and hand the rest to a resume function (a graph break)."""
+    before it and hand the rest to a resume function (a graph break), which compiles with
+    `compile_resume(fn, options)` (the miss path's: this layer never imports it)."""
     loop_plan: dict = {}
     try:
         output, _, result = _trace(cache, values, options, frame_state, loop_plan=loop_plan)
@@ -112,7 +113,7 @@ def compile_frame(cache, values, options, frame_state, compile_id):
         return_code = output.side_effects.replay_code(rebuild, namespace, None, rebuild(result))
     else:
         try:
-            return_code = break_return_code(cache, brk, rebuild, namespace, options)
+            return_code = break_return_code(Pieces(cache, options, compile_resume), brk, rebuild, namespace)
         except Unsupported:
             raise brk.reason from None
     graph = output.graph

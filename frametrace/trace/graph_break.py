@@ -1,6 +1,9 @@
 """Graph breaks: where a frame can be split, and the entry's hand-off to the break function."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
 from .. import pyversion
 from ..errors import NumpyError, Unsupported
 from ..ir.fake import FakeArray
@@ -43,28 +46,40 @@ def breakable_index(cache, exc: Unsupported, options) -> int:
     return index
 
 
-def _resume_trampoline(cache, offset, layout, local_names, options, scalars):
+@dataclass(frozen=True)
+class Pieces:
+    """How the pieces of a split frame are made: the frame's cache (its function, and the store
+    of the pieces made so far, reused by every later compile of the frame), the options it
+    compiles with, and `compile(fn, options)`, which the miss path hands down: a resume function
+    compiles as a frame of its own."""
+    cache: object
+    options: object
+    compile: Callable
+
+    def store(self) -> dict:
+        return self.cache.state.data.setdefault("resume", {})
+
+
+def _resume_trampoline(pieces, offset, layout, local_names, scalars):
     """scalars: names of the resume function's parameters that hold graph NumPy scalars."""
     params = set(stack_args(layout)) | set(local_names)
     scalars = tuple(sorted(n for n in scalars if n in params))
-    store = cache.state.data.setdefault("resume", {})
+    store = pieces.store()
     key = ("resume", offset, layout, tuple(local_names), scalars)
     tramp = store.get(key)
     if tramp is None:
-        from ..eval_frame import compile as ft_compile
-        fn = make_resume_function(cache.fn, offset, layout, local_names, scalars)
-        tramp = ft_compile(fn, dynamic=options.dynamic, backend=options.backend)
-        store[key] = tramp
+        fn = make_resume_function(pieces.cache.fn, offset, layout, local_names, scalars)
+        tramp = store[key] = pieces.compile(fn, pieces.options)
     return tramp
 
 
-def _region_break_function(cache, index, layout, local_names, options, scalars):
+def _region_break_function(pieces, index, layout, local_names, scalars):
     """The break function of a try/with block: run the block in Python (its region function), then
     call the resume function of the exit it reached with the locals it left bound."""
-    code = cache.code
+    code = pieces.cache.code
     try:
         exits = find_exits(code, index, len(layout))
-        region = make_region_function(cache.fn, index, layout, local_names, exits)
+        region = make_region_function(pieces.cache.fn, index, layout, local_names, exits)
     except (RegionError, ValueError, KeyError, RuntimeError) as why:   # `bytecode` rejects the copy
         raise Unsupported(f"the block cannot be split out: {why}", kind="exception_table") from None
     below = layout[:region_base(code, index, len(layout))]
@@ -79,20 +94,21 @@ def _region_break_function(cache, index, layout, local_names, options, scalars):
         names = tuple(n for n in varnames if parameter_name(n) in bound)
         resume = resumes.get((where, names))
         if resume is None:
-            resume = resumes[where, names] = _resume_trampoline(cache, where, below, names, options, live)
+            resume = resumes[where, names] = _resume_trampoline(pieces, where, below, names, live)
         return resume(*args[:nbelow], *[bound[parameter_name(n)] for n in names])
 
     run_block.__qualname__ = run_block.__name__ = region.__name__
     return run_block
 
 
-def _break_function(cache, index, layout, local_names, options, scalars=frozenset()):
+def _break_function(pieces, index, layout, local_names, scalars=frozenset()):
     """scalars: the stack slots (`___stack<i>`) and locals that hold graph NumPy scalars."""
-    store = cache.state.data.setdefault("resume", {})
+    cache = pieces.cache
+    store = pieces.store()
     key = ("break", index, layout, tuple(local_names), tuple(sorted(scalars)))
     fn = store.get(key)
     if fn is None and is_block_start(cache.code, index):
-        fn = store[key] = _region_break_function(cache, index, layout, local_names, options, scalars)
+        fn = store[key] = _region_break_function(pieces, index, layout, local_names, scalars)
     if fn is None:
         instrs = pyversion.instructions(cache.code)
         ins = instrs[index]
@@ -108,16 +124,17 @@ def _break_function(cache, index, layout, local_names, options, scalars=frozense
             after = layout[:-1]
         # slots at or above `kept` hold the instruction's results, not the values saved here
         live = {n for n in scalars if not n.startswith(STACK_PREFIX) or int(n[len(STACK_PREFIX):]) < kept}
-        resumes = {"next": _resume_trampoline(cache, instrs[index + 1].offset, after, local_names, options, live)}
+        resumes = {"next": _resume_trampoline(pieces, instrs[index + 1].offset, after, local_names, live)}
         if ins.opname not in pyversion.CALLS and stack_effect(ins) is None:
-            resumes["target"] = _resume_trampoline(cache, ins.argval, after, local_names, options, live)
+            resumes["target"] = _resume_trampoline(pieces, ins.argval, after, local_names, live)
         fn = make_break_function(cache.fn, index, layout, local_names, resumes)
         store[key] = fn
     return fn
 
 
-def break_return_code(cache, brk, rebuild, namespace, options) -> str:
+def break_return_code(pieces: Pieces, brk, rebuild, namespace) -> str:
     """Python code (inside the entry) that rebuilds stack and locals and calls the break function."""
+    cache = pieces.cache
     tx = brk.tx
     layout = tuple(isinstance(v, NullVariable) for v in tx.stack)
     ins = pyversion.instructions(cache.code)[tx.stop_index]
@@ -138,7 +155,7 @@ def break_return_code(cache, brk, rebuild, namespace, options) -> str:
         elif name in tx.lazy:
             local_names.append(name)
             args.append(tx.lazy[name][1].code)
-    fn = _break_function(cache, tx.stop_index, layout, local_names, options, frozenset(scalars))
+    fn = _break_function(pieces, tx.stop_index, layout, local_names, frozenset(scalars))
     name = f"___break_{len(namespace)}"
     namespace[name] = fn
     # pending side effects land before the break function runs (its arguments are evaluated first)
