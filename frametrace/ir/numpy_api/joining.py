@@ -27,7 +27,7 @@ from .advanced import advanced_getitem
 from .common import as_array, as_dtype, check_operand, is_array, normalize_axis, size_arg
 from .indexing import getitem
 from .reductions import reduction_impl
-from .shaping import ravel_impl, transpose
+from .shaping import flat_values, transpose
 
 
 def _constant_rule(*, value, dtype=None):
@@ -169,8 +169,7 @@ def column_stack_impl(b, tup):
 def append_impl(b, arr, values, axis=None):
     x, v = as_operand_array(b, arr, "np.append"), as_operand_array(b, values, "np.append")
     if axis is None:
-        x = x if x.ndim == 1 else ravel_impl(b, x)
-        v = v if v.ndim == 1 else ravel_impl(b, v)
+        x, v = flat_values(b, x), flat_values(b, v)
         axis = 0
     return _concat(b, [x, v], axis, "np.append")
 
@@ -238,7 +237,7 @@ def identity_impl(b, n, dtype=None, *, like=None):
 def outer_impl(b, a, b_, out=None):
     if out is not None:
         raise Unsupported("np.outer(out=)", kind="call", context="np.outer")
-    x, y = ravel_impl(b, as_array(b, a, "np.outer")), ravel_impl(b, as_array(b, b_, "np.outer"))
+    x, y = flat_values(b, as_array(b, a, "np.outer")), flat_values(b, as_array(b, b_, "np.outer"))
     return b.emit("multiply", b.emit("reshape", x, shape=(x.shape[0], 1)), y)
 
 
@@ -272,7 +271,7 @@ def repeat_impl(b, a, repeats, axis=None):
         raise NumpyError(ValueError("negative dimensions are not allowed"))
     x = as_array(b, a, "np.repeat")
     if axis is None:
-        x, axis = ravel_impl(b, x), 0
+        x, axis = flat_values(b, x), 0
     axis = normalize_axis(axis, x.ndim, "np.repeat")
     s = tuple(x.shape)
     wide = b.emit("reshape", x, shape=s[:axis + 1] + (1,) + s[axis + 1:])
@@ -306,7 +305,7 @@ def tile_impl(b, A, reps):
 def meshgrid_impl(b, *xi, copy=True, sparse=False, indexing="xy"):
     if sparse or indexing not in ("xy", "ij"):
         raise Unsupported("np.meshgrid(sparse=True)", kind="call", context="np.meshgrid")
-    xs = [ravel_impl(b, as_array(b, x, "np.meshgrid")) for x in xi]
+    xs = [flat_values(b, as_array(b, x, "np.meshgrid")) for x in xi]
     sizes = [x.shape[0] for x in xs]
     if indexing == "xy" and len(xs) > 1:
         sizes[0], sizes[1] = sizes[1], sizes[0]
@@ -380,7 +379,7 @@ def rot90_impl(b, m, k=1, axes=(0, 1)):
 def roll_impl(b, a, shift, axis=None):
     x = as_array(b, a, "np.roll")
     if axis is None:
-        flat = roll_impl(b, ravel_impl(b, x), shift, 0)
+        flat = roll_impl(b, flat_values(b, x), shift, 0)
         return b.emit("reshape", flat, shape=tuple(x.shape))
     if isinstance(shift, (list, tuple)) or isinstance(axis, (list, tuple)):
         # NumPy broadcasts shifts against axes; rolls along one axis add up: one roll per pair
@@ -424,7 +423,7 @@ def diff_impl(b, a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
 def ediff1d_impl(b, ary, to_end=None, to_begin=None):
     if to_end is not None or to_begin is not None:
         raise Unsupported("np.ediff1d(to_end=/to_begin=)", kind="call", context="np.ediff1d")
-    x = ravel_impl(b, as_array(b, ary, "np.ediff1d"))
+    x = flat_values(b, as_array(b, ary, "np.ediff1d"))
     return b.emit("subtract", _slice_along(b, x, 0, 1, None), _slice_along(b, x, 0, None, -1))
 
 
@@ -442,7 +441,7 @@ def take_impl(b, a, indices, axis=None, out=None, mode="raise"):
         raise Unsupported("np.take with out= or mode=", kind="call", context="np.take")
     x = as_array(b, a, "np.take")
     if axis is None:
-        x, axis = ravel_impl(b, x), 0
+        x, axis = flat_values(b, x), 0
     axis = normalize_axis(axis, x.ndim, "np.take")
     if axis == 0 and is_array(indices):
         return getitem(b, x, indices)
@@ -453,7 +452,7 @@ def compress_impl(b, condition, a, axis=None, out=None):
     if out is not None or axis is not None or not is_array(condition):
         raise Unsupported("np.compress with axis=/out= or a constant condition", kind="call",
                           context="np.compress")
-    x = ravel_impl(b, as_array(b, a, "np.compress"))
+    x = flat_values(b, as_array(b, a, "np.compress"))
     cond = condition if condition.dtype == np.bool_ else b.emit("astype", condition, dtype=np.dtype(bool))
     if cond.ndim != 1 or not same_size(cond.shape[0], x.shape[0]):
         raise Unsupported("np.compress with a condition shorter than the array", kind="call",
@@ -462,10 +461,10 @@ def compress_impl(b, condition, a, axis=None, out=None):
 
 
 def extract_impl(b, condition, arr):
-    cond = ravel_impl(b, as_array(b, condition, "np.extract"))
+    cond = flat_values(b, as_array(b, condition, "np.extract"))
     if cond.dtype != np.bool_:
         cond = b.emit("not_equal", cond, 0)
-    return getitem(b, ravel_impl(b, as_array(b, arr, "np.extract")), cond)
+    return getitem(b, flat_values(b, as_array(b, arr, "np.extract")), cond)
 
 
 def select_impl(b, condlist, choicelist, default=0):

@@ -79,6 +79,17 @@ def ravel_impl(b, a, order="C"):
     return b.emit("reshape", x, shape=(x.size,))
 
 
+def flat_values(b, x):
+    """x's values in C order as a 1-d array, for an op whose result is a new array (no view of x
+    escapes): `ravel` where x's layout is known, else a C-ordered copy (a carried array in a loop
+    body, whose layout the trace does not know)."""
+    if x.ndim == 1:
+        return x
+    if is_c_contiguous(b, x) is None:
+        x = b.emit("copy", x, order="C")
+    return ravel_impl(b, x)
+
+
 def flatten_method(b, self, order="C"):
     reject("ndarray.flatten", {"order": order}, order="C")
     x = as_array(b, self, "ndarray.flatten")

@@ -11,7 +11,7 @@ import numpy as np
 
 from ...errors import NumpyError
 from .common import as_array, bind, is_proxy, normalize_axis, unsupported
-from .shaping import ravel_impl
+from .shaping import flat_values
 
 _PARAMS = ("arr", "indices", "axis")
 
@@ -27,7 +27,7 @@ def take_along_axis_impl(b, *args, **kwargs):
     if axis is None:
         if ind.ndim != 1:
             raise NumpyError(ValueError("when axis=None, `indices` must have a single dimension."))
-        arr, axis = ravel_impl(b, arr), 0
+        arr, axis = flat_values(b, arr), 0
     else:
         axis = normalize_axis(axis, arr.ndim, fname)
     return b.emit("take_along", arr, ind, axis=axis)
