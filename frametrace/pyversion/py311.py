@@ -81,6 +81,8 @@ NOT_TRACED = {
 WITH_STARTS = {"BEFORE_WITH"}
 # Instructions that leave a frame other than by raising: a region containing one is not extracted.
 FRAME_EXITS = {"RETURN_VALUE", "YIELD_VALUE", "RETURN_GENERATOR", "SEND"}
+# A `return` (a region function returns the value to its break function instead: resume/region.py).
+RETURNS = {"RETURN_VALUE"}
 # locals() in a function: one dict per frame that each call refreshes (False), or a new snapshot (3.13).
 LOCALS_SNAPSHOT = False
 # Instructions naming one local (renamed when a resume function renames a parameter), and the

@@ -59,6 +59,7 @@ NOT_TRACED["interpreter internals never stored in a function's code"] = {"RESERV
 NOT_TRACED["an exhausted FOR_ITER skips its END_FOR (only generators' loops run it)"] = {"END_FOR"}
 
 FRAME_EXITS = _FRAME_EXITS_311 | {"RETURN_CONST"}
+RETURNS = {"RETURN_VALUE", "RETURN_CONST"}
 
 # PEP 709's inlined comprehensions save and restore the locals they shadow.
 LOCAL_NAME_OPS = _LOCAL_NAME_OPS_311 | {"LOAD_FAST_AND_CLEAR", "STORE_FAST_MAYBE_NULL"}

@@ -1,5 +1,5 @@
 """CPython 3.13 bytecode facts: what changed from 3.12 (py312.py)."""
-from .py312 import FRAME_EXITS, LOCAL_NAME_OPS, WITH_STARTS  # noqa: F401  (unchanged)
+from .py312 import FRAME_EXITS, LOCAL_NAME_OPS, RETURNS, WITH_STARTS  # noqa: F401  (unchanged)
 from .py312 import GRAPH_BREAKS as _GRAPH_BREAKS_312
 from .py312 import HANDLERS as _HANDLERS_312
 from .py312 import NOT_TRACED as _NOT_TRACED_312

@@ -30,6 +30,8 @@ STACK_PREFIX = "___stack"
 # NumPy scalar the graph before the break computed; its trace takes them as 0-d graph
 # inputs guarded on type (so dtype), not as constants guarded on value (no recompile per value)
 ARRAY_SCALARS_ATTR = "__frametrace_array_scalars__"
+# attribute of a resume function: the index of the instruction where its prologue enters the code
+RESUME_ENTRY_ATTR = "__frametrace_resume_entry__"
 
 
 def _abstract_with_labels(code):
@@ -91,15 +93,20 @@ def parameter_name(local: str) -> str:
     return "___local_" + "".join(c if c.isalnum() else "_" for c in local)
 
 
-def make_resume_code(code, offset: int, layout: tuple, local_names: list, stop_offsets=(), name=None):
+def make_resume_code(code, offset: int, layout: tuple, local_names: list, stop_offsets=None, name=None):
     """A copy of `code` that starts at `offset` with the given stack layout and locals as arguments.
 
-    stop_offsets: the copy returns `(offset, locals())` (locals(): a dict of its bound locals) when
-    control reaches one of these instructions instead of running it (resume/region.py)."""
+    stop_offsets (a region function, resume/region.py): the copy returns `(offset, locals())`
+    (locals(): a dict of its bound locals) when control reaches one of these instructions instead
+    of running it, and `(None, value)` where the code returns `value`."""
+    region = stop_offsets is not None
+    stop_offsets = stop_offsets or ()
     bc, offset_to_pos = _abstract_with_labels(code)
+    stop_returns = set()
     for stop_offset in sorted(stop_offsets, reverse=True):
         stop = offset_to_pos[stop_offset]
         added = _return_locals(stop_offset, bc[stop].lineno)
+        stop_returns.add(id(added[-1]))
         bc[stop:stop] = added
         offset_to_pos = {o: p + len(added) if p >= stop else p for o, p in offset_to_pos.items()}
     renames = {n: parameter_name(n) for n in code.co_varnames if parameter_name(n) != n}
@@ -125,9 +132,11 @@ def make_resume_code(code, offset: int, layout: tuple, local_names: list, stop_o
     # a region function runs the user's block in Python: its saved stack's parameters are unbound
     # once pushed, so `locals()` in the block never sees them (a resume function is traced, and the
     # tracer's locals() leaves them out; when one runs eagerly they stay visible there)
-    unbind = [Instr("DELETE_FAST", name, lineno=lineno) for name in stack_args(layout)] if stop_offsets else []
+    unbind = [Instr("DELETE_FAST", name, lineno=lineno) for name in stack_args(layout)] if region else []
     prologue = _push_stack(layout, lineno) + unbind + [Instr("JUMP_FORWARD", label, lineno=lineno)]
     body[first + 1:first + 1] = prologue
+    if region:
+        body = _returns_to_break_function(body, stop_returns)
     new = Bytecode(body)
     new.freevars, new.cellvars = list(bc.freevars), list(bc.cellvars)
     new.argnames = stack_args(layout) + list(local_names)
@@ -141,6 +150,23 @@ def make_resume_code(code, offset: int, layout: tuple, local_names: list, stop_o
     new.first_lineno = code.co_firstlineno
     new.docstring = None
     return new.to_code()
+
+
+def _returns_to_break_function(body, stop_returns) -> list:
+    """A region function's `return value` returns `(None, value)`: its break function then
+    returns `value` from the frame (resume/region.py). stop_returns: ids of the returns of
+    `(offset, locals())` at the region's exits, kept as they are."""
+    out = []
+    for item in body:
+        if isinstance(item, Instr) and item.name == "RETURN_VALUE" and id(item) not in stop_returns:
+            out += [Instr("LOAD_CONST", None, lineno=item.lineno), Instr("SWAP", 2, lineno=item.lineno),
+                    Instr("BUILD_TUPLE", 2, lineno=item.lineno), item]
+        elif isinstance(item, Instr) and item.name == "RETURN_CONST":
+            out += [Instr("LOAD_CONST", (None, item.arg), lineno=item.lineno),
+                    Instr("RETURN_VALUE", lineno=item.lineno)]
+        else:
+            out.append(item)
+    return out
 
 
 def _return_locals(offset, lineno):
@@ -159,7 +185,20 @@ def make_resume_function(fn, offset, layout, local_names, array_scalars=()):
     code = make_resume_code(fn.__code__, offset, layout, local_names)
     resume = types.FunctionType(code, fn.__globals__, code.co_name, None, fn.__closure__)
     setattr(resume, ARRAY_SCALARS_ATTR, frozenset(parameter_name(n) for n in array_scalars))
+    setattr(resume, RESUME_ENTRY_ATTR, _prologue_target(code))
     return resume
+
+
+def resume_entry(fn) -> int:
+    """The instruction (index) where a resume function's prologue jumps: where it enters the
+    frame's code (0 for any other function)."""
+    return getattr(fn, RESUME_ENTRY_ATTR, 0)
+
+
+def _prologue_target(code) -> int:
+    instrs = pyversion.instructions(code)
+    at = {ins.offset: i for i, ins in enumerate(instrs)}
+    return next(at[ins.argval] for ins in instrs if ins.opname == "JUMP_FORWARD")
 
 
 def make_break_code(code, index: int, layout: tuple, local_names: list, resume_fns: dict):

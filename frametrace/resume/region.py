@@ -1,22 +1,26 @@
-"""try/with blocks of a traced frame: the region a break function runs in Python.
+"""Blocks of a traced frame that a break function runs in Python: try/with blocks and loops.
 
 The tracer does not interpret exception handling. It splits the frame before a `with` statement
 (BEFORE_WITH, the context manager on the stack) or before the first instruction of a `try` body
 (the first instruction inside an exception-table range), as TorchDynamo splits at a block it
-cannot trace. The break function then calls a *region function*: a copy of the frame's code that
-pushes the saved stack, jumps to the block's first instruction and runs the block with its
-handlers as CPython would, and returns `locals()` when control reaches the block's exit. The
-resume function of the exit runs the rest (and is compiled like any resume function).
+cannot trace. A graph break inside a loop splits the frame before the loop (the outermost one
+around the break, resume/code_loops.py): the whole loop runs in Python, its callees compiled as
+frames of their own, rather than a resume function per iteration. The break function calls a
+*region function*: a copy of the frame's code that pushes the saved stack, jumps to the block's
+first instruction and runs the block as CPython would, and returns `(exit offset, locals())`
+when control reaches one of the block's exits, or `(None, value)` when the block returns
+`value` from the frame. The resume function of the exit runs the rest (and is compiled like any
+resume function).
 
 A region can be extracted when, following every normal and exception edge from its start:
-  - control leaves it only by raising or by reaching an exit: an instruction outside every
-    exception range, at the stack depth below the block, that is not an unconditional jump
-    (CPython 3.12+ copies small tails into each handler, so a block may have several exits; the
-    region function returns `(exit offset, locals())` and each exit has its own resume function);
+  - control leaves it only by raising, by returning or by reaching an exit: an instruction
+    outside the block (outside every exception range, or outside the loop), at the stack depth
+    below the block, that is not an unconditional jump (CPython 3.12+ copies small tails into
+    each handler or `break`, so a block may have several exits: each has its own resume function);
   - it never pops the stack below the block (the caller's saved stack stays as it was), and
     reaches every instruction at one stack depth;
-  - it contains no `return`/`yield`: a frame with such a block keeps running eagerly (logged as
-    a graph break whose reason says why the block could not be split out).
+  - it contains no `yield` (generators are not split), and a try/with block no `return` (a
+    loop may return: its region function then returns `(None, value)`).
 The region function's saved-stack parameters are unbound after its prologue, so `locals()` in
 the block sees the user's names only; a local whose name is not an identifier (pytest's
 `@py_assert1`) is seen there under its parameter name (`___local__py_assert1`).
@@ -42,19 +46,30 @@ def is_block_start(code, index: int) -> bool:
     return ins.opname in pyversion.WITH_STARTS or ins.offset in pyversion.protected_offsets(code)
 
 
-def region_base(code, index: int, depth: int) -> int:
-    """The stack depth below the block that starts at instruction `index` (depth: the stack there)."""
+def region_base(code, index: int, depth: int, loop=None) -> int:
+    """The stack depth below the block that starts at instruction `index` (depth: the stack
+    there): a `with` block consumes its context manager, a `for` loop its iterator (or, from
+    GET_ITER, the iterable it makes one of)."""
     ins = pyversion.instructions(code)[index]
+    if loop is not None:
+        return depth - 1 if loop.kind == "for" else depth
     return depth - 1 if ins.opname in pyversion.WITH_STARTS else depth
 
 
-def find_exits(code, index: int, depth: int) -> int:
-    """The offsets where the block starting at instruction `index` (stack `depth` there) ends."""
+def find_exits(code, index: int, depth: int, loop=None) -> tuple:
+    """The offsets where the block starting at instruction `index` (stack `depth` there) ends:
+    a try/with block, or `loop` (a CodeLoop, entered at its start or, in a resume function
+    that starts inside it, at the instruction where the resume function enters it)."""
     instrs = pyversion.instructions(code)
     by_offset = {ins.offset: ins for ins in instrs}
-    protected = pyversion.protected_offsets(code)
+    if loop is None:
+        inside = pyversion.protected_offsets(code)
+    else:
+        if loop.kind == "for" and index not in (loop.start, loop.header):
+            raise RegionError("a `for` loop entered in its body")
+        inside = {ins.offset for i, ins in enumerate(instrs) if loop.contains(i)}
     entries = pyversion.exception_entries(code)
-    base = region_base(code, index, depth)
+    base = region_base(code, index, depth, loop)
     start = instrs[index]
     seen: dict = {}
     exits = set()
@@ -68,12 +83,14 @@ def find_exits(code, index: int, depth: int) -> int:
         ins = by_offset.get(offset)
         if ins is None:
             raise RegionError("the block runs off the end of the code")
-        if offset != start.offset and offset not in protected and d == base and \
+        if offset != start.offset and offset not in inside and d == base and \
                 ins.opname not in pyversion.UNCONDITIONAL_JUMPS:
             exits.add(offset)
             seen[offset] = d
             continue
         seen[offset] = d
+        if ins.opname in pyversion.RETURNS and loop is not None:
+            continue                               # the region function returns (None, value)
         if ins.opname in pyversion.FRAME_EXITS:
             raise RegionError(f"the block leaves the function ({ins.opname})")
         if d < base or (offset != start.offset and d + _min_effect(ins) < base):
@@ -86,7 +103,7 @@ def find_exits(code, index: int, depth: int) -> int:
                 break
         for target, after in _successors(ins, instrs, by_offset, d):
             work.append((target, after))
-    if not exits:
+    if not exits and loop is None:
         raise RegionError("the block never falls through (it always raises or leaves)")
     return tuple(sorted(exits))
 

@@ -1,4 +1,10 @@
-"""Graph breaks: where a frame can be split, and the entry's hand-off to the break function."""
+"""Graph breaks: where a frame can be split, and the entry's hand-off to the break function.
+
+A frame splits at the instruction that cannot be traced, except inside a loop: then it splits
+before the outermost loop around that instruction, and the loop runs in Python (a region
+function, resume/region.py) with the functions it calls compiled as frames of their own; the
+code after the loop is a resume function, compiled. What is compiled stays bounded whatever the
+trip count (a split inside the loop would make a resume function per iteration)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -7,8 +13,9 @@ from typing import Callable
 from .. import pyversion
 from ..errors import NumpyError, Unsupported
 from ..ir.fake import FakeArray
+from ..resume import code_loops
 from ..resume.codegen import (STACK_PREFIX, can_split, make_break_function, make_resume_function,
-                              parameter_name, stack_args, stack_effect)
+                              parameter_name, resume_entry, stack_args, stack_effect)
 from ..resume.region import RegionError, find_exits, is_block_start, make_region_function, region_base
 from .variables.array import ArrayVariable
 from .variables.base import NullVariable
@@ -30,6 +37,9 @@ def breakable_index(cache, exc: Unsupported, options) -> int:
     if why is not None:
         exc.explanation += f" (and the frame cannot be split: {why})"
         raise exc
+    loops = code_loops.enclosing(cache.code, index)
+    if loops:
+        return _loop_split(cache, exc, loops[0])
     if getattr(exc, "stack_depth", None) is not None:       # a try/with block starts here
         try:
             find_exits(cache.code, index, exc.stack_depth)
@@ -44,6 +54,17 @@ def breakable_index(cache, exc: Unsupported, options) -> int:
     if pyversion.format_has_spec(ins):
         raise exc
     return index
+
+
+def _loop_split(cache, exc, loop) -> int:
+    """Split before `loop` (or, in a resume function that starts inside it, where it starts)."""
+    entry = resume_entry(cache.fn)
+    start = entry if loop.contains(entry) else loop.start
+    exc.loop = loop
+    line = pyversion.instructions(cache.code)[loop.start].positions.lineno
+    exc.explanation += (f" (inside the `{loop.kind}` loop at line {line}: the loop runs in Python, the functions "
+                        "it calls compile as frames of their own)")
+    return start
 
 
 @dataclass(frozen=True)
@@ -73,16 +94,18 @@ def _resume_trampoline(pieces, offset, layout, local_names, scalars):
     return tramp
 
 
-def _region_break_function(pieces, index, layout, local_names, scalars):
-    """The break function of a try/with block: run the block in Python (its region function), then
-    call the resume function of the exit it reached with the locals it left bound."""
+def _region_break_function(pieces, index, layout, local_names, scalars, loop=None):
+    """The break function of a try/with block or a loop: run it in Python (its region function),
+    then call the resume function of the exit it reached with the locals it left bound (or
+    return what the block returned)."""
     code = pieces.cache.code
     try:
-        exits = find_exits(code, index, len(layout))
+        exits = find_exits(code, index, len(layout), loop)
         region = make_region_function(pieces.cache.fn, index, layout, local_names, exits)
     except (RegionError, ValueError, KeyError, RuntimeError) as why:   # `bytecode` rejects the copy
-        raise Unsupported(f"the block cannot be split out: {why}", kind="exception_table") from None
-    below = layout[:region_base(code, index, len(layout))]
+        what = "block" if loop is None else "loop"
+        raise Unsupported(f"the {what} cannot be split out: {why}", kind="exception_table") from None
+    below = layout[:region_base(code, index, len(layout), loop)]
     nbelow = len(stack_args(below))
     # the stack below the block is untouched by it; locals may be rebound to anything inside it
     live = frozenset(n for n in scalars if n.startswith(STACK_PREFIX) and int(n[len(STACK_PREFIX):]) < len(below))
@@ -91,6 +114,8 @@ def _region_break_function(pieces, index, layout, local_names, scalars):
 
     def run_block(*args):
         where, bound = region(*args)
+        if where is None:
+            return bound                       # the block returned from the frame
         names = tuple(n for n in varnames if parameter_name(n) in bound)
         resume = resumes.get((where, names))
         if resume is None:
@@ -101,14 +126,15 @@ def _region_break_function(pieces, index, layout, local_names, scalars):
     return run_block
 
 
-def _break_function(pieces, index, layout, local_names, scalars=frozenset()):
-    """scalars: the stack slots (`___stack<i>`) and locals that hold graph NumPy scalars."""
+def _break_function(pieces, index, layout, local_names, scalars=frozenset(), loop=None):
+    """scalars: the stack slots (`___stack<i>`) and locals that hold graph NumPy scalars;
+    loop: the loop (resume/code_loops.CodeLoop) that starts at `index` and runs in Python."""
     cache = pieces.cache
     store = pieces.store()
-    key = ("break", index, layout, tuple(local_names), tuple(sorted(scalars)))
+    key = ("break", index, layout, tuple(local_names), tuple(sorted(scalars)), loop)
     fn = store.get(key)
-    if fn is None and is_block_start(cache.code, index):
-        fn = store[key] = _region_break_function(pieces, index, layout, local_names, scalars)
+    if fn is None and (loop is not None or is_block_start(cache.code, index)):
+        fn = store[key] = _region_break_function(pieces, index, layout, local_names, scalars, loop)
     if fn is None:
         instrs = pyversion.instructions(cache.code)
         ins = instrs[index]
@@ -155,7 +181,8 @@ def break_return_code(pieces: Pieces, brk, rebuild, namespace) -> str:
         elif name in tx.lazy:
             local_names.append(name)
             args.append(tx.lazy[name][1].code)
-    fn = _break_function(pieces, tx.stop_index, layout, local_names, frozenset(scalars))
+    fn = _break_function(pieces, tx.stop_index, layout, local_names, frozenset(scalars),
+                         getattr(brk.reason, "loop", None))
     name = f"___break_{len(namespace)}"
     namespace[name] = fn
     # pending side effects land before the break function runs (its arguments are evaluated first)
