@@ -35,12 +35,12 @@ def if_convert(tx, ins, cond) -> None:
     lazy_before = set(tx.lazy)                           # arguments not read yet
     not_taken = bb.emit("logical_not", taken)
     outer = bool(bb.predicates)
-    end = _run_branch(tx, bb, not_taken, stop=lambda ip: ip >= target or ip == ctx.header or at_break(tx, ctx),
+    end = _run_branch(tx, bb, not_taken, stop=lambda ip: ip >= target or at_header(tx, ctx, ip) or at_break(tx, ctx),
                       ctx=ctx)
     locals_f, stack_f = tx.locals, tx.stack
     tx.locals, tx.stack, tx.ip = dict(saved_locals), list(saved_stack), target
     if at_break(tx, ctx, end):                           # the fall-through side breaks
-        _run_branch(tx, bb, taken, stop=lambda ip: ip == ctx.header, ctx=ctx)
+        _run_branch(tx, bb, taken, stop=lambda ip: at_header(tx, ctx, ip), ctx=ctx)
         _broke(tx, bb, ctx, not_taken, (locals_f, stack_f), outer)
         return
     if end != target:
@@ -49,7 +49,7 @@ def if_convert(tx, ins, cond) -> None:
         if at_break(tx, ctx):                            # the jump-taken side breaks
             broken = (tx.locals, tx.stack)
             tx.locals, tx.stack, tx.ip = locals_f, stack_f, end
-            _run_branch(tx, bb, not_taken, stop=lambda ip: ip == ctx.header, ctx=ctx)
+            _run_branch(tx, bb, not_taken, stop=lambda ip: at_header(tx, ctx, ip), ctx=ctx)
             _broke(tx, bb, ctx, taken, broken, outer)
             return
         if end2 != end and ctx.header in (end, end2):
@@ -59,7 +59,7 @@ def if_convert(tx, ins, cond) -> None:
                 (tx.locals, tx.stack, end2, taken)
             other = (tx.locals, tx.stack) if end2 == ctx.header else (locals_f, stack_f)
             tx.locals, tx.stack, tx.ip = rest[0], rest[1], rest[2]
-            _run_branch(tx, bb, rest[3], stop=lambda ip: ip == ctx.header, ctx=ctx)
+            _run_branch(tx, bb, rest[3], stop=lambda ip: at_header(tx, ctx, ip), ctx=ctx)
             if end2 == ctx.header:
                 locals_f, stack_f = tx.locals, tx.stack
                 tx.locals, tx.stack = other
@@ -81,10 +81,16 @@ def if_convert(tx, ins, cond) -> None:
         elif a is None or b is None or isinstance(a, PoisonVariable) or isinstance(b, PoisonVariable):
             merged_locals[name] = PoisonVariable(name)     # assigned in one branch only
         else:
-            merged_locals[name] = _merge(tx, bb, taken, a, b, name)
+            merged_locals[name] = merge_values(tx, bb, taken, a, b, name)
     tx.locals = merged_locals
-    tx.stack = [a if a is b else _merge(tx, bb, taken, a, b, "a value") for a, b in zip(stack_t, stack_f)]
+    tx.stack = [a if a is b else merge_values(tx, bb, taken, a, b, "a value") for a, b in zip(stack_t, stack_f)]
     tx.ip = end
+
+
+def at_header(tx, ctx, ip) -> bool:
+    """`ip` is the header of the loop of `ctx` (an instruction of that loop's code, not of a
+    function inlined in its body)."""
+    return ctx.tx is tx and ip == ctx.header
 
 
 def at_break(tx, ctx, ip=None) -> bool:
@@ -127,8 +133,8 @@ def _broke(tx, bb, ctx, brk, broken, outer) -> None:
     for name in set(locals_b) | set(tx.locals):
         a, b = locals_b.get(name), tx.locals.get(name)
         merged[name] = a if a is b else PoisonVariable(name) if a is None or b is None else \
-            _merge(tx, bb, brk, a, b, name)
-    tx.stack = [a if a is b else _merge(tx, bb, brk, a, b, "a value") for a, b in zip(stack_b, tx.stack)]
+            merge_values(tx, bb, brk, a, b, name)
+    tx.stack = [a if a is b else merge_values(tx, bb, brk, a, b, "a value") for a, b in zip(stack_b, tx.stack)]
     tx.locals = merged
     ctx.brk = brk
     tx.ip = ctx.header
@@ -152,7 +158,7 @@ def _run_branch(tx, bb, predicate, stop, ctx) -> int:
     return tx.ip
 
 
-def _merge(tx, bb, taken, a, b, name):
+def merge_values(tx, bb, taken, a, b, name):
     for v in (a, b):
         if type_key(v) is None:
             raise Unsupported(f"{name} is {v.describe()} after a data-dependent `if`", kind="loop")

@@ -38,7 +38,10 @@ def breakable_index(cache, exc: Unsupported, options) -> int:
         exc.explanation += f" (and the frame cannot be split: {why})"
         raise exc
     loops = code_loops.enclosing(cache.code, index)
-    if loops:
+    # a `while` test on data whose loop peels its first iteration breaks at the test itself (the
+    # resume function entering the loop peels it), unless the loop is inside another one
+    at_test = getattr(exc, "split_at_test", False) and len(loops) == 1 and index not in loops[0].body
+    if loops and not at_test:
         return _loop_split(cache, exc, loops[0])
     if getattr(exc, "stack_depth", None) is not None:       # a try/with block starts here
         try:

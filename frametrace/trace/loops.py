@@ -36,9 +36,10 @@ from ..ir.graph import Node
 from ..ir.ops.loops import LoopBody, written_values
 from ..ir.registry import get_op
 from ..ir.subgraph import SubgraphBuilder
+from ..resume import code_loops
 from ..logs import get_logger
 from . import errstate
-from .branches import and_, if_convert, index_condition, returns, truth_value
+from .branches import if_convert, returns
 from .counted_while import constant_trips, recognise, verify_bottom
 from .loop_values import PoisonVariable, carried_type, kind_text, type_key, variable
 from .variables.array import ArrayVariable
@@ -156,72 +157,14 @@ def trace_for(tx, ins, it: RangeLoopIterator) -> None:
         env.exit_loop_index(index)
 
 
-# ----------------------------------------------------------------------------- while loops
-
-def while_exit(tx, ins):
-    """For a conditional jump at `ins`: (header, exit index) if it is the entry test of a while
-    loop (the jump leaves to just after a back edge to a header after it), else None."""
-    target = tx.offset_to_index.get(ins.argval)
-    here = tx.ip - 1
-    if target is None or target <= here:
-        return None
-    back = tx.instructions[target - 1]
-    back_target = tx.offset_to_index.get(back.argval) if isinstance(back.argval, int) else None
-    if back.opname not in pyversion.UNCONDITIONAL_JUMPS and back.opname not in pyversion.POP_JUMPS:
-        return None
-    if back_target is None or not (here < back_target <= target - 1):
-        return None
-    return back_target, target
-
-
-def trace_while(tx, ins, cond, header: int, exit_ip: int) -> None:
-    """A data-dependent entry test of a while loop: the loop as one node carrying `go`."""
-    key = loop_key(tx, header)
-    if tx.output.loop_plan.get(key, "loop") == "unroll":
-        raise Unsupported("a while loop on array data that cannot be a loop node", kind="data_dependent",
-                          context=f"bool({cond.describe()})")
-    entry = _LoopContext(tx, "while", header, exit_ip, entry=True)
-    entry.go = truth_value(tx, cond, not pyversion.POP_JUMPS[ins.opname])
-    tx.output.loop_stack.append(entry)
-    try:
-        _run_to(tx, header, stop_at_exit=exit_ip)        # the rest of the entry test
-    finally:
-        tx.output.loop_stack.pop()
-    if tx.ip >= exit_ip:
-        return                                           # a constant part of the test is false
-    _build(tx, key, header=header, exit_ip=exit_ip, kind="while", head=(entry.go,), index=None)
-
+# ----------------------------------------------------------------------------- branches in bodies
 
 def handles_jump(tx, ins, cond) -> bool:
-    """A conditional jump on array data: a while loop's test, a while loop, or an `if` inside a
-    loop body (if-converted). False: not ours (the caller asks for its truth: a graph break)."""
-    if not config.loop_nodes:
-        return False
-    if _counted_test(tx, ins, cond):
-        return True
-    if isinstance(cond, SymNumberVariable):
-        cond = index_condition(tx, cond)
-        if cond is None:
-            return False
-    if not isinstance(cond, ArrayVariable):
-        return False
-    jump_if = pyversion.POP_JUMPS[ins.opname]
-    target = tx.offset_to_index.get(ins.argval)
+    """A conditional jump on array data (`cond`) that no `while` loop took over
+    (trace/while_loops.py): an `if` inside a `for` loop body (if-converted). False: not ours
+    (the caller asks for its truth: a graph break)."""
     ctx = tx.output.loop_stack[-1] if tx.output.loop_stack else None
-    if ctx is not None and ctx.tx is tx and ctx.kind == "while":
-        if target == ctx.exit_ip:                        # leave when the jump is taken
-            ctx.go = and_(tx, ctx.go, truth_value(tx, cond, not jump_if))
-            ctx.in_test = True
-            return True
-        if target == ctx.header and not ctx.entry:       # 3.11: the bottom test jumps back
-            ctx.go = and_(tx, ctx.go, truth_value(tx, cond, jump_if))
-            tx.ip = ctx.header
-            return True
-    found = while_exit(tx, ins)
-    if found is not None:
-        trace_while(tx, ins, cond, *found)
-        return True
-    if ctx is not None and not ctx.entry:
+    if ctx is not None:
         try:
             if_convert(tx, ins, cond)
         except Unsupported as exc:
@@ -230,8 +173,7 @@ def handles_jump(tx, ins, cond) -> bool:
             # the peeled first iteration cannot leave early as a loop node does: unroll instead
             _restart(tx, loop_key(tx, ctx.header), "unroll", _why(exc))
         return True
-    if ctx is None:
-        _short_loop_as_node(tx)
+    _short_loop_as_node(tx)
     return False
 
 
@@ -255,13 +197,14 @@ def _counted_test(tx, ins, cond) -> bool:
         if target == ctx.header:
             tx.ip = ctx.header
         return True
-    if jump_if is not False or isinstance(cond, ArrayVariable) or (ctx is not None and ctx.entry):
+    if jump_if is not False or isinstance(cond, ArrayVariable):
         return False
-    found = while_exit(tx, ins)
-    if found is None or found[0] != tx.ip:
-        return False                                    # a test with more parts (`while i < n and ...`)
-    exits = [k for k in range(found[0]) if _jumps_to(tx, k, found[1])]
-    return exits == [tx.ip - 1] and _counted_entry(tx, ins, cond, *found)
+    here = tx.ip - 1
+    loop = next((lp for lp in reversed(code_loops.enclosing(tx.code, here)) if lp.kind == "while"), None)
+    if loop is None or here in loop.body or loop.header != tx.ip or target != loop.exit:
+        return False                                    # not the entry test, or one with more parts
+    exits = [k for k in range(loop.header) if _jumps_to(tx, k, loop.exit)]
+    return exits == [here] and _counted_entry(tx, ins, cond, loop.header, loop.exit)
 
 
 def _is_bottom(tx, ctx, target, jump_if) -> bool:
@@ -307,11 +250,10 @@ def _counted_entry(tx, ins, cond, header, exit_ip, peeled=False) -> bool:
 # ----------------------------------------------------------------------------- the body
 
 class _LoopContext:
-    def __init__(self, tx, kind, header, exit_ip, entry=False):
+    def __init__(self, tx, kind, header, exit_ip):
         self.tx, self.kind, self.header, self.exit_ip = tx, kind, header, exit_ip
-        self.entry = entry              # while: the entry test before the loop, not the body
         self.go = None                  # while: the bool deciding the next iteration
-        self.in_test = False            # while: past a data-dependent exit test (only tests follow)
+        self.paths = None               # while: the paths of the iteration being traced (trace/paths.py)
         self.counter = None             # a counted while loop: its Counter (trace/counted_while.py)
         self.index = None               # ... and the index symbol standing for the counter
         self.closed = False             # ... its bottom test was reached and checked
@@ -319,7 +261,9 @@ class _LoopContext:
         self.brk = None                 # for: the bool that holds when the iteration broke out
 
 
-def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None):
+def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, iterate=None):
+    """The loop at `header` as one node; `iterate(tx, ctx)` traces the body of a `while`
+    (trace/while_loops.py), which sets ctx.go."""
     body_start = header + 1
     back = max((i for i in range(body_start, exit_ip) if _jumps_to(tx, i, header)), default=None)
     if back is None:
@@ -367,9 +311,10 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None):
         elif kind == "for":
             tx.stack.append(wrap_number(_symint(tx, index)))
             tx.ip = body_start
+        if iterate is not None:
+            iterate(tx, ctx)
         else:
-            tx.ip = header
-        _run_to(tx, header, stop_at_exit=None, first=True)
+            _run_to(tx, header, first=True)
         if kind == "while" and ctx.go is None:
             raise Unsupported("a while loop whose condition is not data-dependent inside it", kind="loop")
         if counter is not None and not ctx.closed:
@@ -418,23 +363,17 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None):
              len(body_builder.captured), len(graph.nodes))
 
 
-def _run_to(tx, header, stop_at_exit, first=False):
+def _run_to(tx, header, first=False):
     """Step until control comes back to `header` (the end of an iteration)."""
     ctx = tx.output.loop_stack[-1] if tx.output.loop_stack else None
     while first or tx.ip != header:
         first = False
-        if stop_at_exit is not None and tx.ip >= stop_at_exit:
-            return
         if tx.ip in tx.region_starts and not errstate.trace_block(tx):
             raise Unsupported("a try/with block inside a loop body", kind="loop")
-        if returns(tx) and (ctx is None or not ctx.entry):
+        if returns(tx):
             raise Unsupported("`return` inside a loop body", kind="loop")
-        if ctx is not None and ctx.tx is tx and not ctx.entry and (tx.ip >= ctx.exit_ip or tx.ip < ctx.header):
+        if ctx is not None and ctx.tx is tx and (tx.ip >= ctx.exit_ip or tx.ip < ctx.header):
             raise Unsupported("`break`, `return` or a jump out of the loop body", kind="loop")
-        if ctx is not None and ctx.tx is tx and ctx.in_test and \
-                tx.instructions[tx.ip].opname.startswith(("STORE_", "DELETE_")):
-            raise Unsupported("code after a data-dependent exit test of a while loop", kind="loop",
-                              hints=("compute the loop condition at the top of the loop body",))
         tx.step()
 
 
@@ -554,3 +493,6 @@ def _where(key):
     code, offset = key
     return f"{code.co_name} ({code.co_filename.rsplit('/', 1)[-1]}, offset {offset})"
 
+
+# what trace/while_loops.py builds `while` loop nodes with
+LoopContext, build, restart, why, counted_test = _LoopContext, _build, _restart, _why, _counted_test

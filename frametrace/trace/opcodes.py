@@ -15,7 +15,7 @@ from .variables.constant import ConstantVariable, SymNumberVariable
 from .variables.containers import (DictVariable, ListIteratorVariable, ListVariable, SliceVariable,
                                    TupleVariable, constant_key)
 from .variables.functions import NestedUserFunctionVariable
-from . import errstate, loops
+from . import errstate, loops, while_loops
 from .opcodes_py312 import BoundMethodVariable, VersionedOpcodes
 
 
@@ -319,7 +319,7 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
 
     def _pop_jump(self, ins):
         value = self.pop()
-        if loops.handles_jump(self, ins, value):
+        if while_loops.handles_jump(self, ins, value):
             return                                   # a loop test, a loop, or an if in a loop body
         if value.truth(self) == pyversion.POP_JUMPS[ins.opname]:
             self.jump(ins.argval)

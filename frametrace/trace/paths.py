@@ -1,0 +1,199 @@
+"""One iteration of a `while` loop traced as predicated paths (if-conversion of any forward flow).
+
+Inside an iteration (trace/while_loops.py) every conditional jump on array data forks the trace:
+both sides are traced, each under the bool value that says it is the side Python takes (its
+*predicate*: writes into arrays are predicated on it, GraphBuilder.push_predicate). Paths that
+reach the same instruction are merged there before it runs: a value they hold differently
+becomes `select(predicate, a, b)`. Paths run in the order of their instruction (the first copy
+of the loop's test, which only a `continue` reaches inside the loop, counts as coming after the
+body), so every path that can reach an instruction has reached it when it runs: any pattern of
+`if`/`elif`, `and`/`or`, `continue` and `break` meets this way, nested or not.
+
+A path ends when it comes back to the loop's header (the next iteration runs) or leaves the loop
+(its test is false, `break`, or CPython 3.12+'s copy of the code after the loop). The iteration's
+result: the paths that ended, merged, and `go`, the bool saying a path that reached the header is
+the one Python takes.
+
+Not supported (Unsupported: the loop is not a node): a path that leaves the loop elsewhere (a
+`return` in its body), a backward jump while paths are apart (a loop unrolled inside one
+branch), an array value that differs between paths (`np.where` says what to keep), a value
+whose type differs between paths.
+"""
+from __future__ import annotations
+
+from .. import pyversion
+from ..errors import Unsupported
+from . import errstate
+from .branches import merge_values, truth_value
+
+
+class Path:
+    """Where one path of the iteration is (`ip`), under which predicate (None: always), with
+    its own locals and stack."""
+    __slots__ = ("ip", "pred", "locals", "stack")
+
+    def __init__(self, ip, pred, locals_, stack):
+        self.ip, self.pred, self.locals, self.stack = ip, pred, locals_, stack
+
+
+class Paths:
+    """The paths of one iteration of `loop` (resume/code_loops.CodeLoop) traced by `tx`."""
+
+    def __init__(self, tx, loop):
+        self.tx, self.loop = tx, loop
+        self.pending: dict = {}            # rank of an instruction -> paths waiting to run it
+        self.ended: list = []              # (reached the header?, Path)
+        self.current: Path | None = None
+        self.forked = False
+
+    # -- running ------------------------------------------------------------------------------------
+    def run(self, first: Path | None = None) -> tuple:
+        """Trace the iteration from `first` (or from the paths a fork already made) to its end:
+        (go, the merged end state as a Path). go: a bool value, or True when every path that
+        Python may take comes back to the header."""
+        tx = self.tx
+        output = tx.output
+        output.side_effects.frozen += 1     # a Python side effect would happen whichever path runs
+        try:
+            if first is not None:
+                self._advance(first, at_start=True)
+            while self.pending:
+                rank = min(self.pending)
+                self._advance(self._merge(self.pending.pop(rank)))
+        finally:
+            output.side_effects.frozen -= 1
+        return self._finish()
+
+    def fork(self, ins, cond) -> None:
+        """A conditional jump on data at `ins` (the current path's instruction): both sides go on
+        as paths of their own."""
+        tx, path = self.tx, self.current
+        bb = tx.output.builder
+        taken = truth_value(tx, cond, pyversion.POP_JUMPS[ins.opname])
+        not_taken = bb.emit("logical_not", taken)
+        for pred, ip in ((taken, tx.offset_to_index[ins.argval]), (not_taken, tx.ip)):
+            if path.pred is not None:
+                pred = bb.emit("logical_and", path.pred, pred)
+            self._add(Path(ip, pred, dict(tx.locals), list(tx.stack)))
+        self.forked = True
+
+    def _advance(self, path: Path, at_start=False) -> None:
+        tx, loop = self.tx, self.loop
+        bb = tx.output.builder
+        tx.locals, tx.stack, tx.ip = path.locals, path.stack, path.ip
+        self.current = path
+        while True:
+            if not at_start:
+                end = self._end(tx.ip)
+                if end is not None:
+                    self.ended.append((end, Path(tx.ip, path.pred, tx.locals, tx.stack)))
+                    return
+                if self.pending and self._rank(tx.ip) >= min(self.pending):
+                    self._add(Path(tx.ip, path.pred, tx.locals, tx.stack))   # others may reach it first
+                    return
+            at_start = False
+            if tx.ip in tx.region_starts and not errstate.trace_block(tx):
+                raise Unsupported("a try/with block inside a `while` loop's body", kind="loop")
+            before = tx.ip
+            self.forked = False
+            if path.pred is not None:
+                bb.push_predicate(path.pred)
+            try:
+                tx.step()
+            finally:
+                if path.pred is not None:
+                    bb.pop_predicate()
+            if self.forked:
+                return                                   # the fork made the paths that go on
+            if self.pending and tx.ip <= before and loop.contains(tx.ip) and tx.ip != loop.header:
+                raise Unsupported("a loop inside one branch of a data-dependent `if` in a `while` body",
+                                  kind="loop")
+
+    def _end(self, ip):
+        """True: the path is at the header (the next iteration); False: it left the loop for its
+        exit; None: it goes on."""
+        loop = self.loop
+        if ip == loop.header:
+            return True
+        if loop.contains(ip):
+            return None
+        if same_code(self.tx, ip, loop.exit):
+            return False
+        raise Unsupported("a `return` (or a jump elsewhere than after the loop) inside a `while` loop",
+                          kind="loop", hints=("compute the result after the loop",))
+
+    def _rank(self, ip) -> int:
+        # the first copy of the test (before the header) runs after the body: a `continue` reaches it
+        return ip if ip >= self.loop.header else ip + len(self.tx.instructions)
+
+    def _add(self, path: Path) -> None:
+        self.pending.setdefault(self._rank(path.ip), []).append(path)
+
+    # -- merging ------------------------------------------------------------------------------------
+    def _merge(self, paths: list) -> Path:
+        """The paths at one instruction as one: values they hold differently are selected."""
+        if len(paths) == 1:
+            return paths[0]
+        tx = self.tx
+        bb = tx.output.builder
+        if any(len(p.stack) != len(paths[0].stack) for p in paths):
+            raise Unsupported("paths of a `while` body meet with different stacks", kind="loop")
+        pred = None
+        if all(p.pred is not None for p in paths):
+            pred = paths[0].pred
+            for p in paths[1:]:
+                pred = bb.emit("logical_or", pred, p.pred)
+        names = set().union(*(p.locals for p in paths))
+        merged_locals = {name: self._merge_value([p.locals.get(name) for p in paths], paths, name)
+                         for name in names}
+        stack = [self._merge_value([p.stack[k] for p in paths], paths, "a value on the stack")
+                 for k in range(len(paths[0].stack))]
+        return Path(paths[0].ip, pred, merged_locals, stack)
+
+    def _merge_value(self, values, paths, name):
+        from .loop_values import PoisonVariable
+        first = values[0]
+        if all(v is first for v in values):
+            return first
+        if any(v is None or isinstance(v, PoisonVariable) for v in values):
+            return PoisonVariable(name)                 # assigned on some paths only
+        out = values[-1]
+        for v, p in zip(reversed(values[:-1]), reversed(paths[:-1])):
+            out = out if v is out else merge_values(self.tx, self.tx.output.builder, p.pred, v, out, name)
+        return out
+
+    def _finish(self) -> tuple:
+        if not self.ended:
+            raise Unsupported("a `while` loop's iteration never ends", kind="loop")
+        bb = self.tx.output.builder
+        state = self._merge([p for _, p in self.ended])
+        nexts = [p for again, p in self.ended if again]
+        if not nexts:
+            go = False
+        elif any(p.pred is None for p in nexts):
+            go = True
+        else:
+            go = nexts[0].pred
+            for p in nexts[1:]:
+                go = bb.emit("logical_or", go, p.pred)
+        self.tx.locals, self.tx.stack = state.locals, state.stack
+        return go, state
+
+
+def same_code(tx, a, b, limit=64) -> bool:
+    """The code at instruction `a` does what the code at `b` does: it is `b`, it jumps to `b`, or
+    it is a copy of it up to a return (CPython 3.12+ copies a short exit block into each `break`,
+    after a NOP for the `break` itself)."""
+    ins = tx.instructions
+    while a != b and a < len(ins) and ins[a].opname == "NOP":
+        a += 1
+    if a == b or (ins[a].opname in pyversion.UNCONDITIONAL_JUMPS and tx.offset_to_index.get(ins[a].argval) == b):
+        return True
+    for k in range(min(limit, len(ins) - max(a, b))):
+        x, y = ins[a + k], ins[b + k]
+        if x.opname != y.opname or x.argval != y.argval or x.opname in pyversion.UNCONDITIONAL_JUMPS or \
+                x.opname in pyversion.POP_JUMPS or x.opname.startswith(("FOR_ITER", "JUMP", "SEND")):
+            return False
+        if x.opname in pyversion.RETURNS:
+            return True
+    return False

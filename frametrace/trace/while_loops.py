@@ -1,0 +1,157 @@
+"""`while` loops on array data: one loop node (ir/ops/loops.py, kind "while"), bounded in any case.
+
+A `while` loop whose test or body branches on array data becomes `loop(go, *carried, ...)`, whose
+body is ONE iteration traced once, from the loop's header (resume/code_loops.py: the first
+instruction of its body) until control comes back to the header or leaves the loop. Inside it
+every branch on data forks the trace into predicated paths that merge where their code meets
+(trace/paths.py): `if`/`elif`, `and`/`or` in tests, `continue` and `break` need no special form.
+The body returns the carried values where its paths ended, merged, and `go` (a path came back to
+the header).
+
+Where the loop node starts:
+  * a test on data before the loop (`while err > tol:` with `err` computed from arrays): the rest
+    of the test runs as paths; `go` is the test;
+  * otherwise the first iteration is traced as straight code (a test the trace decided, `err =
+    1.0; while err > tol:`, or a resume function that starts inside the loop), and at its first
+    branch on data the rest of that iteration runs as paths in the enclosing graph: this peeled
+    iteration is where values settle their types (`udiff = 1.0` becomes a np.float64, `t = 0.0`
+    becomes `t + dt`), so the loop node after it carries the types they keep.
+
+The loop's plan (output.loop_plan, keyed by its header) after a failed attempt:
+  "peel"   the node's values change type in its first iteration and its test is on data: the
+           frame breaks at that test, and the resume function that enters the loop peels it;
+  any other decision (a graph break or anything the node cannot trace): the frame splits before
+           the loop and it runs in Python with its callees compiled (trace/graph_break.py).
+Neither makes what is compiled grow with the trip count.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import pyversion
+from ..config import config
+from ..errors import Unsupported
+from ..resume import code_loops
+from . import loops
+from .branches import index_condition
+from .paths import Path, Paths
+from .variables.array import ArrayVariable
+from .variables.constant import SymNumberVariable
+
+log = loops.log
+
+
+def handles_jump(tx, ins, cond) -> bool:
+    """A conditional jump (the value popped): True when a loop took it over (a loop test, a
+    loop node, a branch of a loop body); False: the caller asks for its truth (a guard, or a
+    graph break on data)."""
+    if not config.loop_nodes:
+        return False
+    if loops.counted_test(tx, ins, cond):
+        return True
+    data = _data_condition(tx, cond)
+    if data is None:
+        return False
+    here = tx.ip - 1
+    ctx = tx.output.loop_stack[-1] if tx.output.loop_stack else None
+    own = ctx is not None and ctx.tx is tx
+    if own and getattr(ctx, "paths", None) is not None and ctx.paths.loop.contains(here):
+        inner = _innermost(tx, here)
+        if inner is None or inner.header == ctx.header or inner.kind == "for":
+            ctx.paths.fork(ins, data)                   # a branch of the iteration being traced
+            return True
+    loop = _innermost(tx, here)
+    if loop is not None and loop.kind == "while" and not (own and ctx.header == loop.header):
+        _trace_while(tx, ins, data, loop)
+        return True
+    return loops.handles_jump(tx, ins, data)
+
+
+def _data_condition(tx, cond):
+    """The condition as a value of the graph (an array, a NumPy or run-time Python scalar), or
+    None when the trace decides it (a constant, a size: a guard at most)."""
+    if isinstance(cond, SymNumberVariable):
+        return index_condition(tx, cond)
+    return cond if isinstance(cond, ArrayVariable) else None
+
+
+def _innermost(tx, index):
+    found = code_loops.enclosing(tx.code, index)
+    return found[-1] if found else None
+
+
+# ----------------------------------------------------------------------------- the loop node
+
+def _trace_while(tx, ins, cond, loop) -> None:
+    """A branch on data in `loop`'s test before it runs, or in its first iteration traced as
+    straight code: the rest of that runs as paths, then the loop node (or the plan's fallback)."""
+    key = loops.loop_key(tx, loop.header)
+    plan = tx.output.loop_plan.get(key, "loop")
+    here = tx.ip - 1
+    entry = here not in loop.body                       # the first copy of the test, before the loop
+    what = f"the `while` loop at line {_line(tx, loop)}"
+    if plan == "peel" and entry:
+        exc = Unsupported(f"{what} changes the type of a value in its first iteration: the frame breaks at "
+                          "its test", kind="loop", context=f"bool({cond.describe()})")
+        exc.split_at_test = True                        # trace/graph_break.py: not before the loop
+        raise exc
+    if plan not in ("loop", "peel"):
+        raise Unsupported(f"{what} cannot be a loop node ({_reason(tx, key)})", kind="loop",
+                          context=f"bool({cond.describe()})")
+    _wrap_arguments(tx, loop)
+    bb = tx.output.builder
+    paths = Paths(tx, loop)
+    ctx = loops.LoopContext(tx, "while_peel", loop.header, loop.exit)
+    ctx.paths = paths
+    tx.output.loop_stack.append(ctx)
+    try:
+        paths.current = Path(here + 1, None, tx.locals, tx.stack)
+        paths.fork(ins, cond)
+        go, _ = paths.run()
+    except Unsupported as exc:
+        loops.restart(tx, key, "unroll", loops.why(exc))
+    finally:
+        tx.output.loop_stack.pop()
+    if go is False:
+        tx.ip = loop.exit                               # no path comes back: the loop is over
+        return
+    if go is True:
+        loops.restart(tx, key, "unroll", "the loop never ends (no path leaves it)")
+    if bb.predicates:                                   # a loop inside a branch of an enclosing body
+        go = bb.emit("logical_and", bb.predicates[-1], go)
+    loops.build(tx, key, header=loop.header, exit_ip=loop.exit, kind="while", head=(go,), index=None,
+                iterate=lambda tx_, ctx_: _iterate(tx_, ctx_, loop))
+
+
+def _iterate(tx, ctx, loop) -> None:
+    """The body of the loop node: one iteration from the header (loops.build calls this)."""
+    paths = Paths(tx, loop)
+    ctx.paths = paths
+    go, _ = paths.run(Path(loop.header, None, tx.locals, tx.stack))
+    if go is True:
+        raise Unsupported("the loop never ends (no path leaves it)", kind="loop")
+    ctx.go = go if go is not False else tx.output.builder.emit("py_scalar", np.bool_(False))
+
+
+def _wrap_arguments(tx, loop) -> None:
+    """Arguments the loop reads or writes are wrapped now: each path has its own locals, and
+    an argument wrapped on one path only would be unbound on the others."""
+    names = set()
+    for i in loop.body | set(range(loop.start, loop.header)):
+        ins = tx.instructions[i]
+        if ins.opname in pyversion.LOCAL_NAME_OPS:
+            names.add(ins.argval)
+        elif ins.opname in pyversion.LOCAL_PAIR_OPS:
+            names.update(ins.argval)
+    for name in sorted(names):
+        if name not in tx.locals and name in tx.lazy:
+            tx.locals[name] = tx.wrap_value(*tx.lazy.pop(name))
+
+
+def _line(tx, loop) -> int:
+    return tx.instructions[loop.start].positions.lineno or tx.code.co_firstlineno
+
+
+def _reason(tx, key) -> str:
+    notes = [reason for k, _, reason in tx.output.loop_notes if k == key]
+    return notes[-1] if notes else "see FRAMETRACE_LOGS=loops"
