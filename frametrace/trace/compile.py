@@ -63,6 +63,7 @@ def _trace(cache, values, options, frame_state, stop_index=None, loop_plan=None)
             if plan.get(restart.key) == restart.decision:
                 raise Unsupported(f"loop could not be traced: {restart.reason}", kind="loop") from None
             plan[restart.key] = restart.decision
+            plan[("why", restart.key)] = restart.reason         # for the logs of the traces after
 
 
 def _trace_once(cache, values, options, frame_state, stop_index, loop_plan):

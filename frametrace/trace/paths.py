@@ -25,6 +25,7 @@ from .. import pyversion
 from ..errors import Unsupported
 from . import errstate
 from .branches import merge_values, truth_value
+from .loop_values import PoisonVariable, kind_text, type_key
 
 
 class Path:
@@ -100,12 +101,18 @@ class Paths:
                 bb.push_predicate(path.pred)
             try:
                 tx.step()
+            except Unsupported as exc:
+                if not exc.location:                     # where in the body (the loop's log says it)
+                    loc = tx.location()
+                    exc.location, exc.source_line = loc.short(), loc.source_line
+                raise
             finally:
                 if path.pred is not None:
                     bb.pop_predicate()
             if self.forked:
                 return                                   # the fork made the paths that go on
-            if self.pending and tx.ip <= before and loop.contains(tx.ip) and tx.ip != loop.header:
+            if self.pending and self._rank(tx.ip) <= self._rank(before) and loop.contains(tx.ip) and \
+                    tx.ip != loop.header:
                 raise Unsupported("a loop inside one branch of a data-dependent `if` in a `while` body",
                                   kind="loop")
 
@@ -151,7 +158,6 @@ class Paths:
         return Path(paths[0].ip, pred, merged_locals, stack)
 
     def _merge_value(self, values, paths, name):
-        from .loop_values import PoisonVariable
         first = values[0]
         if all(v is first for v in values):
             return first
@@ -159,8 +165,24 @@ class Paths:
             return PoisonVariable(name)                 # assigned on some paths only
         out = values[-1]
         for v, p in zip(reversed(values[:-1]), reversed(paths[:-1])):
-            out = out if v is out else merge_values(self.tx, self.tx.output.builder, p.pred, v, out, name)
+            if v is out:
+                continue
+            try:
+                out = merge_values(self.tx, self.tx.output.builder, p.pred, v, out, name)
+            except Unsupported as exc:
+                if exc.kind == "loop_type":
+                    exc.explanation = (f"{name} is {kind_text(type_key(v))} on one path and "
+                                       f"{kind_text(type_key(out))} on another")
+                self._locate(exc, paths[0].ip)
+                raise
         return out
+
+    def _locate(self, exc, ip) -> None:
+        """Name the line where paths meet (or end) in an error raised while merging them."""
+        if not exc.location and ip < len(self.tx.instructions):
+            ins = self.tx.instructions[ip]
+            line = ins.positions.lineno if ins.positions else None
+            exc.location = f"{self.tx.code.co_filename}:{line or self.tx.code.co_firstlineno}"
 
     def _finish(self) -> tuple:
         if not self.ended:

@@ -32,8 +32,10 @@ from .. import pyversion
 from ..config import config
 from ..errors import Unsupported
 from ..resume import code_loops
+from ..resume.liveness import live_before
 from . import loops
 from .branches import index_condition
+from .loop_values import PoisonVariable
 from .paths import Path, Paths
 from .variables.array import ArrayVariable
 from .variables.constant import SymNumberVariable
@@ -96,7 +98,7 @@ def _trace_while(tx, ins, cond, loop) -> None:
         exc.split_at_test = True                        # trace/graph_break.py: not before the loop
         raise exc
     if plan not in ("loop", "peel"):
-        raise Unsupported(f"{what} cannot be a loop node ({_reason(tx, key)})", kind="loop",
+        raise Unsupported(f"{what} cannot be a loop node: {_reason(tx, key)}", kind="loop",
                           context=f"bool({cond.describe()})")
     _wrap_arguments(tx, loop)
     bb = tx.output.builder
@@ -119,6 +121,7 @@ def _trace_while(tx, ins, cond, loop) -> None:
         loops.restart(tx, key, "unroll", "the loop never ends (no path leaves it)")
     if bb.predicates:                                   # a loop inside a branch of an enclosing body
         go = bb.emit("logical_and", bb.predicates[-1], go)
+    _drop_temporaries(tx, loop)
     loops.build(tx, key, header=loop.header, exit_ip=loop.exit, kind="while", head=(go,), index=None,
                 iterate=lambda tx_, ctx_: _iterate(tx_, ctx_, loop))
 
@@ -131,6 +134,18 @@ def _iterate(tx, ctx, loop) -> None:
     if go is True:
         raise Unsupported("the loop never ends (no path leaves it)", kind="loop")
     ctx.go = go if go is not False else tx.output.builder.emit("py_scalar", np.bool_(False))
+
+
+def _drop_temporaries(tx, loop) -> None:
+    """Locals the loop writes that are dead where its body starts and where it ends (a value the
+    body computes and only its test reads): not carried by the node (resume/liveness.py)."""
+    at_header, at_exit = live_before(tx.code, loop.header), live_before(tx.code, loop.exit)
+    for i in loop.body:
+        ins = tx.instructions[i]
+        if ins.opname in pyversion.LOCAL_NAME_OPS or ins.opname in pyversion.LOCAL_PAIR_OPS:
+            for name in (ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)):
+                if name in tx.locals and name not in at_header and name not in at_exit:
+                    tx.locals[name] = PoisonVariable(name)
 
 
 def _wrap_arguments(tx, loop) -> None:
@@ -153,5 +168,4 @@ def _line(tx, loop) -> int:
 
 
 def _reason(tx, key) -> str:
-    notes = [reason for k, _, reason in tx.output.loop_notes if k == key]
-    return notes[-1] if notes else "see FRAMETRACE_LOGS=loops"
+    return tx.output.loop_plan.get(("why", key)) or "see FRAMETRACE_LOGS=loops"
