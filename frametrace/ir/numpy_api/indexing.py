@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import NumpyError, Unsupported
+from ...shapes import is_symbolic
+from ..fake import FakeScalar
 from ..graph import IndexSlice
 from ..ops.indexing import index_is_scalar, is_identity_index, normalize_index
 from .advanced import advanced_getitem, advanced_setitem, is_advanced
@@ -51,10 +53,31 @@ def _one_element_view(b, x, canon):
     return view
 
 
+def _run_time_ints(b, x, index):
+    """A full integer index with run-time Python ints (a counter carried by a `while` loop
+    node, `x[k]`, `x[i, k]`): each such int as an int64 NumPy scalar, an integer array index
+    selecting the same element with the same IndexError (x[k] of a 2-d x is a view: not this)."""
+    entries = index if isinstance(index, tuple) else (index,)
+    if not any(is_proxy(e) and isinstance(e.fake, FakeScalar) and e.fake.pytype is int for e in entries) or \
+            len(entries) != x.ndim or not all(_is_int_entry(e) for e in entries):
+        return index
+    out = tuple(b.emit("astype", e, dtype=np.dtype(np.int64)) if is_proxy(e) and not is_array(e) else e
+                for e in entries)
+    return out if isinstance(index, tuple) else out[0]
+
+
+def _is_int_entry(e) -> bool:
+    if is_proxy(e):
+        return isinstance(e.fake, FakeScalar) and e.fake.pytype is int or (is_array(e) and e.scalar and
+                                                                             e.dtype.kind in "iu")
+    return isinstance(e, (int, np.integer)) and not isinstance(e, (bool, np.bool_)) or is_symbolic(e)
+
+
 def getitem(b, x, index):
     """x[index] for basic indices: a view (or a NumPy scalar for a full integer index);
     a boolean mask or an integer index array goes to data_dependent.array_index."""
     x = _target(x, "subscriptable")
+    index = _run_time_ints(b, x, index)
     if is_proxy(index):
         return array_index(b, x, index)
     if is_advanced(index):
@@ -75,6 +98,7 @@ def setitem(b, x, index, value):
         name = x.dtype.type.__name__ if is_array(x) else x.fake.pytype.__name__
         raise NumpyError(TypeError(f"'{name}' object does not support item assignment"))
     x = _target(x, "subscriptable")
+    index = _run_time_ints(b, x, index)
     if is_proxy(index) or is_advanced(index):
         return advanced_setitem(b, x, index, value)
     value = check_operand(value, "setitem")
