@@ -46,6 +46,7 @@ class Paths:
         self.ended: list = []              # (reached the header?, Path)
         self.current: Path | None = None
         self.forked = False
+        self.siblings: dict = {}           # id(predicate of one side of a fork) -> (other side, parent)
 
     # -- running ------------------------------------------------------------------------------------
     def run(self, first: Path | None = None) -> tuple:
@@ -70,12 +71,15 @@ class Paths:
         as paths of their own."""
         tx, path = self.tx, self.current
         bb = tx.output.builder
-        taken = truth_value(tx, cond, pyversion.POP_JUMPS[ins.opname])
-        not_taken = bb.emit("logical_not", taken)
-        for pred, ip in ((taken, tx.offset_to_index[ins.argval]), (not_taken, tx.ip)):
-            if path.pred is not None:
-                pred = bb.emit("logical_and", path.pred, pred)
-            self._add(Path(ip, pred, dict(tx.locals), list(tx.stack)))
+        holds = truth_value(tx, cond, True)
+        fails = bb.emit("logical_not", holds)
+        taken, not_taken = (holds, fails) if pyversion.POP_JUMPS[ins.opname] else (fails, holds)
+        if path.pred is not None:
+            taken, not_taken = (bb.emit("logical_and", path.pred, p) for p in (taken, not_taken))
+        self.siblings[id(taken)] = (not_taken, path.pred)
+        self.siblings[id(not_taken)] = (taken, path.pred)
+        self._add(Path(tx.offset_to_index[ins.argval], taken, dict(tx.locals), list(tx.stack)))
+        self._add(Path(tx.ip, not_taken, dict(tx.locals), list(tx.stack)))
         self.forked = True
 
     def _advance(self, path: Path, at_start=False) -> None:
@@ -141,21 +145,35 @@ class Paths:
         """The paths at one instruction as one: values they hold differently are selected."""
         if len(paths) == 1:
             return paths[0]
-        tx = self.tx
-        bb = tx.output.builder
         if any(len(p.stack) != len(paths[0].stack) for p in paths):
             raise Unsupported("paths of a `while` body meet with different stacks", kind="loop")
-        pred = None
-        if all(p.pred is not None for p in paths):
-            pred = paths[0].pred
-            for p in paths[1:]:
-                pred = bb.emit("logical_or", pred, p.pred)
+        pred = self._either([p.pred for p in paths])
         names = set().union(*(p.locals for p in paths))
         merged_locals = {name: self._merge_value([p.locals.get(name) for p in paths], paths, name)
                          for name in names}
         stack = [self._merge_value([p.stack[k] for p in paths], paths, "a value on the stack")
                  for k in range(len(paths[0].stack))]
         return Path(paths[0].ip, pred, merged_locals, stack)
+
+    def _either(self, preds):
+        """The predicate of "one of these paths": both sides of a fork make the path it forked
+        (None: always), so code after an `if` runs unpredicated again; else their `or`."""
+        preds = list(preds)
+        joined = True
+        while joined and len(preds) > 1:
+            joined = False
+            for a in preds:
+                other, parent = self.siblings.get(id(a), (None, None))
+                if other is not None and any(b is other for b in preds):
+                    preds = [b for b in preds if b is not a and b is not other] + [parent]
+                    joined = True
+                    break
+        if any(p is None for p in preds):
+            return None
+        out = preds[0]
+        for p in preds[1:]:
+            out = self.tx.output.builder.emit("logical_or", out, p)
+        return out
 
     def _merge_value(self, values, paths, name):
         first = values[0]
@@ -187,17 +205,11 @@ class Paths:
     def _finish(self) -> tuple:
         if not self.ended:
             raise Unsupported("a `while` loop's iteration never ends", kind="loop")
-        bb = self.tx.output.builder
         state = self._merge([p for _, p in self.ended])
         nexts = [p for again, p in self.ended if again]
-        if not nexts:
-            go = False
-        elif any(p.pred is None for p in nexts):
+        go = self._either([p.pred for p in nexts]) if nexts else False
+        if go is None:
             go = True
-        else:
-            go = nexts[0].pred
-            for p in nexts[1:]:
-                go = bb.emit("logical_or", go, p.pred)
         self.tx.locals, self.tx.stack = state.locals, state.stack
         return go, state
 
