@@ -8,9 +8,10 @@ from ..ir.verify import unbacked_definitions, used_symbols
 
 def eliminate_dead_code(graph) -> int:
     """Remove unused nodes in place, in loop bodies too (a body's outputs are its roots). Kept
-    even when unused: mutations (they write into live buffers), nodes that may raise at run time (`int_array ** -1`: NumPy raises whether or
-    not the result is used; see `registry.may_raise`), and the node defining an unbacked size
-    (`np.ones_like(a[a > 0])` needs the count of the mask, not its selection)."""
+    even when unused: mutations (they write into live buffers), nodes that may raise at run time
+    (`int_array ** -1`: NumPy raises whether or not the result is used; see
+    `registry.may_raise`), and the node defining an unbacked size (`np.ones_like(a[a > 0])`
+    needs the count of the mask, not its selection)."""
     removed = 0
     for node in graph.nodes:                    # loop bodies first: what they no longer read
         if node.op == "loop":
