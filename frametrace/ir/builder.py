@@ -123,6 +123,8 @@ class GraphBuilder:
                 and not _quiet_python(op, args):
             args = tuple(self._harmless(a, op) for a in args)
         if self.predicates and get_op(op).kind == "mutation":
+            if op == "index_put" and not attrs.get("masked"):
+                return self._predicated_index_put(*args, **attrs)
             if op != "assign":
                 raise Unsupported(f"{op} under a data-dependent condition", kind="loop",
                                   hints=("write with `x[...] = value`, or compute the value with np.where",))
@@ -152,6 +154,16 @@ class GraphBuilder:
 
     def pop_predicate(self) -> None:
         self.predicates = self.predicates[:-1]
+
+    def _predicated_index_put(self, x, value, *arrays, entries):
+        """`x[idx] = value` inside a branch: `x[idx] = where(taken, value, x[idx])` (the value cast
+        to x's dtype first, as the assignment casts it); where the branch is not taken the same
+        elements are written back, repeated indices included."""
+        old = self._emit("index", x, *arrays, entries=entries)
+        if _value_dtype(value) != x.dtype:
+            value = self._emit("astype", value, dtype=x.dtype)
+        value = self._emit("where", self.predicates[-1], value, old)
+        return self._emit("index_put", x, value, *arrays, entries=entries)
 
     def _harmless(self, a, op: str):
         """`a` where the current branch is taken, a value no op reports an error on elsewhere."""
@@ -200,8 +212,9 @@ class GraphBuilder:
         pass
 
 
-# the harmless operand value of ops for which 1 is not (arctanh(1) = inf reports "divide")
-_HARMLESS = {"arctanh": 0}
+# the harmless operand value of ops for which 1 is not (arctanh(1) = inf reports "divide"; an
+# int cast to an index, x[k] with a run-time k, is in bounds at 0 wherever x has an element)
+_HARMLESS = {"arctanh": 0, "astype": 0}
 # Python's own arithmetic on Python scalars that never raises (`2.0 * t`, `i + 1`): no harmless
 # operands needed (the division family raises ZeroDivisionError, `**` OverflowError)
 _QUIET_PYTHON_OPS = frozenset({"add", "subtract", "multiply", "negative", "positive", "absolute", "less",
