@@ -52,7 +52,7 @@ def unknown_call_in_while(x):
 
 def nested_break(x, n, m):
     total = x * 0
-    for i in range(n):
+    for _ in range(n):
         j = 0
         while j < m:
             total = total + step(x) * j
