@@ -37,22 +37,61 @@ class Path:
         self.ip, self.pred, self.locals, self.stack = ip, pred, locals_, stack
 
 
-class Paths:
-    """The paths of one iteration of `loop` (resume/code_loops.CodeLoop) traced by `tx`."""
+class LoopIteration:
+    """The region of one iteration of `loop` (resume/code_loops.CodeLoop): a path ends at the
+    header ("next") or where it leaves the loop for its exit ("exit")."""
 
-    def __init__(self, tx, loop):
-        self.tx, self.loop = tx, loop
+    def __init__(self, loop):
+        self.loop = loop
+
+    def end(self, tx, ip):
+        loop = self.loop
+        if ip == loop.header:
+            return "next"
+        if loop.contains(ip):
+            return None
+        if same_code(tx, ip, loop.exit):
+            return "exit"
+        raise Unsupported("a `return` (or a jump elsewhere than after the loop) inside a `while` loop",
+                          kind="loop", hints=("compute the result after the loop",))
+
+    def rank(self, tx, ip) -> int:
+        # the first copy of the test (before the header) runs after the body: a `continue` reaches it
+        return ip if ip >= self.loop.header else ip + len(tx.instructions)
+
+    def loops_back(self, ip) -> bool:
+        """A jump to `ip` that is not to a later instruction starts another pass of a loop."""
+        return self.loop.contains(ip) and ip != self.loop.header
+
+
+class FunctionRest:
+    """The region of the rest of an inlined function, from a branch on data inside it: a path
+    ends at a `return` (the function's value is the returned values, merged)."""
+
+    def end(self, tx, ip):
+        return "return" if tx.instructions[ip].opname in pyversion.RETURNS else None
+
+    def rank(self, tx, ip) -> int:
+        return ip
+
+    def loops_back(self, ip) -> bool:
+        return True
+
+
+class Paths:
+    """The paths of a region of the code `tx` traces (a LoopIteration or a FunctionRest)."""
+
+    def __init__(self, tx, region):
+        self.tx, self.region = tx, region
         self.pending: dict = {}            # rank of an instruction -> paths waiting to run it
-        self.ended: list = []              # (reached the header?, Path)
+        self.ended: list = []              # (how it ended: "next", "exit", "return"; Path)
         self.current: Path | None = None
         self.forked = False
         self.siblings: dict = {}           # id(predicate of one side of a fork) -> (other side, parent)
 
     # -- running ------------------------------------------------------------------------------------
-    def run(self, first: Path | None = None) -> tuple:
-        """Trace the iteration from `first` (or from the paths a fork already made) to its end:
-        (go, the merged end state as a Path). go: a bool value, or True when every path that
-        Python may take comes back to the header."""
+    def run(self, first: Path | None = None) -> None:
+        """Trace the region from `first` (or from the paths a fork already made) to its end."""
         tx = self.tx
         output = tx.output
         output.side_effects.frozen += 1     # a Python side effect would happen whichever path runs
@@ -64,7 +103,8 @@ class Paths:
                 self._advance(self._merge(self.pending.pop(rank)))
         finally:
             output.side_effects.frozen -= 1
-        return self._finish()
+        if not self.ended:
+            raise Unsupported("a region of a loop body that never ends", kind="loop")
 
     def fork(self, ins, cond) -> None:
         """A conditional jump on data at `ins` (the current path's instruction): both sides go on
@@ -83,13 +123,13 @@ class Paths:
         self.forked = True
 
     def _advance(self, path: Path, at_start=False) -> None:
-        tx, loop = self.tx, self.loop
+        tx, region = self.tx, self.region
         bb = tx.output.builder
         tx.locals, tx.stack, tx.ip = path.locals, path.stack, path.ip
         self.current = path
         while True:
             if not at_start:
-                end = self._end(tx.ip)
+                end = region.end(tx, tx.ip)
                 if end is not None:
                     self.ended.append((end, Path(tx.ip, path.pred, tx.locals, tx.stack)))
                     return
@@ -115,27 +155,11 @@ class Paths:
                     bb.pop_predicate()
             if self.forked:
                 return                                   # the fork made the paths that go on
-            if self.pending and self._rank(tx.ip) <= self._rank(before) and loop.contains(tx.ip) and \
-                    tx.ip != loop.header:
-                raise Unsupported("a loop inside one branch of a data-dependent `if` in a `while` body",
-                                  kind="loop")
-
-    def _end(self, ip):
-        """True: the path is at the header (the next iteration); False: it left the loop for its
-        exit; None: it goes on."""
-        loop = self.loop
-        if ip == loop.header:
-            return True
-        if loop.contains(ip):
-            return None
-        if same_code(self.tx, ip, loop.exit):
-            return False
-        raise Unsupported("a `return` (or a jump elsewhere than after the loop) inside a `while` loop",
-                          kind="loop", hints=("compute the result after the loop",))
+            if self.pending and self._rank(tx.ip) <= self._rank(before) and region.loops_back(tx.ip):
+                raise Unsupported("a loop inside one branch of a data-dependent `if`", kind="loop")
 
     def _rank(self, ip) -> int:
-        # the first copy of the test (before the header) runs after the body: a `continue` reaches it
-        return ip if ip >= self.loop.header else ip + len(self.tx.instructions)
+        return self.region.rank(self.tx, ip)
 
     def _add(self, path: Path) -> None:
         self.pending.setdefault(self._rank(path.ip), []).append(path)
@@ -202,16 +226,28 @@ class Paths:
             line = ins.positions.lineno if ins.positions else None
             exc.location = f"{self.tx.code.co_filename}:{line or self.tx.code.co_firstlineno}"
 
-    def _finish(self) -> tuple:
-        if not self.ended:
-            raise Unsupported("a `while` loop's iteration never ends", kind="loop")
+    # -- results ------------------------------------------------------------------------------------
+    def iteration(self) -> tuple:
+        """(go, the merged end state): go is a bool value, True when every path that Python may
+        take comes back to the header, False when none does. tx's locals and stack are left at
+        the merged end state."""
         state = self._merge([p for _, p in self.ended])
-        nexts = [p for again, p in self.ended if again]
+        nexts = [p for how, p in self.ended if how == "next"]
         go = self._either([p.pred for p in nexts]) if nexts else False
         if go is None:
             go = True
         self.tx.locals, self.tx.stack = state.locals, state.stack
         return go, state
+
+    def returned(self):
+        """The value the function returns: the values its paths return, merged."""
+        from .variables.constant import ConstantVariable
+        values, paths = [], []
+        for _, p in self.ended:
+            ins = self.tx.instructions[p.ip]
+            values.append(p.stack[-1] if ins.opname == "RETURN_VALUE" else ConstantVariable(ins.argval))
+            paths.append(p)
+        return self._merge_value(values, paths, "the returned value")
 
 
 def same_code(tx, a, b, limit=64) -> bool:

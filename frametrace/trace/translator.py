@@ -64,6 +64,7 @@ class InstructionTranslator(OpcodeHandlers):
         self.lineno = code.co_firstlineno
         self.depth = 0 if parent is None else parent.depth + 1
         self.locals_dict = None               # 3.11/3.12: the one dict locals() refreshes and returns
+        self.function_paths = None            # an inlined function's branches on data, as paths (trace/while_loops.py)
         self.region_starts = frozenset()      # root only: try/with blocks split the frame there
         if pyversion.has_exception_table(code) and parent is None:
             self.region_starts = _region_starts(self.instructions, code)

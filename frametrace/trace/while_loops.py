@@ -36,7 +36,7 @@ from ..resume.liveness import live_before
 from . import loops
 from .branches import index_condition
 from .loop_values import PoisonVariable
-from .paths import Path, Paths
+from .paths import FunctionRest, LoopIteration, Path, Paths
 from .variables.array import ArrayVariable
 from .variables.constant import SymNumberVariable
 
@@ -57,7 +57,7 @@ def handles_jump(tx, ins, cond) -> bool:
     here = tx.ip - 1
     ctx = tx.output.loop_stack[-1] if tx.output.loop_stack else None
     own = ctx is not None and ctx.tx is tx
-    if own and getattr(ctx, "paths", None) is not None and ctx.paths.loop.contains(here):
+    if own and getattr(ctx, "paths", None) is not None and ctx.paths.region.loop.contains(here):
         inner = _innermost(tx, here)
         if inner is None or inner.header == ctx.header or inner.kind == "for":
             ctx.paths.fork(ins, data)                   # a branch of the iteration being traced
@@ -66,7 +66,36 @@ def handles_jump(tx, ins, cond) -> bool:
     if loop is not None and loop.kind == "while" and not (own and ctx.header == loop.header):
         _trace_while(tx, ins, data, loop)
         return True
+    if loop is None and getattr(tx, "function_paths", None) is not None:
+        tx.function_paths.fork(ins, data)               # a branch of the callee's paths
+        return True
+    if loop is None and tx.parent is not None and tx.yielded is None and _called_in_a_while(tx):
+        _rest_of_callee(tx, ins, data)                  # returns from the callee (ReturnSignal)
     return loops.handles_jump(tx, ins, data)
+
+
+def _called_in_a_while(tx) -> bool:
+    """An inlined function called (maybe through others) from inside a `while` loop."""
+    caller = tx.parent
+    while caller is not None:
+        if any(lp.kind == "while" for lp in code_loops.enclosing(caller.code, caller.ip - 1)):
+            return True
+        caller = caller.parent
+    return False
+
+
+def _rest_of_callee(tx, ins, cond):
+    """A branch on data in a function a `while` loop calls (`def sign(v): if v > 0: return 1.0`):
+    the rest of the function runs as paths, and it returns what they return, merged."""
+    from .translator import ReturnSignal
+    paths = tx.function_paths = Paths(tx, FunctionRest())
+    try:
+        paths.current = Path(tx.ip, None, tx.locals, tx.stack)
+        paths.fork(ins, cond)
+        paths.run()
+    finally:
+        tx.function_paths = None
+    raise ReturnSignal(paths.returned())
 
 
 def _data_condition(tx, cond):
@@ -102,14 +131,15 @@ def _trace_while(tx, ins, cond, loop) -> None:
                           context=f"bool({cond.describe()})")
     _wrap_arguments(tx, loop)
     bb = tx.output.builder
-    paths = Paths(tx, loop)
+    paths = Paths(tx, LoopIteration(loop))
     ctx = loops.LoopContext(tx, "while_peel", loop.header, loop.exit)
     ctx.paths = paths
     tx.output.loop_stack.append(ctx)
     try:
         paths.current = Path(here + 1, None, tx.locals, tx.stack)
         paths.fork(ins, cond)
-        go, _ = paths.run()
+        paths.run()
+        go, _ = paths.iteration()
     except Unsupported as exc:
         loops.restart(tx, key, "unroll", loops.why(exc))
     finally:
@@ -128,9 +158,10 @@ def _trace_while(tx, ins, cond, loop) -> None:
 
 def _iterate(tx, ctx, loop) -> None:
     """The body of the loop node: one iteration from the header (loops.build calls this)."""
-    paths = Paths(tx, loop)
+    paths = Paths(tx, LoopIteration(loop))
     ctx.paths = paths
-    go, _ = paths.run(Path(loop.header, None, tx.locals, tx.stack))
+    paths.run(Path(loop.header, None, tx.locals, tx.stack))
+    go, _ = paths.iteration()
     if go is True:
         raise Unsupported("the loop never ends (no path leaves it)", kind="loop")
     ctx.go = go if go is not False else tx.output.builder.emit("py_scalar", np.bool_(False))

@@ -57,6 +57,7 @@ CASES = [
     (wp.nested, lambda: (RNG.random(12) * 100, 12)),
     (wp.smooth_until, lambda: (RNG.random(10), 1e-3)),
     (wp.clipped_step, lambda: (RNG.random(8) * 10, 1.0)),
+    (wp.integrate_clipped, lambda: (RNG.standard_normal(7) * 3, np.float64(1.5), 2.0)),
 ]
 
 

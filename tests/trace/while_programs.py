@@ -230,3 +230,26 @@ def guarded_drain(x, steps):
             total = total + 1.0
         k += 1
     return total, k
+
+
+def limiter(v, cap):
+    """A helper with a branch on data and a `return` on each side (with a Python float `cap` it
+    returns a float on one side and a np.float64 on the other, as Python does: the loop then
+    runs in Python; with a np.float64 `cap` it is if-converted)."""
+    if v > cap:
+        return cap
+    if v < -cap:
+        return -cap
+    return v
+
+
+def integrate_clipped(x, cap, t_end):
+    """A time loop calling a helper that branches on data: the helper is if-converted inline."""
+    t = x[0] * 0
+    acc = x[0] * 0
+    k = 0
+    while t < t_end:
+        acc = acc + limiter(x[k % x.shape[0]], cap)
+        t = t + 0.1
+        k += 1
+    return acc, k
