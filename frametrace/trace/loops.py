@@ -4,8 +4,9 @@ What becomes a loop node:
   * `for i in range(start, stop, step)` whose trip count is symbolic (a size, an int
     argument) or at least `config.loop_unroll_limit`; other loops (over tuples, lists, a
     small constant range: layer stacks) are unrolled as before;
-  * `while cond:` whose condition depends on array data (the entry test is traced before the
-    loop, the test at the bottom inside it: `go` is carried);
+  * `while` loops whose test or body branches on array data: trace/while_loops.py decides
+    where the node starts and traces its body as predicated paths (trace/paths.py), then
+    builds it here (`_build` with the body traced by its `iterate`);
   * `while i < n:` with a Python int counter `i += c` (trace/counted_while.py): the `for` loop
     node of `range(i, n, c)`, the counter being the index.
 
@@ -18,7 +19,9 @@ np.float64 on the first iteration) or unrolled. A data-dependent `if` inside the
 if-converted (trace/branches.py); carried-value types are trace/loop_values.py.
 Anything the body cannot do as a loop node (a graph break, a Python side effect, `break`,
 `return`, an unstable type) restarts the trace with this loop unrolled, and the logs say why
-(FRAMETRACE_LOGS=loops, or `+dynamo`-style `ft.set_logs(loops=logging.DEBUG)`).
+(FRAMETRACE_LOGS=loops, or `+dynamo`-style `ft.set_logs(loops=logging.DEBUG)`); a graph break
+inside an unrolled loop splits the frame before the loop, which then runs in Python
+(trace/graph_break.py).
 
 A restart is `LoopRestart`: trace/compile.py re-runs the trace with the new decision in
 `output.loop_plan`, keyed by (code object, offset of the loop header).

@@ -189,7 +189,9 @@ def test_loops_that_cannot_be_nodes_run_in_python_with_bounded_frames(fn, make):
     for _ in range(4):
         run_both(fn, *make(), f=f)
     s = ft.stats()
-    assert s.graph_breaks == 1 and s.frames_compiled <= 2 and s.eager_fallbacks == 0, s
+    # the frame and the code after the loop; that one again where a value's type after the loop
+    # depends on the data (`acc` a float or a np.float64): never a frame per iteration
+    assert s.graph_breaks == 1 and s.frames_compiled <= 3 and s.eager_fallbacks == 0, s
 
 
 def test_the_reason_names_the_loop_and_what_failed(caplog):
