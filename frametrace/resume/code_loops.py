@@ -39,7 +39,8 @@ class CodeLoop:
                                # `while`'s test (its header when the test is not copied)
     header: int                # FOR_ITER; the first instruction of a `while` body
     back: int                  # the last back edge to the header
-    exit: int                  # where the loop goes on when it ends without `break`/`return`
+    exit: int                  # where the loop goes on when it ends without `break`/`return` (see
+                               # _while_exit: 3.12+ may copy that code into each `break` instead)
     body: frozenset            # the instructions of its cycles
 
     def contains(self, index: int) -> bool:
@@ -110,8 +111,20 @@ def _find_loops(code) -> tuple:
             start = header - 1 if header and instrs[header - 1].opname == "GET_ITER" else header
             loops.append(CodeLoop("for", start, header, back, exit_, body))
         else:
-            loops.append(CodeLoop("while", starts[header], header, back, back + 1, body))
+            start = starts[header]
+            loops.append(CodeLoop("while", start, header, back, _while_exit(back, body, start, header, succ), body))
     return tuple(sorted(loops, key=lambda lp: (lp.start, -len(lp.body))))
+
+
+def _while_exit(back: int, body, start: int, header: int, succ) -> int:
+    """Where a `while` loop goes on when its test fails: the instruction after its last back
+    edge. CPython 3.12+ leaves none after `while True:` when the code after the loop is a short
+    `return`, copied into each `break`: the first of those copies then."""
+    leaving = sorted({t for i in body | set(range(start, header)) for t in succ[i]
+                      if t not in body and not start <= t < header})
+    if back + 1 in leaving or not leaving:
+        return back + 1
+    return leaving[0]
 
 
 def _natural_loop(header: int, sources, preds) -> frozenset:

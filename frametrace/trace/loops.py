@@ -264,11 +264,12 @@ class _LoopContext:
         self.brk = None                 # for: the bool that holds when the iteration broke out
 
 
-def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, iterate=None):
+def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, iterate=None, back=None):
     """The loop at `header` as one node; `iterate(tx, ctx)` traces the body of a `while`
-    (trace/while_loops.py), which sets ctx.go."""
+    (trace/while_loops.py), which sets ctx.go, and `back` is its last back edge."""
     body_start = header + 1
-    back = max((i for i in range(body_start, exit_ip) if _jumps_to(tx, i, header)), default=None)
+    if back is None:
+        back = max((i for i in range(body_start, exit_ip) if _jumps_to(tx, i, header)), default=None)
     if back is None:
         raise Unsupported("a loop without a back edge", kind="loop")
     # a `for` body runs to its exit: 3.12+ places a `break` block after the back edge

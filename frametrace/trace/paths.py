@@ -255,8 +255,12 @@ def same_code(tx, a, b, limit=64) -> bool:
     it is a copy of it up to a return (CPython 3.12+ copies a short exit block into each `break`,
     after a NOP for the `break` itself)."""
     ins = tx.instructions
+    if b >= len(ins):
+        return False
     while a != b and a < len(ins) and ins[a].opname == "NOP":
         a += 1
+    while a != b and b < len(ins) and ins[b].opname == "NOP":
+        b += 1
     if a == b or (ins[a].opname in pyversion.UNCONDITIONAL_JUMPS and tx.offset_to_index.get(ins[a].argval) == b):
         return True
     for k in range(min(limit, len(ins) - max(a, b))):

@@ -40,8 +40,6 @@ from .paths import FunctionRest, LoopIteration, Path, Paths
 from .variables.array import ArrayVariable
 from .variables.constant import SymNumberVariable
 
-log = loops.log
-
 
 def handles_jump(tx, ins, cond) -> bool:
     """A conditional jump (the value popped): True when a loop took it over (a loop test, a
@@ -153,7 +151,7 @@ def _trace_while(tx, ins, cond, loop) -> None:
         go = bb.emit("logical_and", bb.predicates[-1], go)
     _drop_temporaries(tx, loop)
     loops.build(tx, key, header=loop.header, exit_ip=loop.exit, kind="while", head=(go,), index=None,
-                iterate=lambda tx_, ctx_: _iterate(tx_, ctx_, loop))
+                iterate=lambda tx_, ctx_: _iterate(tx_, ctx_, loop), back=loop.back)
 
 
 def _iterate(tx, ctx, loop) -> None:
