@@ -21,7 +21,7 @@ from ...errors import Unsupported
 from ..builder import Proxy
 from ..fake import FakeArray, FakeScalar
 from ..ops.symbolic import is_symbolic
-from ..registry import NumpyCall, register
+from ..ops.opaque import register_opaque
 
 # math functions of one or two real numbers, by the Python type they return
 _MATH_INT = ("ceil", "floor", "trunc", "isqrt", "factorial", "gcd", "lcm", "comb", "perm")
@@ -45,25 +45,20 @@ def _scalar_operand(x, what: str) -> None:
         raise TypeError(f"{what}: expected a real scalar operand, got {x!r}")
 
 
-def _python_function(name: str, fn, pytype: type, doc: str):
-    def meta(*xs):
+def _operands_rule(what: str):
+    def rule(*xs):
         for x in xs:
-            _scalar_operand(x, doc)
-        return FakeScalar(pytype)
-
-    def ref(*xs):
-        return fn(*xs)
-    meta.__doc__ = doc
-    meta.__name__ = ref.__name__ = name
-    register(name, kind="opaque", ref=ref, may_raise=lambda node: True,
-             lowering=NumpyCall(doc, opaque=True))(meta)
+            _scalar_operand(x, what)
+        return ()
+    return rule
 
 
-_python_function("py_int", int, int, "int(v): Python's int() of a value computed in the graph")
+register_opaque("py_int", int, _operands_rule("int()"), pytype=int, probe_result=False,
+                doc="int(v): Python's int() of a value computed in the graph")
 for _name, _type in MATH_RESULT.items():
-    if hasattr(math, _name):                         # cbrt/exp2 are 3.11+, all here
-        _python_function(f"math_{_name}", getattr(math, _name), _type,
-                         f"math.{_name}: Python's math function of values computed in the graph")
+    if hasattr(math, _name):
+        register_opaque(f"math_{_name}", getattr(math, _name), _operands_rule(f"math.{_name}"), pytype=_type,
+                        probe_result=False, doc=f"math.{_name}: Python's function of values computed in the graph")
 
 
 def python_int(b, x: Proxy) -> Proxy:
