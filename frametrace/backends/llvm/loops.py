@@ -48,6 +48,7 @@ from ...ir.registry import get_op, may_raise
 from ...lower.loop_ir import (Acc, Affine, Arg, Buffer, Const, DataLoad, Kernel, Let, Load, Loop, Op, Slot, Store,
                               Update, Var, cast, walk_exprs)
 from ...lower.pointwise import SUPPORTED_DTYPES, NotLowerable, lower_elementwise, weak_node
+from .loop_arrays import ArrayBody, ArrayVal
 from .loop_call import NativeLoop, runs  # noqa: F401  (runs: the call counters, for tests)
 
 _PY_FLOAT_OPS = frozenset({"add", "subtract", "multiply", "negative", "positive", "absolute"})
@@ -58,7 +59,10 @@ _COMPARE = frozenset({"less", "less_equal", "greater", "greater_equal", "equal",
 # zero divisor leaves the kernel before the iteration's effects, the generic path runs the rest
 _PY_INT_OPS = {"add": "checked_add", "subtract": "checked_subtract", "multiply": "checked_multiply",
                "negative": "checked_negative", "floor_divide": "checked_floor_divide",
-               "remainder": "checked_remainder"}
+               "remainder": "checked_remainder", "left_shift": "checked_left_shift",
+               "right_shift": "checked_right_shift"}
+# ... and those exact on int64 (two's complement is Python's infinite one, cut at 64 bits)
+_PY_INT_EXACT = frozenset({"bitwise_and", "bitwise_or", "bitwise_xor", "invert", "positive"})
 
 
 class NotNative(Exception):
@@ -70,7 +74,9 @@ def native_loop(node: Node, name: str, object_abi: bool) -> NativeLoop:
     return _Builder(node, name).build(object_abi)
 
 
-class _Builder:
+class _Builder(ArrayBody):
+    NotNative = NotNative
+
     def __init__(self, node: Node, name: str):
         self.node, self.name = node, name
         self.buffers: list = []
@@ -88,6 +94,8 @@ class _Builder:
         self.inner_checks = 0         # ... of them in inner loops
         self.pre: list = []           # lets of checked ops for the statement being built
         self.free: set = set()        # top-level lets and carried values no write changes (_free)
+        self.store_log: list = []     # buffers of the array writes so far, in order (loop_arrays)
+        self.scratches: dict = {}     # buffer -> its scratch buffer (loop_arrays.assign_array)
 
     # -- arguments --------------------------------------------------------------------------------
     def slot(self, source_index, dtype: str, kind: str = "slot"):
@@ -198,6 +206,12 @@ class _Builder:
             self.env[inp] = ("buf", self.buffer(index, dt, inp.ndim, written), inp)
             self.sources[inp] = index
 
+    def scratch(self, buf: int, dt: str) -> int:
+        """A 1-d buffer as large as buffer `buf`'s array, allocated once per call."""
+        if buf not in self.scratches:
+            self.scratches[buf] = self.buffer(self.plan[buf][1], dt, 1, True, kind="scratch")
+        return self.scratches[buf]
+
     def _dim_slot(self, src, d):
         """The run-time extent of dim `d` of loop-node argument `src` (an array)."""
         self.slots.append(Slot(f"dim{len(self.slots)}", "int64"))
@@ -305,14 +319,47 @@ class _Builder:
     def _node(self, n: Node) -> list:
         op = get_op(n.op)
         if n.op == "getitem":
+            base = self.env.get(n.args[0])
+            if not (isinstance(base, tuple) and base[0] == "buf"):
+                arr = self._getitem_array(n)          # of an array value (a view of a view, ...)
+                if n.shape != ():
+                    self.env[n] = arr
+                    return []
+                if any(not (isinstance(e, int) and e == 0) for e in arr.shape) and \
+                        not all(isinstance(d, int) for d in arr.dims):
+                    raise NotNative("an element of a slice of symbolic length")
+                return self._let(n, self.element(arr, ()))
             if n.shape != ():
-                self.env[n] = ("view", n)     # only as the destination of an element write
+                if all(isinstance(d, int) and d == 1 for d in n.shape):
+                    self.env[n] = ("view", n)  # one element: an element write's destination, or a value
+                else:
+                    self.env[n] = self._getitem_array(n)
                 return []
             return self._let(n, self._element(n, n.args[0], n.attr("index")))
+        if n.op == "transpose" and self.array_of(n.args[0]) is not None:
+            self.env[n] = self._transpose_array(n)
+            return []
+        if n.op == "copy" and self.array_of(n.args[0]) is not None:
+            self.copy_array(n)
+            return []
+        if n.op in ("dot", "matmul"):
+            return self._take_checks() + self.dot_array(n)
+        if n.op in ("sum", "prod") and self.array_of(n.args[0]) is not None:
+            return self.sum_array(n)
+        if n.op == "assign" and isinstance(self.env.get(n.args[0]), ArrayVal):
+            dst, src = n.args
+            value = None
+            if self.array_of(src) is None:
+                value = self._stored_value(src, self.env[dst].dtype)
+            stmts = self.assign_array(self.env[dst], src, value)
+            return self._take_checks() + stmts
         if n.op == "assign":
             dst, src = n.args
             if not (isinstance(dst, Node) and dst.op == "getitem"):
                 raise NotNative("a write that is not to one element")
+            if self.array_of(src) is not None:
+                stmts = self.assign_array(self._getitem_array(dst), src, None)
+                return self._take_checks() + stmts
             load = self._element(dst, dst.args[0], dst.attr("index"), store=True)
             _, buf, _inp = self.env[dst.args[0]]
             if not self.buffers[buf].written:
@@ -351,7 +398,11 @@ class _Builder:
             if n.op in _COMPARE:                  # Python ints compare exactly as int64s
                 return self._let(n, Op(n.op, "bool", tuple(args)))
             return self._let(n, self.checked(_PY_INT_OPS[n.op], args))
-        if op.kind != "elementwise" or may_raise(n):
+        if n.op in _PY_INT_EXACT and n.dtype is not None and n.dtype.kind in "iu" and all(_py_int(a) for a in n.args):
+            args = [cast(self.expr(a) if self.expr(a) is not None else _constant(a, "int64"), "int64")
+                    for a in n.args]
+            return self._let(n, args[0] if n.op == "positive" else Op(n.op, "int64", tuple(args)))
+        if op.kind != "elementwise" or may_raise(n) and not _nep50_only(n):
             raise NotNative(f"{n.op} in the body")
         if n.dtype is None or n.dtype.name not in SUPPORTED_DTYPES:
             raise NotNative(f"dtype {n.dtype}")
@@ -359,11 +410,49 @@ class _Builder:
             raise NotNative(f"Python int arithmetic ({n.op})")
         if weak_node(n) and n.dtype.kind == "f" and n.op not in _PY_FLOAT_OPS:
             raise NotNative(f"Python float {n.op}")
+        exact = self._weak_int_compare(n)
+        if exact is not None:
+            return self._let(n, exact)
+        scalars = self._weak_operands(n)
+        if any(self.array_of(a) is not None for a in n.args):
+            self.elementwise_array(n, scalars)
+            return self._take_checks()
         try:
-            value = lower_elementwise(n, [self.expr(a) for a in n.args])
+            value = lower_elementwise(n, scalars)
         except (NotLowerable, KeyError, TypeError) as exc:
             raise NotNative(f"{n.op}: {exc}") from None
-        return self._let(n, value)
+        return self._take_checks() + self._let(n, value)
+
+    def _weak_int_compare(self, n: Node):
+        """A comparison of a Python int with a NumPy integer (not uint64): exact, as NumPy 2
+        compares them whatever the Python int's size (`np.uint8(3) < 300` is True)."""
+        if n.op not in _COMPARE or len(n.args) != 2 or any(isinstance(a, Node) and a.shape != () for a in n.args):
+            return None
+        kinds = [("weak" if _py_int(a) else a.dtype.kind if isinstance(a, Node) and a.dtype.name != "uint64"
+                  else None) for a in n.args]
+        if "weak" not in kinds or not all(k in ("weak", "i", "u", "b") for k in kinds) or kinds == ["weak", "weak"]:
+            return None
+        args = [cast(self.expr(a) if self.expr(a) is not None else _constant(a, "int64"), "int64")
+                for a in n.args]
+        return Op(n.op, "bool", tuple(args))
+
+    def _weak_operands(self, n: Node) -> list:
+        """The operands' expressions; a Python int value meeting a narrower NumPy integer is
+        range-checked first: NumPy raises OverflowError where a cast would wrap (NEP 50), and
+        the generic path raises it."""
+        out = []
+        strong = [a.dtype for a in n.args if isinstance(a, Node) and not _py_int(a)]
+        target = np.result_type(*strong) if strong and all(d.kind in "iu" for d in strong) else None
+        narrow = target is not None and target.name != "int64" and n.op not in _COMPARE
+        for a in n.args:
+            e = self.expr(a)
+            if narrow and isinstance(a, Node) and a.shape == () and _py_int(a) and a.dtype.kind != "b":
+                info = np.iinfo(target)
+                e = self._checked_let(self.checked("checked_range", (
+                    cast(e, "int64"), Const(max(int(info.min), -2 ** 63), "int64"),
+                    Const(min(int(info.max), 2 ** 63 - 1), "int64"))))
+            out.append(e)
+        return out
 
     def _element(self, n: Node, base, index, store=False) -> Load:
         """The element `base[index]` reads (or, `store`: writes: `x[i] = v` is the one-element
@@ -499,6 +588,8 @@ class _Builder:
                 self.env[inp] = outer
         for k in body.writes:
             entry = self.env[body.graph.inputs[len(carried) + k]]
+            if isinstance(entry, ArrayVal) and entry.view is not None:
+                entry = ("buf", entry.view[0])
             if not (isinstance(entry, tuple) and self.buffers[entry[1]].written):
                 raise NotNative("an inner loop writes an array the outer loop does not")
         var = self._loop_var()
@@ -516,6 +607,25 @@ def _hoist(stmts, free) -> list:
     the kernel before the iteration's first write, however the body orders them."""
     first = [s for s in stmts if isinstance(s, Let) and s.name in free]
     return first + [s for s in stmts if not (isinstance(s, Let) and s.name in free)]
+
+
+def _nep50_only(n: Node) -> bool:
+    """An elementwise op whose only way to raise is NEP 50's OverflowError for a run-time
+    Python int out of its NumPy integer operand's range (range-checked: _weak_operands), or
+    none at all (a comparison, exact)."""
+    if n.op == "power" or all(_py_int(a) for a in n.args):
+        return False
+    return not _unproven_broadcast(n)
+
+
+def _unproven_broadcast(n: Node) -> bool:
+    for a in n.args:
+        if isinstance(a, Node) and a.dtype is not None:
+            off = len(n.shape) - a.ndim
+            if off < 0 or any(not (d == 1 or d == o or sympy.sympify(d) == sympy.sympify(o))
+                              for d, o in zip(a.shape, n.shape[off:])):
+                return True
+    return False
 
 
 def _py_int(a) -> bool:

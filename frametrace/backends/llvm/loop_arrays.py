@@ -1,0 +1,279 @@
+"""Small arrays in native loop bodies: slices whose bounds move with the loop indices
+(`A[i, :j]`, `A[:j, j]`, `np.flip(y[:k])`), their elementwise arithmetic, dot products and
+sums of them, and writes into them (`y[:k] += alpha * np.flip(y[:k])`, `C[i, :i + 1] *= beta`)
+become inner loops of the native loop kernel (loops.py): no kernel launch, allocation or
+Python step per iteration.
+
+An array value of the body is an `ArrayVal`: its extents (affine in the loop indices and
+sizes) and a function from an index to the scalar expression of the element there. Nothing
+is materialised where it is defined; the value is read where it is used:
+
+    a view of a captured array   a load through its index map, at the time of use (NumPy's
+                                 views see every write made before the use)
+    an elementwise result        the op applied to its operands' elements; it must see the
+                                 arrays as they were where it was computed, so it is refused
+                                 (NotNative) when an array it reads was written in between
+    dot(a, b), a @ b (1-d)       an accumulator and a loop over the common extent
+    sum / prod (whole array)     an accumulator and a loop nest
+    dst[...] = src, dst op= src  a loop nest of stores
+
+A write whose value reads the destination array at other positions (`y[:k] = y[:k][::-1]`)
+computes every value into a scratch buffer first, then copies (NumPy evaluates the right-hand
+side before it writes); the scratch buffer is allocated once per call, as large as the
+destination's base array.
+
+Float dot products and sums are reassociated (`red_add`: they vectorise) within the tolerance
+README's "What 'same result as NumPy' means" states; float32 accumulates in float64 and rounds
+once. Integer ones wrap as NumPy's do.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import sympy
+
+from ...ir.graph import IndexSlice, Node
+from ...lower.loop_ir import Acc, Affine, Const, DataLoad, Let, Load, Loop, Op, Store, Update, Var, cast, walk_exprs
+from ...lower.pointwise import NotLowerable, lower_elementwise
+from ...lower.views import broadcast_index, broadcast_ok
+from ...shapes.minmax import start_if_nonempty
+
+_SUMS = {"sum": ("red_add", "add", 0), "prod": ("red_mul", "multiply", 1)}
+
+
+@dataclass(eq=False)
+class ArrayVal:
+    shape: tuple                 # Affine extent per dimension
+    dims: tuple                  # the graph node's shape (ints / sympy): broadcasting rules
+    at: Callable                 # tuple[Affine] -> the scalar expression of that element
+    dtype: str
+    view: tuple | None = None    # (buffer, index map): a view of a captured array (writable)
+    epoch: int | None = None     # a computed value: how many writes preceded it
+
+
+class ArrayBody:
+    """The builder's array methods (mixed into loops._Builder, which provides `affine`,
+    `expr`, `env`, `buffers`, `_let`, `_loop_var`, `_dim_slot` and the NotNative error)."""
+
+    # -- values -----------------------------------------------------------------------------------
+    def _extent(self, d) -> Affine:
+        if isinstance(d, int):
+            return Affine(const=d)
+        d = sympy.sympify(d)
+        # a length clamped at 0 (`Max(0, j - 1)`): a loop up to a negative stop runs no iteration
+        if isinstance(d, sympy.Max) and len(d.args) == 2 and sympy.S.Zero in d.args:
+            d = next(a for a in d.args if a != 0)
+        return self.affine(d)
+
+    def _buffer_array(self, entry) -> ArrayVal:
+        _, buf, inp = entry
+        shape = []
+        for d, ext in enumerate(inp.shape):
+            try:
+                shape.append(self._extent(ext))
+            except self.NotNative:
+                shape.append(Affine(syms=((self._dim_slot(self.sources[inp], d), 1),)))
+        dt = self.buffers[buf].dtype
+        return ArrayVal(tuple(shape), inp.shape, lambda idx: Load(buf, tuple(idx), dt), dt,
+                        view=(buf, tuple))
+
+    def array_of(self, a) -> ArrayVal | None:
+        """The ArrayVal of graph value `a`; None for a scalar."""
+        if not isinstance(a, Node):
+            return None
+        e = self.env.get(a)
+        if isinstance(e, ArrayVal):
+            return e
+        if isinstance(e, tuple) and e[0] == "buf":
+            return self._buffer_array(e)
+        if isinstance(e, tuple) and e[0] == "view":           # a one-element view
+            return self._getitem_array(e[1])
+        return None
+
+    def _written_since(self, v: ArrayVal, value) -> None:
+        """A computed value read after a write into an array it reads: refused."""
+        if v.epoch is None:
+            return
+        since = set(self.store_log[v.epoch:])
+        if since and any(isinstance(x, Load) and x.buf in since for x in walk_exprs(value)):
+            raise self.NotNative("an array value read after a write into an array it was computed from")
+
+    def element(self, v: ArrayVal, idx: tuple):
+        value = v.at(idx)
+        self._written_since(v, value)
+        return value
+
+    # -- views ------------------------------------------------------------------------------------
+    def _getitem_array(self, n: Node) -> ArrayVal:
+        base = self.array_of(n.args[0])
+        if base is None:
+            raise self.NotNative("a slice of a scalar")
+        index = n.attr("index")
+        if not isinstance(index, tuple):
+            raise self.NotNative(f"index {index!r}")
+        parts, kept = [], 0                      # per base dim: ("slice", start, step) | ("at", Affine)
+        for e in index:
+            if e is None:
+                parts.append(("new",))
+            elif isinstance(e, IndexSlice):
+                if not isinstance(e.step, int) or e.start is None:
+                    raise self.NotNative(f"slice {e}")
+                start = start_if_nonempty(e.start, base.dims[kept], e.step)
+                parts.append(("slice", Affine(const=start) if isinstance(start, int) else self.affine(start),
+                              e.step))
+                kept += 1
+            elif isinstance(e, (int, sympy.Basic)) and not isinstance(e, bool):
+                parts.append(("at", Affine(const=e) if isinstance(e, int) else self.affine(e)))
+                kept += 1
+            else:
+                raise self.NotNative(f"index {e!r} in the body")
+        if kept > len(base.shape):
+            raise self.NotNative("too many indices")
+        parts += [("slice", Affine(), 1)] * (len(base.shape) - kept)
+
+        def parent(idx):
+            out, k = [], 0
+            for p in parts:
+                if p[0] == "new":
+                    k += 1
+                elif p[0] == "slice":
+                    out.append(p[1] + idx[k].scale(p[2]))
+                    k += 1
+                else:
+                    out.append(p[1])
+            return tuple(out)
+
+        shape = tuple(self._extent(d) for d in n.shape)
+        view = None if base.view is None else (base.view[0], lambda idx, m=base.view[1]: m(parent(idx)))
+        return ArrayVal(shape, n.shape, lambda idx: base.at(parent(idx)), base.dtype, view, base.epoch)
+
+    def _transpose_array(self, n: Node) -> ArrayVal:
+        base = self.array_of(n.args[0])
+        axes = n.attr("axes")
+
+        def parent(idx):
+            out = [None] * len(axes)
+            for k, ax in enumerate(axes):
+                out[ax] = idx[k]
+            return tuple(out)
+        view = None if base.view is None else (base.view[0], lambda idx, m=base.view[1]: m(parent(idx)))
+        return ArrayVal(tuple(self._extent(d) for d in n.shape), n.shape, lambda idx: base.at(parent(idx)),
+                        base.dtype, view, base.epoch)
+
+    # -- computed values --------------------------------------------------------------------------
+    def _operand_at(self, a, arr, n: Node, idx):
+        if arr is None:
+            return a
+        return arr.at(broadcast_index(arr.dims, idx))
+
+    def elementwise_array(self, n: Node, scalars: list) -> None:
+        """n (elementwise, some operand an array): a computed ArrayVal. `scalars[k]` is the
+        expression of a scalar operand (None for a Python constant), already range-checked."""
+        arrays = [self.array_of(a) for a in n.args]
+        for a, arr in zip(n.args, arrays):
+            if arr is not None and not broadcast_ok(a.shape, n.shape):
+                raise self.NotNative(f"{n.op} broadcasting a dimension not known to be 1")
+        epochs = [arr.epoch for arr in arrays if arr is not None and arr.epoch is not None]
+        epoch = min(epochs + [len(self.store_log)])
+
+        def at(idx):
+            exprs = [self._operand_at(s, arr, n, idx) for s, arr in zip(scalars, arrays)]
+            return lower_elementwise(n, exprs)
+        try:
+            at(tuple(Affine.var(f"_p{k}") for k in range(n.ndim)))
+        except (NotLowerable, KeyError, TypeError) as exc:
+            raise self.NotNative(f"{n.op}: {exc}") from None
+        self.env[n] = ArrayVal(tuple(self._extent(d) for d in n.shape), n.shape, at, n.dtype.name, None, epoch)
+
+    def copy_array(self, n: Node) -> None:
+        """np.copy / x.copy(): the values as they are now."""
+        arr = self.array_of(n.args[0])
+        self.env[n] = ArrayVal(arr.shape, arr.dims, arr.at, arr.dtype, None, len(self.store_log)
+                               if arr.epoch is None else arr.epoch)
+
+    def _acc(self, dt: str):
+        acc_dt = "float64" if dt == "float32" else dt
+        name = f"r{self.lets}"
+        self.lets += 1
+        return name, acc_dt
+
+    def dot_array(self, n: Node) -> list:
+        """dot / matmul of two 1-d arrays: an accumulator over their common extent."""
+        a, b = (self.array_of(x) for x in n.args[:2])
+        if a is None or b is None or len(a.shape) != 1 or len(b.shape) != 1 or n.shape != ():
+            raise self.NotNative(f"{n.op} of arrays other than two vectors")
+        dt = n.dtype.name
+        if n.dtype.kind not in "iuf":
+            raise self.NotNative(f"{n.op} of {dt}")
+        name, acc_dt = self._acc(dt)
+        var = self._loop_var()
+        k = (Affine.var(var),)
+        prod = Op("multiply", acc_dt, (cast(self.element(a, k), acc_dt), cast(self.element(b, k), acc_dt)))
+        add = "red_add" if n.dtype.kind == "f" else "add"
+        body = [Update(name, Op(add, acc_dt, (Var(name, acc_dt), prod)))]
+        stmts = [Acc(name, acc_dt, Const(0, acc_dt)), Loop(var, Op("affine", "int64", (a.shape[0],)), body)]
+        return stmts + self._let(n, cast(Var(name, acc_dt), dt))
+
+    def sum_array(self, n: Node) -> list:
+        """sum / prod of a whole array: an accumulator over a loop nest."""
+        arr = self.array_of(n.args[0])
+        axis = n.attr("axis")
+        if arr is None or n.shape != () or (axis is not None and tuple(sorted(
+                (axis,) if isinstance(axis, int) else axis)) != tuple(range(len(arr.shape)))) or \
+                any(n.attr(k) is not None for k in ("initial", "where", "out")):
+            raise self.NotNative(f"{n.op} other than of a whole array")
+        dt = n.dtype.name
+        if n.dtype.kind not in "iuf":
+            raise self.NotNative(f"{n.op} of {dt}")
+        red_f, red_i, identity = _SUMS[n.op]
+        name, acc_dt = self._acc(dt)
+        vars_ = [self._loop_var() for _ in arr.shape]
+        x = cast(self.element(arr, tuple(Affine.var(v) for v in vars_)), acc_dt)
+        body = [Update(name, Op(red_f if n.dtype.kind == "f" else red_i, acc_dt, (Var(name, acc_dt), x)))]
+        for v, ext in reversed(list(zip(vars_, arr.shape))):
+            body = [Loop(v, Op("affine", "int64", (ext,)), body)]
+        return [Acc(name, acc_dt, Const(identity, acc_dt))] + body + self._let(n, cast(Var(name, acc_dt), dt))
+
+    # -- writes -----------------------------------------------------------------------------------
+    def assign_array(self, dst: ArrayVal, src, src_value) -> list:
+        """dst[...] = src: a loop nest of stores. `src_value` is the expression of a scalar
+        `src` (already cast to the destination's dtype), None for an array."""
+        if dst.view is None:
+            raise self.NotNative("a write into an array value the loop computes")
+        buf, vmap = dst.view
+        if not self.buffers[buf].written:
+            raise self.NotNative("a write into an array the loop does not declare written")
+        dt = self.buffers[buf].dtype
+        vars_ = [self._loop_var() for _ in dst.shape]
+        idx = tuple(Affine.var(v) for v in vars_)
+        where = vmap(idx)
+        if src_value is not None:
+            value = src_value
+        else:
+            arr = self.array_of(src)
+            if not broadcast_ok(src.shape, dst.dims):
+                raise self.NotNative("a write broadcasting a dimension not known to be 1")
+            value = cast(self.element(arr, broadcast_index(arr.dims, idx)), dt)
+        overlap = any(isinstance(x, Load) and x.buf == buf and (isinstance(x, DataLoad) or x.index != where)
+                      for x in walk_exprs(value))
+        self.stored = True
+        self.store_log.append(buf)
+        if not overlap:
+            return _nest(vars_, dst.shape, [Store(buf, where, value)])
+        if len(dst.shape) != 1:
+            raise self.NotNative("a write of a 2-d slice reading its own destination elsewhere")
+        scratch = self.scratch(buf, dt)
+        copy_var = self._loop_var()
+        first = _nest(vars_, dst.shape, [Store(scratch, idx, value)])
+        back = Store(buf, vmap((Affine.var(copy_var),)), Load(scratch, (Affine.var(copy_var),), dt))
+        return first + _nest([copy_var], dst.shape, [back])
+
+
+def _nest(vars_, extents, body) -> list:
+    for v, ext in reversed(list(zip(vars_, extents))):
+        body = [Loop(v, Op("affine", "int64", (ext,)), body)]
+    return body
+
+
+__all__ = ["ArrayBody", "ArrayVal", "Let"]
