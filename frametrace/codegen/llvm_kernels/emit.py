@@ -398,6 +398,8 @@ class FunctionEmitter:
         nest = None if self.tiny else loop_order.reorderable(lp, self.k.buffers)
         if nest is not None:                    # in the operands' memory order (loop_order.py)
             loop_order.emit_nest(self, nest)
+            written = _stored_buffers(lp.body)
+            self.cse = {e: v for e, v in self.cse.items() if not (isinstance(e, Load) and e.buf in written)}
         else:
             self.loop_in(lp, *self.bounds(lp))
 
