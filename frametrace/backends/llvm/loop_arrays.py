@@ -44,7 +44,7 @@ _SUMS = {"sum": ("red_add", "add", 0), "prod": ("red_mul", "multiply", 1)}
 
 @dataclass(eq=False)
 class ArrayVal:
-    shape: tuple                 # Affine extent per dimension
+    shape: tuple                 # extent per dimension (int64 expression: _extent)
     dims: tuple                  # the graph node's shape (ints / sympy): broadcasting rules
     at: Callable                 # tuple[Affine] -> the scalar expression of that element
     dtype: str
@@ -57,14 +57,21 @@ class ArrayBody:
     `expr`, `env`, `buffers`, `_let`, `_loop_var`, `_dim_slot` and the NotNative error)."""
 
     # -- values -----------------------------------------------------------------------------------
-    def _extent(self, d) -> Affine:
+    def _extent(self, d):
+        """An extent as an int64 expression: affine in the loop indices and sizes, or the
+        Min / Max of such (a slice clamped to its array's length: `X[i, :i]` of an n x m X)."""
         if isinstance(d, int):
-            return Affine(const=d)
+            return Const(d, "int64")
         d = sympy.sympify(d)
-        # a length clamped at 0 (`Max(0, j - 1)`): a loop up to a negative stop runs no iteration
-        if isinstance(d, sympy.Max) and len(d.args) == 2 and sympy.S.Zero in d.args:
-            d = next(a for a in d.args if a != 0)
-        return self.affine(d)
+        if d.is_Integer:
+            return Const(int(d), "int64")
+        if isinstance(d, (sympy.Min, sympy.Max)):
+            op = "minimum" if isinstance(d, sympy.Min) else "maximum"
+            out = self._extent(d.args[0])
+            for a in d.args[1:]:
+                out = Op(op, "int64", (out, self._extent(a)))
+            return out
+        return Op("affine", "int64", (self.affine(d),))
 
     def _buffer_array(self, entry) -> ArrayVal:
         _, buf, inp = entry
@@ -73,7 +80,7 @@ class ArrayBody:
             try:
                 shape.append(self._extent(ext))
             except self.NotNative:
-                shape.append(Affine(syms=((self._dim_slot(self.sources[inp], d), 1),)))
+                shape.append(self._dim_slot(self.sources[inp], d))
         dt = self.buffers[buf].dtype
         return ArrayVal(tuple(shape), inp.shape, lambda idx: Load(buf, tuple(idx), dt), dt,
                         view=(buf, tuple))
@@ -98,6 +105,17 @@ class ArrayBody:
         since = set(self.store_log[v.epoch:])
         if since and any(isinstance(x, Load) and x.buf in since for x in walk_exprs(value)):
             raise self.NotNative("an array value read after a write into an array it was computed from")
+
+    def captured_unchanged(self, values, written: set) -> None:
+        """An inner loop reads a computed array value of the outer body in every iteration:
+        refused when the inner loop writes an array that value was computed from (its later
+        iterations would see the writes of the earlier ones)."""
+        for a in values:
+            v = self.env.get(a) if isinstance(a, Node) else None
+            if written and isinstance(v, ArrayVal) and v.epoch is not None:
+                probe = v.at(tuple(Affine.var(f"_p{k}") for k in range(len(v.shape))))
+                if any(isinstance(x, Load) and x.buf in written for x in walk_exprs(probe)):
+                    raise self.NotNative("an inner loop writes an array a value it reads was computed from")
 
     def element(self, v: ArrayVal, idx: tuple):
         value = v.at(idx)
@@ -212,7 +230,7 @@ class ArrayBody:
         prod = Op("multiply", acc_dt, (cast(self.element(a, k), acc_dt), cast(self.element(b, k), acc_dt)))
         add = "red_add" if n.dtype.kind == "f" else "add"
         body = [Update(name, Op(add, acc_dt, (Var(name, acc_dt), prod)))]
-        stmts = [Acc(name, acc_dt, Const(0, acc_dt)), Loop(var, Op("affine", "int64", (a.shape[0],)), body)]
+        stmts = [Acc(name, acc_dt, Const(0, acc_dt)), Loop(var, a.shape[0], body)]
         return stmts + self._let(n, cast(Var(name, acc_dt), dt))
 
     def sum_array(self, n: Node) -> list:
@@ -231,11 +249,24 @@ class ArrayBody:
         vars_ = [self._loop_var() for _ in arr.shape]
         x = cast(self.element(arr, tuple(Affine.var(v) for v in vars_)), acc_dt)
         body = [Update(name, Op(red_f if n.dtype.kind == "f" else red_i, acc_dt, (Var(name, acc_dt), x)))]
-        for v, ext in reversed(list(zip(vars_, arr.shape))):
-            body = [Loop(v, Op("affine", "int64", (ext,)), body)]
+        body = _nest(vars_, arr.shape, body)
         return [Acc(name, acc_dt, Const(identity, acc_dt))] + body + self._let(n, cast(Var(name, acc_dt), dt))
 
     # -- writes -----------------------------------------------------------------------------------
+    def _same_extents(self, src: ArrayVal, dst: ArrayVal) -> None:
+        """The source of a write broadcasts to its destination. A dimension that is neither
+        1 nor the same expression (`X[i, 1:i + 1] = X[i, :i]` of an n x m X: both clamped to m)
+        is checked at run time (checked_range of the difference): where they differ, the
+        generic path runs the iteration and NumPy raises its own error."""
+        off = len(dst.dims) - len(src.dims)
+        if off < 0:
+            raise self.NotNative("a write of more dimensions than its destination")
+        for k, d in enumerate(src.dims):
+            if (isinstance(d, int) and d == 1) or _same(d, dst.dims[off + k]):
+                continue
+            diff = Op("subtract", "int64", (src.shape[k], dst.shape[off + k]))
+            self._checked_let(self.checked("checked_range", (diff, Const(0, "int64"), Const(0, "int64"))))
+
     def assign_array(self, dst: ArrayVal, src, src_value) -> list:
         """dst[...] = src: a loop nest of stores. `src_value` is the expression of a scalar
         `src` (already cast to the destination's dtype), None for an array."""
@@ -252,8 +283,7 @@ class ArrayBody:
             value = src_value
         else:
             arr = self.array_of(src)
-            if not broadcast_ok(src.shape, dst.dims):
-                raise self.NotNative("a write broadcasting a dimension not known to be 1")
+            self._same_extents(arr, dst)
             value = cast(self.element(arr, broadcast_index(arr.dims, idx)), dt)
         overlap = any(isinstance(x, Load) and x.buf == buf and (isinstance(x, DataLoad) or x.index != where)
                       for x in walk_exprs(value))
@@ -270,9 +300,15 @@ class ArrayBody:
         return first + _nest([copy_var], dst.shape, [back])
 
 
+def _same(a, b) -> bool:
+    if isinstance(a, int) and isinstance(b, int):
+        return a == b
+    return sympy.simplify(sympy.sympify(a) - sympy.sympify(b)) == 0
+
+
 def _nest(vars_, extents, body) -> list:
     for v, ext in reversed(list(zip(vars_, extents))):
-        body = [Loop(v, Op("affine", "int64", (ext,)), body)]
+        body = [Loop(v, ext, body)]
     return body
 
 

@@ -325,9 +325,7 @@ class _Builder(ArrayBody):
                 if n.shape != ():
                     self.env[n] = arr
                     return []
-                if any(not (isinstance(e, int) and e == 0) for e in arr.shape) and \
-                        not all(isinstance(d, int) for d in arr.dims):
-                    raise NotNative("an element of a slice of symbolic length")
+                # (in bounds: the tracer proved the index over the loop's range, as for `_element`)
                 return self._let(n, self.element(arr, ()))
             if n.shape != ():
                 if all(isinstance(d, int) and d == 1 for d in n.shape):
@@ -366,6 +364,7 @@ class _Builder(ArrayBody):
                 raise NotNative("a write into an array the loop does not declare written")
             value = self._stored_value(src, load.dtype)
             self.stored = True
+            self.store_log.append(buf)
             return self._take_checks() + [Store(buf, load.index, value)]
         if n.op == "index":
             if n.shape != ():
@@ -446,7 +445,9 @@ class _Builder(ArrayBody):
         narrow = target is not None and target.name != "int64" and n.op not in _COMPARE
         for a in n.args:
             e = self.expr(a)
-            if narrow and isinstance(a, Node) and a.shape == () and _py_int(a) and a.dtype.kind != "b":
+            runtime_int = isinstance(a, Node) and a.shape == () and _py_int(a) and a.dtype.kind != "b" or \
+                isinstance(a, sympy.Expr) and not a.is_number          # a size or index: `x[i] ^ (m + i)`
+            if narrow and runtime_int:
                 info = np.iinfo(target)
                 e = self._checked_let(self.checked("checked_range", (
                     cast(e, "int64"), Const(max(int(info.min), -2 ** 63), "int64"),
@@ -536,6 +537,7 @@ class _Builder(ArrayBody):
             raise NotNative("a write of an array at a data index")
         value = self._stored_value(src, load.dtype)
         self.stored = True
+        self.store_log.append(buf)
         return self._take_checks() + [Store(buf, load.index, value, pos=load.pos)]
 
     def _stored_value(self, src, dt):
@@ -595,8 +597,10 @@ class _Builder(ArrayBody):
         var = self._loop_var()
         self.sym[body.index] = Affine(((var, step),)) + lo
         self.depth += 1
+        before = len(self.store_log)
         inner, until = self._body(body.graph, accs)
         self.depth -= 1
+        self.captured_unchanged(captured, set(self.store_log[before:]))
         stmts.append(Loop(var, Op("affine", "int64", (trip,)), inner, until=until))
         self.env[n] = [Var(a, _dtype_of(inp)) for a, inp in zip(accs, body.graph.inputs)]
         return stmts
