@@ -216,22 +216,48 @@ class ArrayBody:
         self.lets += 1
         return name, acc_dt
 
-    def dot_array(self, n: Node) -> list:
-        """dot / matmul of two 1-d arrays: an accumulator over their common extent."""
-        a, b = (self.array_of(x) for x in n.args[:2])
-        if a is None or b is None or len(a.shape) != 1 or len(b.shape) != 1 or n.shape != ():
-            raise self.NotNative(f"{n.op} of arrays other than two vectors")
+    def _inner_product(self, n: Node, a: ArrayVal, b: ArrayVal, ia, ib, extent) -> tuple:
+        """(statements, result expression): sum over k < extent of a[ia(k)] * b[ib(k)]."""
         dt = n.dtype.name
-        if n.dtype.kind not in "iuf":
-            raise self.NotNative(f"{n.op} of {dt}")
         name, acc_dt = self._acc(dt)
         var = self._loop_var()
-        k = (Affine.var(var),)
-        prod = Op("multiply", acc_dt, (cast(self.element(a, k), acc_dt), cast(self.element(b, k), acc_dt)))
+        k = Affine.var(var)
+        prod = Op("multiply", acc_dt, (cast(self.element(a, ia(k)), acc_dt), cast(self.element(b, ib(k)), acc_dt)))
         add = "red_add" if n.dtype.kind == "f" else "add"
         body = [Update(name, Op(add, acc_dt, (Var(name, acc_dt), prod)))]
-        stmts = [Acc(name, acc_dt, Const(0, acc_dt)), Loop(var, a.shape[0], body)]
-        return stmts + self._let(n, cast(Var(name, acc_dt), dt))
+        return [Acc(name, acc_dt, Const(0, acc_dt)), Loop(var, extent, body)], cast(Var(name, acc_dt), dt)
+
+    def dot_array(self, n: Node) -> list:
+        """dot / matmul of two vectors (an accumulator over their common extent), or of a
+        matrix and a vector (`v @ M`, `M @ v`: one accumulator per element of the result,
+        stored into a scratch buffer as large as the matrix's array, allocated once per call)."""
+        a, b = (self.array_of(x) for x in n.args[:2])
+        if a is None or b is None:
+            raise self.NotNative(f"{n.op} with a scalar operand")
+        if n.dtype.kind not in "iuf":
+            raise self.NotNative(f"{n.op} of {n.dtype.name}")
+        if len(a.shape) == 1 and len(b.shape) == 1:
+            stmts, value = self._inner_product(n, a, b, lambda k: (k,), lambda k: (k,), a.shape[0])
+            return stmts + self._let(n, value)
+        if sorted((len(a.shape), len(b.shape))) != [1, 2]:
+            raise self.NotNative(f"{n.op} of arrays other than vectors and matrices")
+        matrix = a if len(a.shape) == 2 else b
+        if matrix.view is None:
+            raise self.NotNative(f"{n.op} of a computed matrix")
+        dt = n.dtype.name
+        out = self.scratch(n, matrix.view[0], dt)
+        var = self._loop_var()
+        p = Affine.var(var)
+        if len(a.shape) == 2:           # M @ v: out[p] = sum_k M[p, k] v[k]
+            stmts, value = self._inner_product(n, a, b, lambda k: (p, k), lambda k: (k,), a.shape[1])
+            extent = a.shape[0]
+        else:                           # v @ M: out[p] = sum_k v[k] M[k, p]
+            stmts, value = self._inner_product(n, a, b, lambda k: (k,), lambda k: (k, p), b.shape[0])
+            extent = b.shape[1]
+        self.store_log.append(out)
+        self.env[n] = ArrayVal((extent,), n.shape, lambda idx: Load(out, tuple(idx), dt), dt, None,
+                               len(self.store_log))
+        return [Loop(var, extent, stmts + [Store(out, (p,), value)])]
 
     def sum_array(self, n: Node) -> list:
         """sum / prod of a whole array: an accumulator over a loop nest."""
@@ -293,7 +319,7 @@ class ArrayBody:
             return _nest(vars_, dst.shape, [Store(buf, where, value)])
         if len(dst.shape) != 1:
             raise self.NotNative("a write of a 2-d slice reading its own destination elsewhere")
-        scratch = self.scratch(buf, dt)
+        scratch = self.scratch(("write", buf), buf, dt)
         copy_var = self._loop_var()
         first = _nest(vars_, dst.shape, [Store(scratch, idx, value)])
         back = Store(buf, vmap((Affine.var(copy_var),)), Load(scratch, (Affine.var(copy_var),), dt))

@@ -206,11 +206,11 @@ class _Builder(ArrayBody):
             self.env[inp] = ("buf", self.buffer(index, dt, inp.ndim, written), inp)
             self.sources[inp] = index
 
-    def scratch(self, buf: int, dt: str) -> int:
-        """A 1-d buffer as large as buffer `buf`'s array, allocated once per call."""
-        if buf not in self.scratches:
-            self.scratches[buf] = self.buffer(self.plan[buf][1], dt, 1, True, kind="scratch")
-        return self.scratches[buf]
+    def scratch(self, key, buf: int, dt: str) -> int:
+        """A 1-d buffer (one per `key`) as large as buffer `buf`'s array, allocated once per call."""
+        if key not in self.scratches:
+            self.scratches[key] = self.buffer(self.plan[buf][1], dt, 1, True, kind="scratch")
+        return self.scratches[key]
 
     def _dim_slot(self, src, d):
         """The run-time extent of dim `d` of loop-node argument `src` (an array)."""

@@ -5,6 +5,7 @@ nest"; loops.runs counts its calls). Compared with the plain Python/NumPy progra
 inputs: sizes 0 and 1, empty inner ranges, non-contiguous and reversed operands, float32 and
 float64 with NaN/inf, every integer width, NumPy's wrap and NEP 50's OverflowError."""
 import logging
+import warnings
 
 import numpy as np
 import pytest
@@ -213,6 +214,14 @@ def test_nan_and_inf_flow_through_dot_products():
             out[i] = A[i, :] @ A[:, i] + A[i, :i].sum()
         return out
     check(mat_vec_rows, [(A, x, np.zeros(3)), (A[::-1], x, np.zeros(3))])
+    for M in (A, A[::-1]):                  # NumPy's warning, once per call, from either
+        seen = []
+        for fn in (mat_vec_rows, ft.compile(mat_vec_rows, dynamic=True)):
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                fn(M.copy(), x, np.zeros(3))
+            seen.append([str(m.message) for m in w])
+        assert seen[0] == seen[1] == ["invalid value encountered in matmul"], seen
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint32, np.int64, np.uint64])
@@ -343,3 +352,33 @@ def test_python_int_compared_with_uint8_is_exact():
         return c
     x = np.arange(0, 256, 7, dtype=np.uint8)
     check(count_below, [(x, 300), (x, 100), (x, -1)], frames=2)     # -1: ints are sized >= 2 at first
+
+
+# ------------------------------------------------------------------ matrix-vector products
+
+def apply_rows(A, C4):
+    for r in range(A.shape[0]):
+        for q in range(A.shape[1]):
+            s = A[r, q, :] @ C4            # vector @ matrix: into a scratch row, then written back
+            A[r, q, :] = s
+    return A
+
+
+def leading_blocks(M, x, y):
+    for i in range(M.shape[0]):
+        y[:i] += np.dot(M[:i, :i], x[:i]) * 0.5       # matrix @ vector of growing blocks
+    return y
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32])
+def test_matrix_vector_products_in_a_body(dtype):
+    rng = np.random.default_rng(11)
+    rtol = 1e-5 if dtype == np.float32 else 1e-10
+    check(apply_rows, [((rng.random((r, q, m)) * 10).astype(dtype), (rng.random((m, m)) * 10).astype(dtype))
+                       for r, q, m in ((3, 4, 5), (2, 2, 0), (4, 3, 2))], rtol)
+    ft.reset()
+    loops.runs.clear()
+    check(leading_blocks, [((rng.random((n, n)) * 10).astype(dtype), (rng.random(n) * 10).astype(dtype),
+                            np.zeros(n, np.float64)) for n in (2, 9)], rtol)
+    M = rng.random((12, 12))
+    run_both(leading_blocks, (M[::-1, ::2][:6], M[0, :6].copy(), np.zeros(6)))   # strided operands
