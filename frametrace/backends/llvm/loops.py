@@ -447,7 +447,7 @@ class _Builder(ArrayBody):
             e = self.expr(a)
             runtime_int = isinstance(a, Node) and a.shape == () and _py_int(a) and a.dtype.kind != "b" or \
                 isinstance(a, sympy.Expr) and not a.is_number          # a size or index: `x[i] ^ (m + i)`
-            if narrow and runtime_int:
+            if narrow and runtime_int and not _within(a, np.iinfo(target)):
                 info = np.iinfo(target)
                 e = self._checked_let(self.checked("checked_range", (
                     cast(e, "int64"), Const(max(int(info.min), -2 ** 63), "int64"),
@@ -611,6 +611,30 @@ def _hoist(stmts, free) -> list:
     the kernel before the iteration's first write, however the body orders them."""
     first = [s for s in stmts if isinstance(s, Let) and s.name in free]
     return first + [s for s in stmts if not (isinstance(s, Let) and s.name in free)]
+
+
+def _int_bounds(a, depth=0):
+    """(lo, hi) bounds of a Python int value when evident from its op (a constant, `x & mask`
+    with a constant mask >= 0, `b if c else d` of such), else None."""
+    if isinstance(a, (bool, int)) and not isinstance(a, np.generic):
+        return int(a), int(a)
+    if not isinstance(a, Node) or depth > 8:
+        return None
+    if a.op == "bitwise_and":
+        masks = [int(x) for x in a.args if isinstance(x, int) and not isinstance(x, bool) and x >= 0]
+        if masks:
+            return 0, min(masks)
+    if a.op == "select":
+        b, c = (_int_bounds(x, depth + 1) for x in a.args[1:])
+        if b is not None and c is not None:
+            return min(b[0], c[0]), max(b[1], c[1])
+    return None
+
+
+def _within(a, info) -> bool:
+    """Is Python int `a` evidently in the range of the integer type `info` (no check needed)?"""
+    bounds = _int_bounds(a)
+    return bounds is not None and int(info.min) <= bounds[0] and bounds[1] <= int(info.max)
 
 
 def _nep50_only(n: Node) -> bool:

@@ -343,6 +343,28 @@ def test_python_int_meeting_uint8_raises_as_numpy():
     np.testing.assert_array_equal(got, want)          # the writes before the error
 
 
+@pytest.mark.parametrize("mask", [0xFF, 0x1FF])
+def test_a_masked_python_int_needs_no_range_check_only_when_the_mask_fits(mask):
+    def masked(x, out, m):
+        k = m
+        for i in range(x.shape[0]):
+            out[i] = x[i] ^ (k & mask)
+            k += 7
+        return out
+    x = np.arange(60, dtype=np.uint8)
+    outs = []
+    for fn in (masked, ft.compile(masked, dynamic=True)):
+        out = np.zeros(60, np.uint8)
+        try:
+            fn(x, out, 3)
+            outs.append((out, None))
+        except OverflowError as exc:
+            outs.append((out, str(exc)))
+    assert outs[0][1] == outs[1][1] and (outs[0][1] is None) == (mask == 0xFF)
+    np.testing.assert_array_equal(outs[0][0], outs[1][0])
+    assert loops.runs["native"] == 1
+
+
 def test_python_int_compared_with_uint8_is_exact():
     def count_below(x, t):
         c = 0
