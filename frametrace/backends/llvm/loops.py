@@ -414,6 +414,9 @@ class _Builder(ArrayBody):
             return self._let(n, exact)
         scalars = self._weak_operands(n)
         if any(self.array_of(a) is not None for a in n.args):
+            if n.op in _COMPARE and any(_py_int(a) and not isinstance(a, (bool, int)) for a in n.args) and \
+                    any(isinstance(a, Node) and a.dtype.kind in "iu" and not _py_int(a) for a in n.args):
+                raise NotNative("an integer array compared with a Python int value")   # NumPy 2: exact
             self.elementwise_array(n, scalars)
             return self._take_checks()
         try:
@@ -429,6 +432,8 @@ class _Builder(ArrayBody):
             return None
         kinds = [("weak" if _py_int(a) else a.dtype.kind if isinstance(a, Node) and a.dtype.name != "uint64"
                   else None) for a in n.args]
+        if "weak" in kinds and any(isinstance(a, Node) and a.dtype.name == "uint64" for a in n.args):
+            raise NotNative("a Python int compared with a uint64")   # exact in NumPy, not in int64
         if "weak" not in kinds or not all(k in ("weak", "i", "u", "b") for k in kinds) or kinds == ["weak", "weak"]:
             return None
         args = [cast(self.expr(a) if self.expr(a) is not None else _constant(a, "int64"), "int64")
