@@ -428,3 +428,28 @@ def test_random_windows(n, a, b, order, step, seed):
 
 
 _compiled_windows = ft.compile(windows, dynamic=True)
+
+
+def test_numpy_int8_overflow_wraps_and_warns_as_numpy():
+    def acc(x):
+        s = x[0]
+        for i in range(1, x.shape[0]):
+            s = s * np.int8(3) + x[i]          # scalar math: NumPy warns on every overflow
+        return s
+
+    def acc_rows(x, out):
+        for i in range(1, x.shape[0]):
+            out[:i] += x[:i] * np.int8(100)    # array math: wraps silently
+        return out
+    x = np.arange(1, 30, dtype=np.int8)
+    for fn, args in ((acc, (x,)), (acc_rows, (x, np.zeros(29, np.int8)))):
+        seen = []
+        for g in (fn, ft.compile(fn, dynamic=True)):
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                a = fresh(args)
+                seen.append((g(*a), a, [str(m.message) for m in w]))
+        assert_same(seen[1][0], seen[0][0])
+        assert_same(seen[1][1][-1], seen[0][1][-1])
+        assert seen[1][2] == seen[0][2]
+    assert loops.runs["native"] == 2 and not loops.runs["generic"]
