@@ -24,6 +24,10 @@ from ...lower.loop_ir import Kernel
 runs: Counter = Counter()
 
 
+class NotNative(Exception):
+    """This loop keeps the generic path (the message says why, for the logs)."""
+
+
 class NativeLoop:
     """The kernel of one loop node and the call that runs it from the wrapper."""
 

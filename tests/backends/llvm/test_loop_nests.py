@@ -313,7 +313,7 @@ def test_python_int_bit_operations_and_their_limits():
 
     def grow(x, shift):
         h = 1
-        for i in range(x.shape[0]):
+        for _i in range(x.shape[0]):
             h = (h << shift) | 1          # leaves int64 after a few iterations: a Python big int
         return h
     rng = np.random.default_rng(10)
