@@ -248,16 +248,24 @@ class ArrayBody:
         out = self.scratch(n, matrix.view[0], dt)
         var = self._loop_var()
         p = Affine.var(var)
-        if len(a.shape) == 2:           # M @ v: out[p] = sum_k M[p, k] v[k]
+        if len(a.shape) == 2:           # M @ v: out[p] = sum_k M[p, k] v[k], along M's rows
             stmts, value = self._inner_product(n, a, b, lambda k: (p, k), lambda k: (k,), a.shape[1])
             extent = a.shape[0]
-        else:                           # v @ M: out[p] = sum_k v[k] M[k, p]
-            stmts, value = self._inner_product(n, a, b, lambda k: (k,), lambda k: (k, p), b.shape[0])
+            code = [Loop(var, extent, stmts + [Store(out, (p,), value)])]
+        else:                           # v @ M: out += v[k] * M[k, :] for each k, along M's rows
             extent = b.shape[1]
+            kvar, vk = self._loop_var(), f"t{self.lets}"
+            self.lets += 1
+            k = Affine.var(kvar)
+            here = Load(out, (p,), dt)
+            step = Op("add", dt, (here, Op("multiply", dt, (Var(vk, dt), cast(self.element(b, (k, p)), dt)))))
+            code = [Loop(var, extent, [Store(out, (p,), Const(0, dt))]),      # (sibling loops share p)
+                    Loop(kvar, a.shape[0], [Let(vk, cast(self.element(a, (k,)), dt)),
+                                            Loop(var, extent, [Store(out, (p,), step)])])]
         self.store_log.append(out)
         self.env[n] = ArrayVal((extent,), n.shape, lambda idx: Load(out, tuple(idx), dt), dt, None,
                                len(self.store_log))
-        return [Loop(var, extent, stmts + [Store(out, (p,), value)])]
+        return code
 
     def sum_array(self, n: Node) -> list:
         """sum / prod of a whole array: an accumulator over a loop nest."""
