@@ -453,3 +453,26 @@ def test_numpy_int8_overflow_wraps_and_warns_as_numpy():
         assert_same(seen[1][1][-1], seen[0][1][-1])
         assert seen[1][2] == seen[0][2]
     assert loops.runs["native"] == 2 and not loops.runs["generic"]
+
+
+def test_an_element_read_again_after_an_inner_loop_wrote_it():
+    """The code generator reused x[i, 0] loaded before the inner loop that rewrote row i
+    (codegen/llvm_kernels/emit.py drops such loads after a loop storing into their array)."""
+    def scale_rows(x, out):
+        for i in range(x.shape[0]):
+            a = x[i, 0]
+            for j in range(x.shape[1]):
+                x[i, j] = 3.0 * x[i, j]
+            out[i] = a + 10 * x[i, 0]
+        return out
+
+    def scale_slices(x, out):
+        for i in range(x.shape[0]):
+            a = x[i, 0]
+            x[i, :] = x[i, :] * 2.0
+            out[i] = a + 10 * x[i, 0]
+        return out
+    for fn in (scale_rows, scale_slices):
+        ft.reset()
+        loops.runs.clear()
+        check(fn, [(np.arange(12.0).reshape(4, 3), np.zeros(4)), (np.arange(35.0).reshape(5, 7), np.zeros(5))])
