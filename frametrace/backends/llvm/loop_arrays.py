@@ -22,7 +22,8 @@ computes every value into a scratch buffer first, then copies (NumPy evaluates t
 side before it writes); the scratch buffer is allocated once per call, as large as the
 destination's base array.
 
-Float dot products and sums are reassociated (`red_add`: they vectorise) within the tolerance
+Float dot products (`red_muladd`: one fused multiply-add per element) and sums (`red_add`) are
+reassociated so they vectorise, within the tolerance
 README's "What 'same result as NumPy' means" states; float32 accumulates in float64 and rounds
 once. Integer ones wrap as NumPy's do.
 """
@@ -222,9 +223,11 @@ class ArrayBody:
         name, acc_dt = self._acc(dt)
         var = self._loop_var()
         k = Affine.var(var)
-        prod = Op("multiply", acc_dt, (cast(self.element(a, ia(k)), acc_dt), cast(self.element(b, ib(k)), acc_dt)))
-        add = "red_add" if n.dtype.kind == "f" else "add"
-        body = [Update(name, Op(add, acc_dt, (Var(name, acc_dt), prod)))]
+        x, y = cast(self.element(a, ia(k)), acc_dt), cast(self.element(b, ib(k)), acc_dt)
+        if n.dtype.kind == "f":       # reassociated and fused (within the reduction tolerance)
+            body = [Update(name, Op("red_muladd", acc_dt, (Var(name, acc_dt), x, y)))]
+        else:
+            body = [Update(name, Op("add", acc_dt, (Var(name, acc_dt), Op("multiply", acc_dt, (x, y)))))]
         return [Acc(name, acc_dt, Const(0, acc_dt)), Loop(var, extent, body)], cast(Var(name, acc_dt), dt)
 
     def dot_array(self, n: Node) -> list:
