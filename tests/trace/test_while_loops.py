@@ -219,3 +219,50 @@ def test_branchy_loops_match_python(n, seed, limit, steps):
              wp.skip_positive: (x, steps), wp.first_crossing: (np.sort(x), limit)}
     for fn, args in cases.items():
         assert_identical(COMPILED[fn](*copied(args)), fn(*copied(args)))
+
+
+# ------------------------------------------------------------------ native element loops (LLVM)
+
+def grow_until(x, level):
+    """A Python int that outgrows int64 after ~40 iterations: the native kernel hands the rest
+    of the loop to Python (the big int), from the iteration it left at."""
+    i, s = 0, 1
+    while i < x.shape[0] and x[i] < level:
+        s = s * 3 + 1
+        i += 1
+    return s, i
+
+
+def countdown_divide(x, d):
+    """`100 // d` reaches d == 0 when the loop runs long enough: Python's ZeroDivisionError."""
+    i, acc = 0, 0
+    while i < x.shape[0] and x[i] > 0:
+        acc = acc + 100 // d
+        d = d - 1
+        i += 1
+    return acc, i
+
+
+def test_a_search_loop_is_one_native_kernel():
+    from frametrace.backends.llvm.loop_call import runs
+    f = ft.compile(wp.first_crossing, backend="llvm")
+    before = runs["native"]
+    for n, level in ((1000, 0.3), (1000, 2.0), (1, 0.5), (0, 0.5)):
+        x = np.linspace(0.0, 1.0, n)
+        assert f(x, level) == wp.first_crossing(x, level)
+    assert runs["native"] - before >= 3                  # one kernel call per call, no Python per iteration
+
+
+def test_native_while_hands_big_ints_and_zero_division_to_python():
+    from frametrace.backends.llvm.loop_call import runs
+    f, g = ft.compile(grow_until, backend="llvm"), ft.compile(countdown_divide, backend="llvm")
+    for n in (10, 100):
+        x = np.linspace(0.0, 1.0, n)
+        assert_identical(f(x, 2.0), grow_until(x, 2.0))
+    assert runs["resumed"] >= 1
+    x = np.ones(10)
+    assert_identical(g(x, 20), countdown_divide(x, 20))
+    with pytest.raises(ZeroDivisionError):
+        countdown_divide(x, 5)
+    with pytest.raises(ZeroDivisionError):
+        g(x, 5)

@@ -22,6 +22,8 @@ from ...lower.loop_ir import Kernel
 # ("resumed"), and calls run by the generic path from the start ("generic": overlapping or
 # read-only arrays, a Python int beyond int64)
 runs: Counter = Counter()
+# the trip count a native `while` loop gets when its test holds: it leaves by its `go` output
+WHILE_TRIPS = 2 ** 62
 
 
 class NotNative(Exception):
@@ -84,6 +86,8 @@ class NativeLoop:
             elif kind == "trip":
                 start, stop, step = args[0], args[1], args[2]
                 slots.append(len(range(start, stop, step)))
+            elif kind == "go":                           # a `while`: unbounded unless its test failed
+                slots.append(WHILE_TRIPS if args[0] else 0)
             elif kind == "dim":
                 slots.append(args[src[0]].shape[src[1]])
             else:
@@ -106,11 +110,16 @@ class NativeLoop:
 
     def _resume(self, args, ran, carried):
         """The kernel left at iteration `ran` (a checked op): the generic path runs the rest
-        from that iteration's start, with the carried values it began with."""
+        from that iteration's start, with the carried values it began with (a `while`: its
+        test held, that iteration runs)."""
         runs["resumed"] += 1
         args = list(args)
-        args[0] = args[0] + args[2] * ran
-        args[3:3 + len(carried)] = carried
+        if self.node.attr("body").kind == "while":
+            args[0] = True
+            args[1:1 + len(carried)] = carried
+        else:
+            args[0] = args[0] + args[2] * ran
+            args[3:3 + len(carried)] = carried
         return self._run_generic(args)
 
     def _run_generic(self, args):
@@ -172,6 +181,8 @@ def _fast_call(nl: NativeLoop):
     for kind, src, dt in nl.plan:
         if kind == "trip":
             packed.append("_len(_range(a0, a1, a2))")
+        elif kind == "go":
+            packed.append(f"({WHILE_TRIPS} if a0 else 0)")
         elif kind == "slot":
             packed.append(f"{'float' if dt == 'f' else 'int'}(a{src})")
         elif kind == "dim":

@@ -103,19 +103,20 @@ class _Builder(ArrayBody, IntBody):
     # -- the kernel -------------------------------------------------------------------------------
     def build(self, object_abi: bool) -> NativeLoop:
         node, body = self.node, self.node.attr("body")
-        if body.kind not in ("for", "for_break"):
-            raise NotNative("a while loop")
-        nhead = 3
+        # a `while` runs like a `for_break` over an unbounded range: its body's last output is
+        # `go`, and the trip count is 0 when the entry test fails (loop_call.py: "go" slot)
+        is_while = body.kind == "while"
+        nhead = 1 if is_while else 3
         head, carried, captured, sizes = body.split_args(node.args)
-        step = head[2]
+        step = 1 if is_while else head[2]
         if not isinstance(step, int) or isinstance(step, bool) or step == 0:
             raise NotNative("a step that is not a constant int")       # (the trip count is len(range))
         for k, s in enumerate(sizes):
             self.sym[s] = Affine(syms=((self._size_slot(nhead + len(carried) + len(captured) + k), 1),))
-        start = self._int_arg(head[0], 0)
+        start = None if is_while else self._int_arg(head[0], 0)
         trip_slot = len(self.slots)
         self.slots.append(Slot("trip", "int64"))
-        self.slot_plan.append(("trip", None, "i"))
+        self.slot_plan.append(("go" if is_while else "trip", None, "i"))
         stmts = []
         carried_exprs = []
         for k, value in enumerate(carried):
@@ -130,7 +131,8 @@ class _Builder(ArrayBody, IntBody):
         for k, inp in enumerate(body.graph.inputs[:len(carried)]):
             self.env[inp] = carried_exprs[k]
         var = self._loop_var()
-        self.sym[body.index] = Affine(((var, step),)) + start
+        if not is_while:
+            self.sym[body.index] = Affine(((var, step),)) + start
         self.free.update(f"c{k}" for k in range(len(carried)))
         inner, until = self._body(body.graph, [f"c{k}" for k in range(len(carried))])
         if self.inner_checks and self.stored:
