@@ -20,7 +20,8 @@ from ..errors import Unsupported
 from .graph_break import Pieces, break_return_code, breakable_index
 from .errstate import BlockRestart
 from .loops import LoopRestart
-from .translator import BreakPoint, InstructionTranslator
+from .signals import BreakPoint
+from .translator import InstructionTranslator
 from .variables.base import CellBox
 
 graph_log = get_logger("graph_code")

@@ -17,6 +17,7 @@ from .variables.containers import (DictVariable, ListIteratorVariable, ListVaria
 from .variables.functions import NestedUserFunctionVariable
 from . import errstate, loops, while_loops
 from .opcodes_py312 import BoundMethodVariable, VersionedOpcodes
+from .signals import ReturnSignal
 
 
 class _DispatchMeta(type):
@@ -355,7 +356,6 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
             self.push(item)
 
     def op_RETURN_VALUE(self, ins):
-        from .translator import ReturnSignal
         raise ReturnSignal(self.pop())
 
     def op_RAISE_VARARGS(self, ins):

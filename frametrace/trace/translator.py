@@ -19,6 +19,7 @@ from ..ir.builder import Proxy
 from ..ir.fake import FakeScalar
 from . import errstate, frame_builtins, loops
 from .opcodes import OpcodeHandlers
+from .signals import BreakPoint, ReturnSignal
 from .variables.array import ArrayVariable, check_mixing
 from .variables.base import CellBox, VariableTracker
 from .variables.constant import ConstantVariable, SymNumberVariable, wrap_number
@@ -32,18 +33,6 @@ _BINARY = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operato
            ">>": operator.rshift}
 _COMPARE = {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">": operator.gt,
             ">=": operator.ge}
-
-
-class ReturnSignal(Exception):
-    def __init__(self, value):
-        self.value = value
-
-
-class BreakPoint(Exception):
-    """The restarted root trace reached the instruction where the graph breaks."""
-
-    def __init__(self, tx):
-        self.tx = tx
 
 
 class InstructionTranslator(OpcodeHandlers):

@@ -37,6 +37,7 @@ from . import loops
 from .branches import index_condition
 from .loop_values import PoisonVariable
 from .paths import FunctionRest, LoopIteration, Path, Paths
+from .signals import ReturnSignal
 from .variables.array import ArrayVariable
 from .variables.constant import SymNumberVariable
 
@@ -85,7 +86,6 @@ def _called_in_a_while(tx) -> bool:
 def _rest_of_callee(tx, ins, cond):
     """A branch on data in a function a `while` loop calls (`def sign(v): if v > 0: return 1.0`):
     the rest of the function runs as paths, and it returns what they return, merged."""
-    from .translator import ReturnSignal
     paths = tx.function_paths = Paths(tx, FunctionRest())
     try:
         paths.current = Path(tx.ip, None, tx.locals, tx.stack)
