@@ -52,7 +52,7 @@ from .variables.containers import RangeVariable
 
 log = get_logger("loops")
 
-NEXT_DECISION = {"loop": "peel", "peel": "unroll",
+NEXT_DECISION = {"loop": "peel", "peel": "unroll", "do_while": "peel",   # do_while: trace/while_loops.py
                  "node": "peel_node", "peel_node": "unroll"}   # a short range made a node (_short_loop_as_node)
 PEELED = ("peel", "peel_node")
 

@@ -35,7 +35,7 @@ from ..resume import code_loops
 from ..resume.liveness import live_before
 from . import loops
 from .branches import index_condition
-from .loop_values import PoisonVariable
+from .loop_values import PoisonVariable, type_key
 from .paths import FunctionRest, LoopIteration, Path, Paths
 from .signals import ReturnSignal
 from .variables.array import ArrayVariable
@@ -52,7 +52,7 @@ def handles_jump(tx, ins, cond) -> bool:
         return True
     data = _data_condition(tx, cond)
     if data is None:
-        return False
+        return _decided_entry(tx, ins, cond)
     here = tx.ip - 1
     ctx = tx.output.loop_stack[-1] if tx.output.loop_stack else None
     own = ctx is not None and ctx.tx is tx
@@ -124,7 +124,7 @@ def _trace_while(tx, ins, cond, loop) -> None:
                           "its test", kind="loop", context=f"bool({cond.describe()})")
         exc.split_at_test = True                        # trace/graph_break.py: not before the loop
         raise exc
-    if plan not in ("loop", "peel"):
+    if plan not in ("loop", "peel", "do_while"):
         raise Unsupported(f"{what} cannot be a loop node: {_reason(tx, key)}", kind="loop",
                           context=f"bool({cond.describe()})")
     _wrap_arguments(tx, loop)
@@ -147,9 +147,62 @@ def _trace_while(tx, ins, cond, loop) -> None:
         return
     if go is True:
         loops.restart(tx, key, "unroll", "the loop never ends (no path leaves it)")
+    _drop_temporaries(tx, loop)
+    if plan == "loop" and not entry and _keeps_types(tx, loop, key):
+        loops.restart(tx, key, "do_while", "the first iteration keeps the types of the values the loop carries: "
+                                           "the node starts at the loop's header, the body is traced once")
+    _build_node(tx, loop, key, go)
+
+
+def _decided_entry(tx, ins, cond) -> bool:
+    """The test before a `while` loop when the trace decides it (`udiff = 1.0; while udiff > tol:`,
+    a size, a Python int): entering the loop, the types of the locals are noted; with the plan
+    "do_while" (the first iteration, traced as straight code, showed the values the loop carries
+    keep their types) the loop node starts right here with `go` true, so the graph holds its body
+    once, not a peeled copy of it too. False: not such a test (the caller asks for its truth)."""
+    here = tx.ip - 1
+    loop = _innermost(tx, here)
+    jump_if = pyversion.POP_JUMPS.get(ins.opname)
+    if loop is None or loop.kind != "while" or not loop.start <= here < loop.header or jump_if is None:
+        return False                                    # not the first copy of the test
+    key = loops.loop_key(tx, loop.header)
+    plan = tx.output.loop_plan.get(key, "loop")
+    if plan not in ("loop", "do_while") or any(c.tx is tx and c.header == loop.header for c in tx.output.loop_stack):
+        return False                                    # a `continue` of a body being traced reached the test
+    if cond.truth(tx) == jump_if:
+        tx.jump(ins.argval)
+    if tx.ip != loop.header:
+        return True                                     # more of the test to run, or the loop does not run
+    _wrap_arguments(tx, loop)
+    if plan == "loop":
+        tx.output.while_entry.setdefault(key, {name: type_key(v) for name, v in tx.locals.items()})
+        return True
+    bb = tx.output.builder
+    _drop_temporaries(tx, loop)
+    _build_node(tx, loop, key, bb.emit("py_scalar", np.bool_(True)))
+    return True
+
+
+def _keeps_types(tx, loop, key) -> bool:
+    """At the end of the first iteration traced from the loop's entry: every local the loop
+    reads or carries has the type it had where the loop was entered."""
+    entry = tx.output.while_entry.get(key)
+    if entry is None:
+        return False
+    for name in _locals_of(tx, loop):
+        vt = tx.locals.get(name)
+        if vt is None or isinstance(vt, PoisonVariable):
+            continue                                    # a temporary, not carried
+        before = entry.get(name)
+        if before is None or before != type_key(vt):
+            return False
+    return True
+
+
+def _build_node(tx, loop, key, go) -> None:
+    bb = tx.output.builder
     if bb.predicates:                                   # a loop inside a branch of an enclosing body
         go = bb.emit("logical_and", bb.predicates[-1], go)
-    _drop_temporaries(tx, loop)
     loops.build(tx, key, header=loop.header, exit_ip=loop.exit, kind="while", head=(go,), index=None,
                 iterate=lambda tx_, ctx_: _iterate(tx_, ctx_, loop), back=loop.back)
 
@@ -175,6 +228,16 @@ def _drop_temporaries(tx, loop) -> None:
             for name in (ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)):
                 if name in tx.locals and name not in at_header and name not in at_exit:
                     tx.locals[name] = PoisonVariable(name)
+
+
+def _locals_of(tx, loop) -> set:
+    """The local names the loop's body reads or writes."""
+    names = set()
+    for i in loop.body:
+        ins = tx.instructions[i]
+        if ins.opname in pyversion.LOCAL_NAME_OPS or ins.opname in pyversion.LOCAL_PAIR_OPS:
+            names.update(ins.argval if isinstance(ins.argval, tuple) else (ins.argval,))
+    return names
 
 
 def _wrap_arguments(tx, loop) -> None:

@@ -266,3 +266,57 @@ def test_native_while_hands_big_ints_and_zero_division_to_python():
         countdown_divide(x, 5)
     with pytest.raises(ZeroDivisionError):
         g(x, 5)
+
+
+# ------------------------------------------------------------------ a test the trace decides
+
+def _loop_log(caplog, fn, *args):
+    import logging
+    with caplog.at_level(logging.INFO, logger="frametrace.loops"):
+        out = ft.explain(ft.compile(fn), *copied(args))
+    ft.reset()
+    return out, caplog.text
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_loop_a_decided_test_enters_holds_its_body_once(caplog, backend):
+    # `udiff = 1; while udiff > 1e-6:` runs at least once and keeps its types: the node starts at
+    # the header with `go` true, so the graph has no peeled copy of the body
+    u, b = np.ones(20), np.full(20, 1e-3)
+    run_both(wp.relax_literal_tol, u, b, backend=backend)
+    assert ft.stats().frames_compiled == 1 and ft.stats().graph_breaks == 0, ft.stats()
+    out, log = _loop_log(caplog, wp.relax_literal_tol, u, b)
+    outer = out.graphs[0]
+    loops = [n for n in outer.nodes if n.op == "loop"]
+    assert len(loops) == 1 and loops[0].attr("body").kind == "while"
+    assert not [n for n in outer.nodes if n.op == "sum"], outer      # the sums are in the body only
+    assert "do_while" in log
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_two_part_decided_test_and_zero_trips(backend):
+    rng = np.random.default_rng(3)
+    for sweeps in (40, 0, 1):
+        s = wp.Smoother(0.7, sweeps)
+        f = ft.compile(s.run, backend=backend)
+        for n in (6, 1):
+            run_both(s.run, rng.random(n), f=f)
+    assert ft.stats().graph_breaks == 0 and ft.stats().eager_fallbacks == 0, ft.stats()
+
+
+def test_a_decided_while_in_a_helper_inside_a_for_loop_node():
+    a = np.random.default_rng(4).random(40) * 10 + 0.5    # past the unroll limit: a for node
+    f = run_both(wp.roots, a)
+    run_both(wp.roots, np.array([4.0]), f=f)
+    s = ft.stats()
+    assert s.graph_breaks == 0 and s.eager_fallbacks == 0, s
+    kinds = loop_bodies(wp.roots, a)
+    assert kinds == ["for"]                              # the while node is inside the for body
+
+
+def test_a_value_that_changes_type_still_peels(caplog):
+    x = np.linspace(1.0, 2.0, 8)
+    run_both(wp.drift_until, x, 5.0)
+    assert ft.stats().graph_breaks == 0, ft.stats()
+    _, log = _loop_log(caplog, wp.drift_until, x, 5.0)
+    assert "do_while" not in log and "one while-loop node" in log

@@ -43,20 +43,31 @@ def body(rng, depth, exits):
     return lines
 
 
-def make_program(seed):
+# the loop's test: on data before the loop (a node from the test), or one the trace decides
+# (`r = 1.0`, `k < steps` with a constant `steps`: the loop runs at least once): the node starts
+# at its header where the values keep their types (`r` is only read by the test), after a
+# peeled first iteration where one becomes a np.float64 (`t`, carried)
+TESTS = {"data": ("", "k < steps and a < 1e6", "k += 1"),
+         "decided": ("    r = 1.0\n", "r > 1e-12 and k < steps", "k += 1\nr = b * b + 1e-3"),
+         "peeled": ("    t = 0.0\n", "t < 1e6 and k < steps", "k += 1\nt = t + b * 0 + 0.5")}
+
+
+def make_program(seed, test="data"):
     rng = random.Random(seed)
-    stmts = body(rng, 0, exits=True)
+    before, cond, first = TESTS[test]
+    stmts = first.split("\n") + body(rng, 0, exits=True)
     src = (HELPER + "\ndef prog(x, steps):\n    n = x.shape[0]\n    a = x[0] * 0\n    b = x[1] * 0 + 1.0\n"
-           "    c = 0\n    k = 0\n    while k < steps and a < 1e6:\n        k += 1\n"
+           f"    c = 0\n    k = 0\n{before}    while {cond}:\n"
            + textwrap.indent("\n".join(stmts), " " * 8) + "\n    return a, b, c, k\n")
     ns = {"np": np}
     exec(compile(src, f"<while program {seed}>", "exec"), ns)
     return ns["prog"], src
 
 
-@pytest.mark.parametrize("seed", range(24))
-def test_random_while_body_matches_python(seed):
-    prog, src = make_program(seed)
+@pytest.mark.parametrize("test", sorted(TESTS))
+@pytest.mark.parametrize("seed", range(16))
+def test_random_while_body_matches_python(seed, test):
+    prog, src = make_program(seed, test)
     f = ft.compile(prog)
     rng = np.random.default_rng(seed)
     for n, steps in ((5, 12), (5, 0), (3, 30)):

@@ -253,3 +253,60 @@ def integrate_clipped(x, cap, t_end):
         t = t + 0.1
         k += 1
     return acc, k
+
+
+# ------------------------------------------------------------------ loops a decided test enters
+
+def relax_literal_tol(u, b):
+    """npbench channel_flow's form: `udiff = 1` (a Python int) and a literal tolerance, so the
+    trace decides the first test; `udiff` is only read by the test (not carried)."""
+    udiff, steps = 1, 0
+    while udiff > 1e-6:
+        un = u.copy()
+        u[1:-1] = 0.5 * (un[2:] + un[:-2]) - b[1:-1]
+        udiff = np.abs(np.sum(u) - np.sum(un)) / (np.abs(np.sum(u)) + 1e-30)
+        steps += 1
+    return u, steps
+
+
+class Smoother:
+    """A test of two parts the trace decides on entry (`np.inf`, an int attribute), an array
+    argument rebound in the loop (carried, its type kept)."""
+
+    def __init__(self, weight, max_sweeps):
+        self.weight, self.max_sweeps = weight, max_sweeps
+
+    def run(self, u):
+        change, sweeps = np.inf, 0
+        while change > 1e-8 and sweeps < self.max_sweeps:
+            new = self.weight * u + (1 - self.weight) * np.roll(u, 1)
+            change = np.abs(new - u).max()
+            u = new
+            sweeps += 1
+        return u, sweeps
+
+
+def _newton_root(a):
+    x, step = a, 1.0
+    while step > 1e-12:
+        nxt = 0.5 * (x + a / x)
+        step = abs(nxt - x)
+        x = nxt
+    return x
+
+
+def roots(a):
+    """A helper's `while` entered by a decided test, inside a `for` loop node."""
+    out = np.empty_like(a)
+    for i in range(a.shape[0]):
+        out[i] = _newton_root(a[i])
+    return out
+
+
+def drift_until(x, t_end):
+    """`t = 0.0` becomes a np.float64 in the first iteration: the first iteration is peeled."""
+    t, k = 0.0, 0
+    while t < 5.0:
+        t = t + x.min() * 0.1
+        k += 1
+    return t, k
