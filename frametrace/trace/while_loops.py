@@ -128,7 +128,6 @@ def _trace_while(tx, ins, cond, loop) -> None:
         raise Unsupported(f"{what} cannot be a loop node: {_reason(tx, key)}", kind="loop",
                           context=f"bool({cond.describe()})")
     _wrap_arguments(tx, loop)
-    bb = tx.output.builder
     paths = Paths(tx, LoopIteration(loop))
     ctx = loops.LoopContext(tx, "while_peel", loop.header, loop.exit)
     ctx.paths = paths
