@@ -15,9 +15,14 @@ Where the loop node starts:
     1.0; while err > tol:`, or a resume function that starts inside the loop), and at its first
     branch on data the rest of that iteration runs as paths in the enclosing graph: this peeled
     iteration is where values settle their types (`udiff = 1.0` becomes a np.float64, `t = 0.0`
-    becomes `t + dt`), so the loop node after it carries the types they keep.
+    becomes `t + dt`), so the loop node after it carries the types they keep;
+  * a test the trace decides true, and a first iteration (traced from there as above) that
+    keeps the types of the values the loop carries: the trace restarts with the plan
+    "do_while", and the node starts at the decided test with `go` true (the loop runs at least
+    once), its body in the graph once instead of a peeled copy and the node.
 
-The loop's plan (output.loop_plan, keyed by its header) after a failed attempt:
+The loop's plan (output.loop_plan, keyed by its header) after a failed attempt ("do_while" that
+fails falls back to the peel):
   "peel"   the node's values change type in its first iteration and its test is on data: the
            frame breaks at that test, and the resume function that enters the loop peels it;
   any other decision (a graph break or anything the node cannot trace): the frame splits before

@@ -99,6 +99,8 @@ class ScalarSteps:
             return ("captured", name, kind)
         if type(a) in (int, bool, float) and (kind == "f") == (type(a) is float):
             return ("const", _word(a, kind))
+        if isinstance(a, np.generic) and a.dtype.kind == kind and a.dtype.itemsize == 8:
+            return ("const", _word(a.item(), kind))     # a NumPy scalar constant (GraphBuilder._harmless)
         if isinstance(a, sympy.Basic) and a.is_integer and kind == "i" and not (
                 self.index is not None and self.index in a.free_symbols):
             return ("size", self.code(pycode(a, self.plan.sym_names)), kind)

@@ -413,3 +413,26 @@ def test_pointer_abi_when_the_array_object_layout_is_not_known(monkeypatch):
     check(jacobi, [(rng.standard_normal((9, 9)), 6)], "llvm")
     check(carried_scalar, [(rng.random(6), 5)], "llvm")
     assert native_runs() == 5
+
+
+def relax_or_stop(u, b, stop):
+    """A convergence loop that also breaks on data (`if change < stop: break`): the test after
+    the break is computed on the side that did not break only (GraphBuilder._harmless: a select
+    with a NumPy scalar constant, which the driver holds as a constant word)."""
+    change, sweeps = 1, 0
+    while change > 1e-9:
+        old = u.copy()
+        u[1:-1] = 0.5 * (old[2:] + old[:-2]) - b[1:-1]
+        change = np.abs(u - old).max()
+        sweeps += 1
+        if change < stop:
+            break
+    return u, sweeps
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_break_on_data_before_the_test_stays_native(backend):
+    args = [(np.ones(n), np.full(n, 1e-3), stop) for n, stop in ((20, 1e-6), (20, 1e-4), (5, 1e-12), (3, 1e-12))]
+    check(relax_or_stop, args, backend)
+    if backend == "llvm":
+        assert native_runs() == 4
