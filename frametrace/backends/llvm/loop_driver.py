@@ -36,7 +36,9 @@ cached on disk like any kernel module):
       FLOAT    6, opcode, dst0, dst1, a0, a1, b0, b1
             Python float arithmetic and comparisons (FLOAT_OPS) on IEEE doubles held in 8-byte
             words (comparisons give a 0/1 int64 word); `x / 0.0` abandons the iteration as a
-            failed CHECKED op does (Python raises ZeroDivisionError)
+            failed CHECKED op does (Python raises ZeroDivisionError). The opcode's bits
+            FLOAT_A_INT / FLOAT_B_INT mark an operand that is a Python int's int64 word: it is
+            converted as Python converts an int in int-float arithmetic (correctly rounded)
       STORE    5, nbytes, dst, dst_step, src0, src1
             memcpy(dst + dst_step * j, src, nbytes): `pos[i] = value`, an element of a captured
             array at a position affine in the loop index (array_loops.py checks both ends)
@@ -60,6 +62,7 @@ SCALAR_OPS = ("add", "subtract", "less", "less_equal", "greater", "greater_equal
 CHECKED_OPS = ("multiply", "floor_divide", "remainder", "add", "subtract")
 FLOAT_OPS = ("add", "subtract", "multiply", "true_divide", "less", "less_equal", "greater", "greater_equal",
              "equal", "not_equal")
+FLOAT_A_INT, FLOAT_B_INT = 16, 32  # FLOAT opcode bits: that operand is a Python int's int64 word
 HEADER = 6
 CHUNK = 1 << 16                 # iterations per driver call (even: the parity of j carries over)
 NAME = "frametrace_array_loop"
@@ -118,7 +121,12 @@ notstore:
   br i1 %isfloat, label %flt, label %chk
 flt:
   %f1p = getelementptr i64, ptr %w, i64 1
-  %fopc = load i64, ptr %f1p
+  %fopw = load i64, ptr %f1p
+  %fopc = and i64 %fopw, 15
+  %faflag = and i64 %fopw, {FLOAT_A_INT}
+  %faint = icmp ne i64 %faflag, 0
+  %fbflag = and i64 %fopw, {FLOAT_B_INT}
+  %fbint = icmp ne i64 %fbflag, 0
   %f2p = getelementptr i64, ptr %w, i64 2
   %fd0 = load i64, ptr %f2p
   %f3p = getelementptr i64, ptr %w, i64 3
@@ -137,8 +145,14 @@ flt:
   %fdp = inttoptr i64 %fdv to ptr
   %fap = inttoptr i64 %fav to ptr
   %fbp = inttoptr i64 %fbv to ptr
-  %fx = load double, ptr %fap
-  %fy = load double, ptr %fbp
+  %fxd = load double, ptr %fap
+  %fyd = load double, ptr %fbp
+  %fxw = load i64, ptr %fap
+  %fyw = load i64, ptr %fbp
+  %fxc = sitofp i64 %fxw to double
+  %fyc = sitofp i64 %fyw to double
+  %fx = select i1 %faint, double %fxc, double %fxd
+  %fy = select i1 %fbint, double %fyc, double %fyd
   %fisdiv = icmp eq i64 %fopc, 3
   %fyz = fcmp oeq double %fy, 0.0
   %fbad = and i1 %fisdiv, %fyz
@@ -505,8 +519,9 @@ class Table:
         self.words += [CHECKED, CHECKED_OPS.index(op), dst[0], dst[1], a[0], a[1], b[0], b[1]]
         self.nops += 1
 
-    def float_op(self, op: str, dst: tuple, a: tuple, b: tuple):
-        self.words += [FLOAT, FLOAT_OPS.index(op), dst[0], dst[1], a[0], a[1], b[0], b[1]]
+    def float_op(self, op: str, dst: tuple, a: tuple, b: tuple, a_int=False, b_int=False):
+        opcode = FLOAT_OPS.index(op) | (FLOAT_A_INT if a_int else 0) | (FLOAT_B_INT if b_int else 0)
+        self.words += [FLOAT, opcode, dst[0], dst[1], a[0], a[1], b[0], b[1]]
         self.nops += 1
 
     def select(self, dst: tuple, cond: tuple, a: tuple, b: tuple):
@@ -540,4 +555,4 @@ class Table:
 
 
 __all__ = ["Table", "driver", "load_patch", "CALL", "COPY", "INT", "CHECKED", "SELECT", "STORE", "FLOAT",
-           "SCALAR_OPS", "CHECKED_OPS", "FLOAT_OPS"]
+           "SCALAR_OPS", "CHECKED_OPS", "FLOAT_OPS", "FLOAT_A_INT", "FLOAT_B_INT"]

@@ -8,8 +8,9 @@ Python scalars live in 8-byte words: ints and bools as int64, floats by their IE
     int  * // % (then + - too)   CHECKED ops: int64 overflow or a zero divisor abandons the
                                  iteration, Python runs the rest (big ints, ZeroDivisionError)
     float + - * / < <= ...       FLOAT ops on float words, float constants, captured floats and
-                                 int constants or sizes converted as Python converts them;
-                                 x / 0.0 abandons the iteration like a CHECKED op
+                                 int constants, sizes or int words (`out * 0.5`) converted as
+                                 Python converts them; x / 0.0 abandons the iteration like a
+                                 CHECKED op
     a if c else b                SELECT of two words (an if-converted branch)
     x[i] = value                 STORE into a captured array, affine in the loop index
 """
@@ -80,9 +81,25 @@ class ScalarSteps:
         if self.plan.cat[n] not in ("scalar", "fallback") or not n.scalar or n.shape != () or n.attrs \
                 or n.dtype.kind not in "fb" or len(n.args) != 2:
             raise NotNative(f"{n.op} runs in the body's wrapper")
-        operands = [self._float_operand(a) for a in n.args]
+        words = [self._int_word(a) for a in n.args]
+        # a Python int word converts as Python converts it in int-float arithmetic; comparisons and
+        # int / int are exact only below 2**53, which unchecked ints stay far below (INT_LIMIT)
+        if any(words) and self.checked and (n.op not in FLOAT_OPS[:4] or all(words)):
+            raise NotNative(f"{n.op} of a checked Python int and a float runs in the body's wrapper")
+        operands = [("int", w) if w else self._float_operand(a) for a, w in zip(n.args, words)]
         self.int_nodes[self.plan.var[n]] = n
         return ("float", n.op, self.plan.var[n], operands)
+
+    def _int_word(self, a):
+        """The wrapper name of a Python int word the driver holds (computed by an INT or CHECKED op,
+        or carried), else None."""
+        name = self.plan.var.get(a) if isinstance(a, Node) else None
+        if name is None or a.dtype is None or a.dtype.kind != "i":
+            return None
+        if name in self.int_nodes:
+            return name
+        k = self.scalar_carried.get(name)
+        return name if k is not None and k in self.py_carried and k not in self.float_carried else None
 
     def _word_operand(self, a, kind: str):
         """A SELECT operand: a Python scalar word of the body, a captured Python scalar, or a
@@ -204,7 +221,9 @@ class ScalarSteps:
         _, op, name, operands = c
         addresses = []
         for o in operands:
-            if isinstance(o, tuple):
+            if isinstance(o, tuple) and o[0] == "int":
+                addresses.append(tuple(runtime.data_ptr(a) for a in env[o[1]]))
+            elif isinstance(o, tuple):
                 if o[0] in ("captured", "size"):
                     v = ns[o[1]] if o[0] == "captured" else eval(o[1], ns)
                     if not isinstance(v, float) and abs(int(v)) >= 2 ** 53:
@@ -215,7 +234,8 @@ class ScalarSteps:
                 addresses.append((runtime.data_ptr(a),) * 2)
             else:
                 addresses.append(tuple(runtime.data_ptr(a) for a in env[o]))
-        table.float_op(op, tuple(runtime.data_ptr(a) for a in env[name]), addresses[0], addresses[1])
+        ints = [isinstance(o, tuple) and o[0] == "int" for o in operands]
+        table.float_op(op, tuple(runtime.data_ptr(a) for a in env[name]), addresses[0], addresses[1], *ints)
         return True
 
     def _add_select(self, c, ns, env, table, alive) -> bool:

@@ -436,3 +436,40 @@ def test_a_break_on_data_before_the_test_stays_native(backend):
     check(relax_or_stop, args, backend)
     if backend == "llvm":
         assert native_runs() == 4
+
+
+def output_schedule(x, t_end):
+    """`while t < t_end` with an output schedule: a Python int counter meets floats (`out * 0.5`)."""
+    t, out, snapshots = 0.0, 1, 0
+    while t < t_end:
+        dt = 0.05 * np.min(x)
+        if t + dt > out * 0.5:
+            snapshots += 1
+            out += 1
+        x = x + dt * (np.roll(x, 1) - x)
+        t = t + dt
+    return x, t, snapshots, out
+
+
+def mixed_counters(x, n):
+    """Int words in float arithmetic and comparisons (k / 3.0, 0.25 * k, t < k), and a
+    multiplied int (CHECKED: past 2**53 it converts with Python's rounding, `s * 0.5`)."""
+    k, s, acc, t = 0, 1, 0.0, 0.0
+    while k < n and x.sum() > -1e300:
+        x = x * 0.5
+        acc = acc + k / 3.0 + 0.25 * k + s * 0.5
+        if t < k:
+            t = t + 1.5
+        s = s * 7 + 1
+        k += 1
+    return x, k, s, acc, t
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_python_ints_in_float_arithmetic_stay_native(backend):
+    rng = np.random.default_rng(21)
+    check(output_schedule, [(np.linspace(1.0, 2.0, n), t_end) for n, t_end in ((16, 3.0), (16, 0.0), (5, 9.5))],
+          backend)
+    if backend == "llvm":
+        assert native_runs() == 2                        # t_end 0.0: no iteration
+    check(mixed_counters, [(rng.random(n), m) for n, m in ((4, 3), (4, 30), (1, 0))], backend)
