@@ -58,7 +58,7 @@ def assign(plan, kernels, hints) -> list:
 class TierUp:
     """Called by the wrapper before a large launch of a quick kernel: builds the full tier
     once (see module doc). `refs`: kernel name -> the wrapper namespace name calling it;
-    `build(kernels)`: the module's LLVM IR text."""
+    `build(kernels, context)`: their kernel_cache.GraphKernels."""
 
     def __init__(self, namespace: dict, refs: dict, kernels, build):
         self.ns, self.refs, self.kernels, self.build = namespace, refs, kernels, build
@@ -84,11 +84,10 @@ class TierUp:
         try:
             import llvmlite.binding as llvm
 
-            from . import jit
             full = [dataclasses.replace(k, tier="full") for k in self.kernels]
             context = llvm.create_context()
             _contexts.append(context)        # outlives every module built in it
-            module = jit.LoadedModule(self.build(full), [k.name for k in full], context=context)
+            module = self.build(full, context)
             self.module = module
             for name, ref in self.refs.items():
                 self.ns[ref] = module.functions[name]
@@ -108,3 +107,8 @@ class TierUp:
     def wait(self, timeout=None) -> bool:
         """Block until a started tier-up finished (True) or the timeout passed (False)."""
         return self._done.wait(timeout)
+
+
+def opt_level(kernel) -> int:
+    """The LLVM optimisation level of a kernel's module."""
+    return 3
