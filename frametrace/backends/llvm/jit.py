@@ -53,11 +53,11 @@ def cache_dir() -> str:
     return os.path.join(base, "llvm")
 
 
-def cache_key(ir_text: str, opt: int = 3) -> str:
+def cache_key(ir_text: str, opt: int = 3, codegen: int = CODEGEN_LEVEL) -> str:
     """The disk key of a module's object code: everything that decides the machine code."""
     host = "|".join(host_cpu())
     h = hashlib.sha256()
-    for part in (FORMAT_VERSION, llvmlite.__version__, host, str(CODEGEN_LEVEL), f"O{opt}", ir_text):
+    for part in (FORMAT_VERSION, llvmlite.__version__, host, str(codegen), f"O{opt}", ir_text):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
@@ -156,7 +156,8 @@ def _optimized(ir_text: str, context=None, opt: int = 3, renames=None):
     return tm, mod
 
 
-def object_code(ir_text: str, key: str, use_cache: bool = True, context=None, opt: int = 3, renames=None):
+def object_code(ir_text: str, key: str, use_cache: bool = True, context=None, opt: int = 3, renames=None,
+                codegen: int = CODEGEN_LEVEL):
     """(object code, origin) of a module whose cache_key is `key`: from the disk cache ("disk"),
     the shared cache behind it ("remote"), or built by LLVM ("compiled", then written to both).
     `renames` must follow from the key (kernel_cache.py names a kernel's symbol after it)."""
@@ -170,7 +171,7 @@ def object_code(ir_text: str, key: str, use_cache: bool = True, context=None, op
     if obj is None:
         origin = "compiled"
         _, mod = _optimized(ir_text, context, opt, renames)
-        obj = host_target_machine(CODEGEN_LEVEL).emit_object(mod)
+        obj = host_target_machine(codegen).emit_object(mod)
         if use_cache:
             _write(path, key, obj)
             _remote("put", key, obj)

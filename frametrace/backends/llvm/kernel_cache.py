@@ -53,7 +53,7 @@ class CompiledKernel:
     key: str
     symbol: str
     ir: str                         # the canonical LLVM IR text it was built from
-    opt: int                        # the optimisation level of its module
+    levels: tuple                   # (IR optimisation level, codegen level) of its module (tiers.opt_level)
     origin: str                     # "compiled", "disk" or "remote": how it first reached the process
     fn: object                      # ctypes KERNEL_TYPE of its entry point
     engine: object                  # keeps the code alive
@@ -68,8 +68,8 @@ class CompiledKernel:
     def asm(self) -> str:
         """Host assembly (rebuilt on demand)."""
         if self._asm is None:
-            tm, mod = jit._optimized(self.ir, opt=self.opt, renames={CANON: self.symbol})
-            self._asm = tm.emit_assembly(mod)
+            _, mod = jit._optimized(self.ir, opt=self.levels[0], renames={CANON: self.symbol})
+            self._asm = jit.host_target_machine(self.levels[1]).emit_assembly(mod)
         return self._asm
 
 
@@ -105,13 +105,14 @@ def symbol_of(key: str) -> str:
     return f"{CANON}_{key[:32]}"
 
 
-def compiled(kernels, object_abi: bool, opt_of=lambda k: 3, context=None, use_cache: bool = True):
-    """The GraphKernels of `kernels`: each built, loaded or shared (module doc). `opt_of(kernel)`:
-    its optimisation level; `context`: an LLVM context of the calling thread's own when it is not
+def compiled(kernels, object_abi: bool, levels_of=lambda k: (3, jit.CODEGEN_LEVEL), context=None,
+             use_cache: bool = True):
+    """The GraphKernels of `kernels`: each built, loaded or shared (module doc). `levels_of(kernel)`:
+    its (IR optimisation, codegen) levels; `context`: an LLVM context of the calling thread's own when it is not
     the main thread."""
     units, how = {}, {}
     for k in kernels:
-        units[k.name], how[k.name] = _get(canonical_ir(k, object_abi), opt_of(k), context, use_cache)
+        units[k.name], how[k.name] = _get(canonical_ir(k, object_abi), levels_of(k), context, use_cache)
     return GraphKernels(units, how)
 
 
@@ -153,12 +154,13 @@ class GraphKernels:
 
 def listing(units: dict, how: dict) -> str:
     """The LLVM IR of each kernel, headed by its name in the graph and its symbol."""
-    return "\n".join(f"; kernel {n} = @{u.symbol} (O{u.opt}, {how[n]})\n{u.ir}" for n, u in units.items())
+    return "\n".join(f"; kernel {n} = @{u.symbol} (O{u.levels[0]}, codegen O{u.levels[1]}, {how[n]})\n{u.ir}"
+                     for n, u in units.items())
 
 
-def _get(ir: str, opt: int, context, use_cache: bool):
+def _get(ir: str, levels: tuple, context, use_cache: bool):
     """(CompiledKernel, how it was obtained) for one kernel's canonical IR."""
-    key = jit.cache_key(ir, opt)
+    key = jit.cache_key(ir, *levels)
     while True:
         with _lock:
             unit = _table.get(key)
@@ -172,7 +174,7 @@ def _get(ir: str, opt: int, context, use_cache: bool):
                 break
         waiting.wait()                  # another thread builds it: take its result (or retry)
     try:
-        unit = _build(ir, opt, key, context, use_cache, engine)
+        unit = _build(ir, levels, key, context, use_cache, engine)
         with _lock:
             if engine is _engine:       # not forgotten (ft.reset) while building
                 _table[key] = unit
@@ -183,15 +185,15 @@ def _get(ir: str, opt: int, context, use_cache: bool):
     return unit, unit.origin
 
 
-def _build(ir, opt, key, context, use_cache, engine) -> CompiledKernel:
+def _build(ir, levels, key, context, use_cache, engine) -> CompiledKernel:
     symbol = symbol_of(key)
     t0 = time.perf_counter()
-    obj, origin = jit.object_code(ir, key, use_cache, context, opt, renames={CANON: symbol})
+    obj, origin = jit.object_code(ir, key, use_cache, context, levels[0], {CANON: symbol}, levels[1])
     seconds = time.perf_counter() - t0 if origin == "compiled" else 0.0
     addr = engine.add(obj, symbol)
     with _lock:
         stats["compiled" if origin == "compiled" else "loaded"] += 1
-    return CompiledKernel(key, symbol, ir, opt, origin, KERNEL_TYPE(addr), engine, seconds)
+    return CompiledKernel(key, symbol, ir, levels, origin, KERNEL_TYPE(addr), engine, seconds)
 
 
 def _current_engine() -> _Engine:
