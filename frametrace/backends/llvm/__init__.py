@@ -28,6 +28,7 @@ import dataclasses
 import functools
 import logging
 
+from ... import compile_times
 from ...config import config
 from ...ir.graph import Graph
 from ...ir.registry import get_op
@@ -90,10 +91,11 @@ def _compile(graph: Graph):
     module = stages["module"](kernels) if kernels else None
     for nl in plan.loop_natives.values():
         nl.fn = module.functions[nl.kernel.name]
-    source, namespace = stages["wrapper"](plan, steps, module)
-    refs = namespace.pop("_kernel_refs", {})
-    run_tiers = namespace["_tier_up"] = tiers.TierUp(namespace, refs, kernels, stages["module"]) if quick else None
-    exec(compile(source, "<frametrace llvm wrapper>", "exec"), namespace)
+    with compile_times.phase("wrapper"):
+        source, namespace = stages["wrapper"](plan, steps, module)
+        refs = namespace.pop("_kernel_refs", {})
+        run_tiers = namespace["_tier_up"] = tiers.TierUp(namespace, refs, kernels, stages["module"]) if quick else None
+        exec(compile(source, "<frametrace llvm wrapper>", "exec"), namespace)
     run = namespace["run"]
     run.source = source
     run.llvm_ir = module.ir if module is not None else ""

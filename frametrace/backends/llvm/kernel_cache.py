@@ -35,6 +35,7 @@ import time
 
 import llvmlite.binding as llvm
 
+from ... import compile_times
 from ...codegen.llvm_kernels import module_ir
 from . import jit
 from .runtime import KERNEL_TYPE
@@ -112,7 +113,10 @@ def compiled(kernels, object_abi: bool, levels_of=lambda k: (3, jit.CODEGEN_LEVE
     the main thread."""
     units, how = {}, {}
     for k in kernels:
-        units[k.name], how[k.name] = _get(canonical_ir(k, object_abi), levels_of(k), context, use_cache)
+        with compile_times.phase("codegen"):
+            ir = canonical_ir(k, object_abi)
+        units[k.name], how[k.name] = _get(ir, levels_of(k), context, use_cache)
+        compile_times.count(f"kernels_{'loaded' if how[k.name] in ('disk', 'remote') else how[k.name]}")
     return GraphKernels(units, how)
 
 
@@ -174,7 +178,8 @@ def _get(ir: str, levels: tuple, context, use_cache: bool):
                 break
         waiting.wait()                  # another thread builds it: take its result (or retry)
     try:
-        unit = _build(ir, levels, key, context, use_cache, engine)
+        with compile_times.phase("llvm"):
+            unit = _build(ir, levels, key, context, use_cache, engine)
         with _lock:
             if engine is _engine:       # not forgotten (ft.reset) while building
                 _table[key] = unit
