@@ -98,6 +98,11 @@ def count(name: str, n: int = 1) -> None:
         times.counts[name] = times.counts.get(name, 0) + n
 
 
+def frame_name(code) -> str:
+    """`Model.__call__ (model.py:20)`: how logs and explain name a compiled frame."""
+    return f"{getattr(code, 'co_qualname', code.co_name)} ({code.co_filename}:{code.co_firstlineno})"
+
+
 @dataclass
 class CompileTime:
     """One compiled graph's cost, as ft.explain(...).compile_times lists it."""

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .compile_times import CompileTime
+from .compile_times import CompileTime, frame_name
 
 
 @dataclass
@@ -78,9 +78,8 @@ def explain(fn, *args, **kwargs) -> ExplainOutput:
                 out.break_reasons.append(brk)
             out.guards += [g.name for g in info.guards]
             if info.phase_times is not None:
-                code = cache.code
-                out.compile_times.append(CompileTime(info.compile_id, f"{code.co_name} ({code.co_filename}:"
-                                                     f"{code.co_firstlineno})", info.graph_nodes, info.phase_times))
+                out.compile_times.append(CompileTime(info.compile_id, frame_name(cache.code), info.graph_nodes,
+                                                     info.phase_times))
         failure = cache.state.data.get("failure")
         if failure is not None:
             out.break_reasons.append(failure)

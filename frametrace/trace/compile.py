@@ -96,9 +96,7 @@ def compile_frame(cache, values, options, frame_state, compile_id):
     with compile_times.timing() as times:
         entry = _compile_frame(cache, values, options, frame_state, compile_id)
     entry.info.phase_times = times
-    code = cache.code
-    compile_times.log_compile(compile_log, f"{code.co_name} ({code.co_filename}:{code.co_firstlineno})",
-                              entry.info.graph_nodes, times)
+    compile_times.log_compile(compile_log, compile_times.frame_name(cache.code), entry.info.graph_nodes, times)
     return entry
 
 
