@@ -34,6 +34,7 @@ from ...ir.graph import Graph
 from ...ir.registry import get_op
 from ...logs import get_logger
 from ...lower.fusion import KernelStep, group
+from ...lower.lift_offsets import lift_offsets
 from ...lower.loop_ir import Op, format_kernel
 from ...lower.schedule import Plan
 from ..numpy_backend import compile_graph as reference_graph
@@ -85,6 +86,9 @@ def _compile(graph: Graph):
     plan = stages["plan"](graph)
     plan.loop_natives, plan.loop_runners, plan.array_loops = _loops(graph)
     steps = stages["steps"](plan)
+    for s in steps:                           # kernels equal but for their offsets: one kernel
+        if isinstance(s, KernelStep):
+            s.kernel = lift_offsets(s.kernel)
     kernels = [s.kernel for s in steps if isinstance(s, KernelStep)]
     quick = tiers.assign(plan, kernels, getattr(graph, "hints", None))    # small symbolic kernels
     kernels += [nl.kernel for nl in plan.loop_natives.values()]
