@@ -41,8 +41,9 @@ class PhaseTimes:
     def kernels(self) -> str:
         c = self.counts
         n = c.get("kernels_compiled", 0) + c.get("kernels_shared", 0) + c.get("kernels_loaded", 0)
-        return (f"{n} kernel{'s' * (n != 1)} ({c.get('kernels_compiled', 0)} compiled by LLVM, {c.get('kernels_shared', 0)} "
-                f"shared with earlier graphs, {c.get('kernels_loaded', 0)} from the disk cache)")
+        return (f"{n} kernel{'s' * (n != 1)} ({c.get('kernels_compiled', 0)} compiled by LLVM, "
+                f"{c.get('kernels_shared', 0)} shared with earlier graphs, {c.get('kernels_loaded', 0)} "
+                "from the disk cache)")
 
     def __str__(self):
         parts = [f"{p} {self.seconds[p]:.3f} s" for p in sorted(self.seconds, key=_phase_order)

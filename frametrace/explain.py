@@ -64,7 +64,6 @@ def explain(fn, *args, **kwargs) -> ExplainOutput:
     try:
         compiled(*args, **kwargs)
     finally:
-        delta = {k: counters.values[k] - saved[k] for k in saved}
         counters.values.update(saved)
     for cache in _caches_reached(compiled._frametrace_cache):
         for entry in reversed(cache.entries):

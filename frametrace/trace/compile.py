@@ -119,7 +119,7 @@ def _compile_frame(cache, values, options, frame_state, compile_id):
         brk.reason = exc
     output.shape_env.check_constraints()
 
-    fn, code = cache.fn, cache.code
+    fn = cache.fn
     namespace = {"___MISS": rt.MISS, "___G": fn.__globals__}
     rebuild = Reconstructor(output, namespace)
     if brk is None:

@@ -48,7 +48,6 @@ def test_numpy_backend_has_no_llvm_phase():
 
 
 def test_phases_are_exclusive():
-    times = compile_times.PhaseTimes()
     with compile_times.timing() as times:
         with compile_times.phase("lowering"):
             with compile_times.phase("llvm"):

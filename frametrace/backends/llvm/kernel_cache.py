@@ -157,9 +157,12 @@ class GraphKernels:
 
 
 def listing(units: dict, how: dict) -> str:
-    """The LLVM IR of each kernel, headed by its name in the graph and its symbol."""
-    return "\n".join(f"; kernel {n} = @{u.symbol} (O{u.levels[0]}, codegen O{u.levels[1]}, {how[n]})\n{u.ir}"
-                     for n, u in units.items())
+    """The LLVM IR of each distinct kernel once, headed by its names in the graph and its symbol."""
+    names: dict = {}
+    for n, u in units.items():
+        names.setdefault(id(u), (u, []))[1].append(n)
+    return "\n".join(f"; kernel {', '.join(ns)} = @{u.symbol} (O{u.levels[0]}, codegen O{u.levels[1]}, "
+                     f"{', '.join(sorted({how[n] for n in ns}))})\n{u.ir}" for u, ns in names.values())
 
 
 def _get(ir: str, levels: tuple, context, use_cache: bool):
