@@ -255,8 +255,21 @@ def _rmw_rule(cur: list, job: Job) -> bool:
     return all(j.kind == "red_rmw" for j in cur + [job]) and _same_rmw(cur[0], job)
 
 
+# jobs (stored values, reductions, assignments) one kernel takes at most: every join rebuilds the
+# open kernel (try_join), so an unbounded group costs time quadratic in its jobs; reductions are
+# bounded tighter: each recomputes the lazy values it reads (schedule.MAX_LAZY_DEPTH has figures)
+MAX_KERNEL_JOBS = 64
+MAX_KERNEL_REDUCTIONS = 8
+
+
+def _bounded(cur: list, job: Job) -> bool:
+    reds = sum(j.kind in ("red", "red_rmw") for j in cur)
+    return len(cur) < MAX_KERNEL_JOBS and (job.kind not in ("red", "red_rmw") or reds < MAX_KERNEL_REDUCTIONS)
+
+
 # name -> predicate(open kernel's jobs, new job): may the job join? (then it must also build)
 JOIN_RULES = (
+    ("bounded", _bounded),              # compile time linear in the graph's size
     ("accumulating", _rmw_rule),        # column reductions share a pass only with their kind
     ("standalone", lambda cur, job: job.kind == "red_rmw" or not (      # scans, assigns, int
         job.standalone or any(j.standalone for j in cur))),             #   matmul: alone

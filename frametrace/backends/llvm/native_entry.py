@@ -93,6 +93,8 @@ class _Builder:
         self.vw = Views(self)
         self.descs: dict = {}         # wrapper variable -> native_views.Desc of an input or its view
         self.copies: dict = {}        # assign node (a wrapper step) -> (dst Desc, source)
+        self._cleanups: dict = {}     # owned pointers -> label of the block dropping them (_cleanup)
+        self._pending_cleanups: list = []
 
     # -- the whole function ----------------------------------------------------------------
     def build(self, guards, bindings, graph_call, input_codes, return_code, graph, run, name):
@@ -136,6 +138,13 @@ class _Builder:
         hits = ir.op(f"load i64, ptr {c}, align 8")
         ir.do(f"store i64 {ir.op(f'add i64 {hits}, 1')}, ptr {c}, align 8")
         ir.do(f"ret ptr {out}")
+        for label, p, then in self._pending_cleanups:
+            ir.block(label)
+            if p is None:
+                ir.do("ret ptr null")
+            else:
+                ir.call("void", "Py_DecRef", f"ptr {p}")
+                ir.do(f"br label %{then}")
         fname = "ft_native_" + "".join(ch if ch.isalnum() else "_" for ch in name)
         text = "\n".join([f"define ptr @{fname}(ptr %self, ptr %args, i64 %nargs) {{", "entry:"] + ir.allocas
                          + ["  br label %start", "start:"] + ir.lines
@@ -408,13 +417,21 @@ class _Builder:
     def null_fails(self, value, live):
         """NULL (an exception is set): drop what we own, return NULL."""
         ir = self.ir
-        err, ok = ir.label("err"), ir.label("ok")
-        ir.do(f"br i1 {ir.op(f'icmp eq ptr {value}, null')}, label %{err}, label %{ok}")
-        ir.block(err)
-        for p in live:
-            ir.call("void", "Py_DecRef", f"ptr {p}")
-        ir.do("ret ptr null")
+        ok = ir.label("ok")
+        ir.do(f"br i1 {ir.op(f'icmp eq ptr {value}, null')}, label %{self._cleanup(tuple(live))}, label %{ok}")
         ir.block(ok)
+
+    def _cleanup(self, live: tuple) -> str:
+        """The label of a block that drops `live` (the last first) and returns NULL, emitted
+        after the function's body (_finish). Blocks are shared by prefixes: the failure paths of
+        N allocations take N blocks, not N * N decrefs (a graph of 700 allocations made an entry
+        of 250,000 lines that LLVM took 37 s to build)."""
+        label = self._cleanups.get(live)
+        if label is None:
+            label = self._cleanups[live] = self.ir.label("err")
+            self._pending_cleanups.append((label, live[-1] if live else None,
+                                           self._cleanup(live[:-1]) if live else None))
+        return label
 
     def _launch(self, plan, step, run):
         ir = self.ir
