@@ -10,6 +10,7 @@ values, reductions, scans, assignments) into kernels.
 """
 from __future__ import annotations
 
+import bisect
 import math
 
 import sympy
@@ -177,7 +178,8 @@ class Plan:
                 computed[n] = self.pos[n]
                 continue
             at = min((computed.get(u, self.pos[u]) for u in self.users[n]), default=self.pos[n])
-            if self.cat[n] == "pw" and reports_fp(n) and any(self.pos[n] < p < at for p in steps):
+            k = bisect.bisect_right(steps, self.pos[n])        # the first such step after n
+            if self.cat[n] == "pw" and k < len(steps) and steps[k] < at and reports_fp(n):
                 self.need[n] = True
                 at = self.pos[n]
             computed[n] = at

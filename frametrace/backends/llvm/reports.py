@@ -165,6 +165,8 @@ class ReportCode:
         self.on = fp or self.events
         self.rp = Reports(plan.graph, None)
         self.pending = "_w" if self.events else "()"
+        self.state = self.events              # the body sets _b / _p (a point, a raising report_if)
+        self._kept = None
 
     def _check(self) -> str:
         return " or ".join(x for x, ok in (("_w", self.events), ("_fpw.value", self.fp)) if ok)
@@ -179,7 +181,11 @@ class ReportCode:
         return lines
 
     def _point(self, upto_step: int, upto: int) -> int:
-        return self.rp.point(*committed(self.plan, self.steps, upto_step, upto, self.event_nodes))
+        self.state = True
+        if self._kept is None:                # values a redo cannot be given (computed once)
+            self._kept = {donor for s in self.steps if isinstance(s, KernelStep) for _, donor in s.reuse} | \
+                _written_nodes(self.plan.graph)
+        return self.rp.point(*committed(self.plan, self.steps[:upto_step], upto, self.event_nodes, self._kept))
 
     def before(self, i: int, node) -> list:
         """A barrier before a wrapper step that may warn: the reports before it, in order."""
@@ -194,8 +200,8 @@ class ReportCode:
             return []
         lines = []
         if self.fp and runs_kernels(node):
-            lines = [f"    if _fpw.value:",
-                     f"        _r = _rp.flush((), _b, None, inputs, symbol_values, _saved, locals())",
+            lines = ["    if _fpw.value:",
+                     "        _r = _rp.flush((), _b, None, inputs, symbol_values, _saved, locals())",
                      "        if _r is not None: return _r"]
         return lines + [f"    _b = {self._point(i + 1, self.plan.pos[node])}"]
 
@@ -215,6 +221,7 @@ class ReportCode:
         """A warning NumPy's Python code issues from a computed flag: a pending event; an
         error (ValueError) raises here, with its position for `failed`."""
         message = node.attr("message")
+        self.state = True
         if node.attr("error"):
             return [f"    if {flag}: _p = {self.plan.pos[node]}; raise ValueError({message!r})"]
         return [f"    if {flag}: _w.append({self.rp.event(self.plan.pos[node], message)})"]
@@ -224,22 +231,23 @@ class ReportCode:
         try whose exceptions go through `failed`, then the last barrier."""
         self.rp.fb = fallback
         saved = [] if any(line.lstrip().startswith("_saved =") for line in pre) else ["    _saved = None"]
-        state = [f"    _w, _b, _p = {'[]' if self.events else '()'}, 0, None"]
+        state = [f"    _w, _b, _p = {'[]' if self.events else '()'}, 0, None"] if self.state else []
+        where = "_b, _p" if self.state else "0, None"      # (no point, no raising report: constants)
         inner = ["    " + line for line in body]
-        return pre + saved + state + ["    try:"] + inner + [
+        lines = pre + saved + state + ["    try:"] + inner + [
             "    except Exception:",
-            f"        _r = _rp.failed({self.pending}, _b, _p, inputs, symbol_values, _saved, locals())",
+            f"        _r = _rp.failed({self.pending}, {where}, inputs, symbol_values, _saved, locals())",
             "        if _r is None: raise",
             "        return _r"] + self._flush(None, None) + ["    return _o"]
+        return lines if self.state else [line.replace("_rp.flush((), _b,", "_rp.flush((), 0,") for line in lines]
 
 
-def committed(plan, steps, upto_step: int, upto: int, event_nodes) -> tuple:
-    """(given, skip) of a point after steps[:upto_step], whose events before position `upto`
-    were issued (`event_nodes`: the nodes with size warnings): see the module doc."""
-    reused = {donor for s in steps if isinstance(s, KernelStep) for _, donor in s.reuse}
-    written = _written_nodes(plan.graph)
+def committed(plan, done, upto: int, event_nodes, overwritten) -> tuple:
+    """(given, skip) of a point after the steps `done`, whose events before position `upto`
+    were issued (`event_nodes`: the nodes with size warnings; `overwritten`: values a later
+    step writes over): see the module doc."""
     given, skip = [], []
-    for step in steps[:upto_step]:
+    for step in done:
         nodes = [step.node] if not isinstance(step, KernelStep) else [j.node for j in step.jobs]
         for n in nodes:
             pos = plan.pos.get(n)
@@ -252,7 +260,8 @@ def committed(plan, steps, upto_step: int, upto: int, event_nodes) -> tuple:
             live = not isinstance(step, KernelStep) and plan.warns_in_wrapper(n)
             if not live and not (n in event_nodes and pos < upto):
                 continue
-            if n.dtype is None or n in reused or n in written or n not in plan.var:
+            if n.dtype is None or n in overwritten or n not in plan.var or (
+                    not live and n not in plan.stored):
                 continue                      # recomputed by the redo (may warn twice)
             given.append((pos, plan.var[n], bool(n.scalar and n.shape == ())))
     return sorted(given), sorted(skip)
