@@ -16,7 +16,7 @@ import sympy
 
 from ..ir.graph import Node
 from ..ir.ops.mutation import READ_ONLY
-from ..ir.registry import Reduction, lowered_as, may_raise
+from ..ir.registry import Reduction, lowered_as
 from . import compact
 from .kernels import Conflict, KernelBuilder
 from .loop_ir import Kernel, Load, Store, walk_exprs
@@ -351,11 +351,11 @@ class _Grouper:
         self.steps.append(WrapperStep(n))
 
     def _reports_first(self, n: Node) -> bool:
-        """A NumPy step that may warn or raise waits for the open kernel when its jobs, before
-        it in program order, may report (an FP error, np.mean over nothing): NumPy's order of
-        reports (backends/llvm/reports.py)."""
-        return (self.plan.warns_in_wrapper(n) or may_raise(n)) and any(self.plan.may_report(j.node)
-                                                                        for j in self.cur)
+        """A NumPy step that may warn, or a report_if (a warning, a ValueError), waits for the
+        open kernel when its jobs, before it in program order, may report (an FP error,
+        np.mean over nothing): NumPy's order of reports (backends/llvm/reports.py)."""
+        return (self.plan.warns_in_wrapper(n) or n.op == "report_if") and any(
+            self.plan.may_report(j.node) for j in self.cur)
 
 
 def zero_fill(n: Node) -> bool:
