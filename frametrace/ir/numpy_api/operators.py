@@ -68,15 +68,16 @@ def binary_op(b, op: str, lhs, rhs):
 FAST_POWER = {(int, -1): ("reciprocal", False), (int, 2): ("square", True), (float, 0.5): ("sqrt", False)}
 
 
-def fast_power(b, x, e):
+def fast_power(b, x, e, inplace=False):
     """The ufunc `x ** e` calls for an ndarray x (a 0-d array too, not a NumPy scalar), or
     None for np.power. They differ from np.power in their error messages ("divide by zero
     encountered in reciprocal"); `bool_array ** 2` is np.square's int8 where np.power gives
-    int64, `complex_array ** 0.5` np.sqrt's rounding. A run-time Python int exponent picks
-    the shortcut at run time: np.power is kept, the backends compute the shortcut's values
-    (lower/pointwise.py), only a bool array's dtype cannot follow."""
+    int64, `complex_array ** 0.5` np.sqrt's rounding. An exponent known only at run time (a
+    Python int argument n) keeps np.power: values and dtypes agree except for a bool array
+    (Unsupported; `inplace`: `x **= n` into a bool x fails NumPy's cast either way), a message
+    says "power" where NumPy's says "reciprocal" or "square" (README)."""
     if is_weak_value(e):
-        if x.dtype.kind == "b" and weak_type(e) is int:
+        if x.dtype.kind == "b" and weak_type(e) is int and not inplace:
             if is_proxy(e):
                 raise Unsupported("`bool_array ** n` has dtype int8 if n == 2 at run time, else "
                                   "int64", kind="data_dependent", context="operator **")
@@ -111,7 +112,7 @@ def inplace_op(b, op: str, target, rhs):
         return binary_op(b, op, target, rhs)
     name, _ = BINARY_OPERATORS[op]
     rhs = check_operand(rhs, f"operator {op}=")
-    fast = fast_power(b, target, rhs) if op == "**" else None
+    fast = fast_power(b, target, rhs, inplace=True) if op == "**" else None
     if fast is not None:                       # ndarray.__ipow__: np.<fast>(target, out=target)
         return write_ufunc_out(b, f"operator {op}=", getattr(np, fast), (target,), b.emit(fast, target),
                                target)
