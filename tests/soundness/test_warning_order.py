@@ -186,3 +186,31 @@ def test_a_loop_hands_its_flags_to_numpy_once():
         return acc, np.nanmax(np.log(y))
     y = np.array([1.0, 2.0, 0.0, 3.0, -1.0, 1.0, 2.0, 3.0, 4.0, 5.0, 0.0, 6.0])
     _check(f, [(np.ones(4), y), (np.ones(5), y[:9])])
+
+
+def test_the_array_loop_driver_leaves_no_report_to_a_second_numpy_run():
+    """Iterations run by the body's own wrapper warn as they go; the native driver then runs
+    the rest only when they reported nothing, so that a flag it leaves is the first report of
+    the call, which NumPy's redo of the whole call then makes (once)."""
+    from frametrace.backends.llvm import array_loops
+
+    def sweeps(u, d, k):
+        for t in range(k):
+            u = 0.5 * u + 1.0 / (d - t)
+        return u
+
+    u = np.ones(3)
+    cases = [(u, np.array([15.0, 0.5, 2.5]), 20),       # the zero in the native iterations
+             (u, np.array([0.0, 15.0, 2.5]), 20),       # in the first one, then in the native ones
+             (u, np.array([0.0, 0.5, 2.5]), 20),        # in the first one only
+             (u, np.array([0.5, 0.5, 2.5]), 20)]        # none
+    for backend in BACKENDS:
+        ft.reset()
+        before = array_loops.runs["native"]
+        compiled = ft.compile(sweeps, backend=backend, dynamic=True)
+        for args in cases:
+            want, got = observe(sweeps, args, "always"), observe(compiled, args, "always")
+            assert got[2] == want[2] and got[1] == want[1], (args, got[2], want[2])
+            assert_same(got[0], want[0], rtol=1e-12)
+        if backend == "llvm":
+            assert array_loops.runs["native"] - before == 2     # the calls whose first iterations were quiet
