@@ -232,6 +232,38 @@ class FloatPow(FloatOp):
     is_real = None                       # (-8.0) ** (1 / 3) is a complex number in Python
 
 
+def _dyadic(x) -> bool:
+    """A rational k / 2**m with |x| < 2**20 and m <= 20."""
+    return bool(x.is_Rational) and int(x.q) & (int(x.q) - 1) == 0 and int(x.q) <= 2 ** 20 and abs(x) < 2 ** 20
+
+
+def exact_value(expr):
+    """The value of a float expression of sizes as an exact sympy number, when the program's
+    float arithmetic computes it without rounding (sizes below 2**30): integers, dyadic
+    constants, sums, differences, products by a dyadic constant and divisions by a power of
+    two of such values (`n / 2`, `0.5 * n + 1.0`); else None (`n / 3` is rounded)."""
+    e = sympy.sympify(expr)
+    if e.is_Integer or (e.is_Symbol and e.is_integer):
+        return e
+    if e.is_Float:
+        r = sympy.Rational(*float(e).as_integer_ratio())
+        return r if _dyadic(r) else None
+    if isinstance(e, ToFloat):
+        return exact_value(e.args[0])
+    ops = {FloatAdd: sympy.Add, FloatSub: lambda a, b: a - b, FloatMul: sympy.Mul,
+           FloatTrueDiv: lambda a, b: a / b}
+    if not (type(e) in ops or (e.is_integer and (e.is_Add or e.is_Mul))):
+        return None
+    args = [exact_value(a) for a in e.args]
+    if any(a is None for a in args):
+        return None
+    if isinstance(e, FloatTrueDiv) and not (args[1].is_Integer and args[1] != 0 and _dyadic(1 / args[1])):
+        return None                           # only a division by a power of two is exact
+    if isinstance(e, FloatMul) and not any(a.is_number and _dyadic(a) for a in args):
+        return None                           # two sizes: the product may need rounding
+    return ops.get(type(e), type(e))(*args)
+
+
 # SymFloat arithmetic (symint.py): Python operator name -> its FloatOp
 FLOAT_OPS = {"add": FloatAdd, "sub": FloatSub, "mul": FloatMul, "truediv": FloatTrueDiv,
              "floordiv": FloatFloorDiv, "mod": FloatMod, "pow": FloatPow}

@@ -85,3 +85,20 @@ def test_stencil_coefficients_from_dynamic_sizes_are_eagers():
         for t, n in [(12, 150), (7, 33), (3, 10), (5, 101)]:
             u = np.random.default_rng(n).standard_normal(n)
             np.testing.assert_array_equal(f(t, n, u.copy()), kernel(t, n, u.copy()))
+
+
+def test_exact_values_of_float_sizes_only_when_python_does_not_round():
+    from frametrace.shapes.functions import FloatAdd, FloatMul, FloatTrueDiv, exact_value
+    import sympy
+    s = sympy.Symbol("s0", integer=True, positive=True)
+    assert exact_value(FloatTrueDiv(s, 2)) == s / 2
+    assert exact_value(FloatAdd(FloatMul(0.5, s), 1.0)) == s / 2 + 1
+    assert exact_value(FloatTrueDiv(s, 3)) is None               # n / 3 is rounded
+    assert exact_value(FloatAdd(FloatTrueDiv(s, 4), 0.1)) is None
+
+    def f(v):                                                    # NumPy's float length, each size
+        return np.arange(0.0, v.shape[0] / 2, 0.5) + 1, np.arange(0.0, v.shape[0] / 3, 0.25)
+    g = ft.compile(f, dynamic=True)
+    for n in (2, 3, 7, 12):
+        for got, want in zip(g(np.ones(n)), f(np.ones(n))):
+            np.testing.assert_array_equal(got, want)
