@@ -13,7 +13,7 @@ import numbers
 
 import sympy
 
-from .functions import FLOAT_OPS, FloatTrueDiv, FloorDiv, PythonMod
+from .functions import FLOAT_OPS, FloatTrueDiv, FloorDiv, PythonMod, exact_value
 from .minmax import distribute
 
 _REL = {"eq": sympy.Eq, "ne": sympy.Ne, "lt": sympy.Lt, "le": sympy.Le, "gt": sympy.Gt,
@@ -266,8 +266,11 @@ class SymFloat(SymNodeBase):
     def _rounded(self, up: bool):
         e = self.expr
         if isinstance(e, FloatTrueDiv) and e.args[0].is_integer and e.args[1].is_integer:
-            # a ratio of ints: exact floor/ceil (Python's float quotient agrees below 2**53)
-            num, den = e.args
+            num, den = e.args                 # a ratio of ints (Python's quotient agrees below 2**53)
+        else:                                 # a float Python computes exactly (n * 0.5 + 1)
+            num, den = (sympy.together(v).as_numer_denom() if (v := exact_value(e)) is not None
+                        else (None, None))
+        if num is not None and num.is_integer and den.is_integer:    # exact floor/ceil
             e = FloorDiv(-num, den) if up else FloorDiv(num, den)
             return wrap(-e if up else e, "int", self.env)
         v = float(self)

@@ -66,6 +66,7 @@ def test_floor_and_ceil_of_a_ratio_of_sizes_stay_exact(env):
     import math
     n = env.create_symbol(7, X(0))
     assert str(math.floor(n / 2)) == "(s0//2)" and math.ceil(n / 2).hint == 4
+    assert math.floor(n * 0.5 + 1).hint == 4 and math.ceil(n * 0.25).hint == 2
     assert env.guards == []
 
 
