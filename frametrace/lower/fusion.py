@@ -359,9 +359,16 @@ class _Grouper:
         if plan.cat[n] in ("pw", "red", "input") or (plan.cat[n] == "view" and not plan.need.get(n)):
             return                                           # lazy: computed where it is read
         if self.cur and (plan.is_barrier(n) or any(a in {j.node for j in self.cur}
-                                                   for a in node_args(n))):
+                                                   for a in node_args(n)) or self._reports_first(n)):
             self.close()
         self.steps.append(WrapperStep(n))
+
+    def _reports_first(self, n: Node) -> bool:
+        """A NumPy step that may warn, or a report_if (a warning, a ValueError), waits for the
+        open kernel when its jobs, before it in program order, may report (an FP error,
+        np.mean over nothing): NumPy's order of reports (backends/llvm/reports.py)."""
+        return (self.plan.warns_in_wrapper(n) or n.op == "report_if") and any(
+            self.plan.may_report(j.node) for j in self.cur)
 
 
 def zero_fill(n: Node) -> bool:

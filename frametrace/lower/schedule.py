@@ -15,10 +15,11 @@ import math
 
 import sympy
 
-from ..ir.graph import Graph, Node
+from ..ir.graph import SCALAR_MATH, Graph, Node
 from ..ir.ops.loops import written_values
-from ..ir.registry import get_op, lowering, may_raise
+from ..ir.registry import get_op, lowering, may_raise, may_warn, size_warnings
 from .classify import categorize, view_is_inlinable
+from .matmul import kernel_matmul
 from .pointwise import SUPPORTED_DTYPES
 from .views import broadcast_ok, is_one
 
@@ -41,6 +42,19 @@ def _written_between(positions: list, lo, hi) -> bool:
     """Is there a write at a position strictly between lo and hi (positions ascending)?"""
     i = bisect.bisect_right(positions, lo)
     return i < len(positions) and positions[i] < hi
+
+
+def reports_fp(n: Node) -> bool:
+    """May NumPy report an FP error computing node n (registry fp_errors: a float loop, an
+    integer divide, NumPy's scalar math on ints)?"""
+    if n.op == "input":
+        return False
+    op = get_op(n.op)
+    if op.fp_errors == "none":
+        return False
+    if op.fp_errors == "int_divide" or n.attr(SCALAR_MATH):
+        return True
+    return any(getattr(x, "dtype", None) is not None and x.dtype.kind in "fc" for x in (n, *n.inputs()))
 
 
 def _wrapper_assign(plan, n: Node) -> bool:
@@ -156,6 +170,7 @@ class Plan:
                 self.need[self.assign_base(n)[0]] = True
         self._bound_lazy_depth()
         self._mutation_hazards()
+        self._reports_order()
         for n in reversed(self.nodes):        # wrapper views need their operand
             if self.need.get(n) and self.cat[n] == "view":
                 x = n.args[0]
@@ -182,6 +197,46 @@ class Plan:
                 depth[cut] = 0
                 d = 0 if cut is n else 1 + max((depth.get(a, 0) for a in node_args(n)), default=0)
             depth[n] = d
+
+    def _reports_order(self):
+        """NumPy reports a value's FP errors where the program computes it. A lazy value that
+        may report, whose first consumer comes after a NumPy step that may warn, would be
+        computed (and flagged) after that step: it is stored before it instead
+        (backends/llvm/reports.py: reports in NumPy's order)."""
+        steps = [self.pos[n] for n in self.nodes if n in self.live and self.warns_in_wrapper(n)]
+        if not steps:
+            return
+        computed: dict = {}                   # node -> program position of the job computing it
+        for n in reversed(self.nodes):
+            if n not in self.live:
+                continue
+            if self.cat[n] not in ("pw", "view") or self.need.get(n):
+                computed[n] = self.pos[n]
+                continue
+            at = min((computed.get(u, self.pos[u]) for u in self.users[n]), default=self.pos[n])
+            k = bisect.bisect_right(steps, self.pos[n])        # the first such step after n
+            if self.cat[n] == "pw" and k < len(steps) and steps[k] < at and reports_fp(n):
+                self.need[n] = True
+                at = self.pos[n]
+            computed[n] = at
+
+    def warns_in_wrapper(self, n: Node) -> bool:
+        """Is n a NumPy step of the wrapper that may warn as it runs (a fallback, BLAS matmul,
+        NumPy's `dst[...] = src`)? Python scalar arithmetic ("scalar") never warns."""
+        c = self.cat[n]
+        return may_warn(n) and (c == "fallback" or (c == "matmul" and not kernel_matmul(n)) or (
+            c == "assign" and _wrapper_assign(self, n)))
+
+    def may_report(self, n: Node) -> bool:
+        """May computing n in a kernel (with the lazy values it reads) report an FP error or a
+        size warning?"""
+        memo = self.__dict__.setdefault("_may_report", {})
+        if n not in memo:
+            memo[n] = False                   # (no cycles in a graph; guards the recursion)
+            memo[n] = bool(size_warnings(n)) or reports_fp(n) or any(
+                self.may_report(a) for a in node_args(n) if self.cat.get(a) in ("pw", "view")
+                and not self.need.get(a))
+        return memo[n]
 
     def assign_base(self, n: Node):
         """(base node, [views]) of an assign destination: views walked down to real memory."""

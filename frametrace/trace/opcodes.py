@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import builtins
 
+import numpy as np
+
 from .. import pyversion
 from ..errors import NumpyError, Unsupported
 from ..sources import GlobalIn, LocalSource
@@ -263,6 +265,11 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
         elif isinstance(x, (SymNumberVariable, ConstantVariable)) and op != "not":
             import operator
             fn = {"-": operator.neg, "+": operator.pos, "~": operator.invert}[op]
+            if isinstance(x, ConstantVariable) and isinstance(x.value, np.generic):
+                # NumPy's scalar math may report (-np.int64(-2 ** 63)): computed at run time then
+                self.push(self.constant_fold(fn, [x], {}, traced=lambda: self.wrap_result(
+                    numpy_api.unary_op(self.output.builder, op, *self.numpy_scalar_operands(x)))))
+                return
             try:
                 value = fn(self.unwrap(x))
             except TypeError as exc:                 # ~1.5: Python raises it

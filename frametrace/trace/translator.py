@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import linecache
 import operator
+import warnings
 
 import numpy as np
 
@@ -193,16 +194,38 @@ class InstructionTranslator(OpcodeHandlers):
             return v.as_python_constant()
         raise Unsupported(f"passing {v.describe()} to NumPy", kind="call")
 
-    def constant_fold(self, fn, args, kwargs):
+    def constant_fold(self, fn, args, kwargs, traced=None):
+        """fn(*args, **kwargs) on constants, computed now. A call that reports a floating-point
+        error or warns (`np.int64(2 ** 62) * 4`, `np.log(0.0)`) does so at every call of the
+        eager program, under the error state and warning filters of that moment: it is not
+        folded but computed at run time, by the graph (`traced()`, which emits its node) or,
+        without one, by Python after a graph break."""
+        values = [a.as_python_constant() for a in args]
+        kw = {k: v.as_python_constant() for k, v in kwargs.items()}
         try:
-            value = fn(*[a.as_python_constant() for a in args],
-                       **{k: v.as_python_constant() for k, v in kwargs.items()})
+            value, reports = fold_quietly(fn, values, kw)
         except Exception as exc:     # the program raises here: let eager execution raise it
             raise NumpyError(exc, context=getattr(fn, "__name__", str(fn))) from None
+        if reports:
+            if traced is not None:
+                return traced()
+            raise Unsupported(f"{getattr(fn, '__name__', fn)} on constants reports a floating-point "
+                              f"error or warns", kind="constant",
+                              hints=("it runs in Python, after a graph break, as NumPy reports at each call",))
         if isinstance(value, np.ndarray):
             raise Unsupported(f"{getattr(fn, '__name__', fn)} on constants makes an array constant",
                               kind="constant")
         return self.wrap_value(value, None)
+
+    def numpy_scalar_operands(self, *vs) -> list | None:
+        """The operands of an operator on constants, NumPy scalars emitted as graph values
+        (np.int64(2 ** 62) * 4 computed at run time by NumPy's scalar math), or None when no
+        operand is a NumPy scalar."""
+        from ..ir.numpy_api.common import as_array
+        values = [v.as_python_constant() for v in vs]
+        if not any(isinstance(x, np.generic) for x in values):
+            return None
+        return [as_array(self.output.builder, x, "operator") if isinstance(x, np.generic) else x for x in values]
 
     # -- operators --
 
@@ -237,7 +260,12 @@ class InstructionTranslator(OpcodeHandlers):
             except (ZeroDivisionError, OverflowError, TypeError, ValueError) as exc:
                 raise NumpyError(exc, context=op) from None
         if a.is_python_constant() and b.is_python_constant() and fn is not None:
-            return self.constant_fold(fn, [a, b], {})
+            def traced():
+                operands = self.numpy_scalar_operands(a, b)
+                if operands is None:
+                    return None
+                return self.wrap_result(numpy_api.binary_op(self.output.builder, base, *operands))
+            return self.constant_fold(fn, [a, b], {}, traced=lambda: traced() or _unfoldable(op))
         raise Unsupported(f"operator {op} on {a.describe()} and {b.describe()}", kind="operator")
 
     def compare(self, a, b, op: str):
@@ -393,6 +421,22 @@ def _region_starts(instructions, code) -> frozenset:
 def _is_sym(value) -> bool:
     from ..shapes import is_symbolic
     return is_symbolic(value)
+
+
+def fold_quietly(fn, args, kwargs):
+    """(fn(*args, **kwargs), whether NumPy reported a floating-point error or warned while
+    computing it), whatever the caller's error state and warning filters."""
+    with warnings.catch_warnings(record=True) as caught, np.errstate(all="raise"):
+        warnings.simplefilter("always")
+        try:
+            return fn(*args, **kwargs), bool(caught)
+        except FloatingPointError:
+            return None, True
+
+
+def _unfoldable(op):
+    raise Unsupported(f"operator {op} on constants reports a floating-point error or warns", kind="constant",
+                      hints=("it runs in Python, after a graph break, as NumPy reports at each call",))
 
 
 def _is_number_like(v) -> bool:

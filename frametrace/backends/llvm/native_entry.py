@@ -40,6 +40,7 @@ from csrc_free_runtime import native as rt_native
 
 from ...config import config
 from ...ir.graph import Node
+from ...ir.registry import size_warnings
 from ...logs import get_logger
 from ...lower.fusion import KernelStep
 from ...lower.views import broadcast_ok
@@ -203,6 +204,8 @@ class _Builder:
             if not isinstance(step, KernelStep):
                 self._wrapper_step(plan, step.node)
                 continue
+            if any(size_warnings(j.node) for j in step.jobs):
+                raise NotNative("a reduction may warn (np.var with ddof >= the count: reports.py)")
             for v in step.copies:                   # the source reads the old contents: a copy
                 node = self._node_of(plan, v)
                 if v not in self.objs and v not in will_own:

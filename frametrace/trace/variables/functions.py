@@ -139,16 +139,24 @@ class NumpyFunctionVariable(VariableTracker):
             args = [args[0].as_array(tx)] + list(args[1:])      # np.array(list of ints): array data
         if all(a.is_python_constant() for a in args) and all(v.is_python_constant() for v in kwargs.values()) \
                 and _foldable(self.fn):
-            return tx.constant_fold(self.fn, args, kwargs)
+            # a ufunc on constants that reports (np.log(0.0)) runs at run time: its graph node
+            traced = (lambda: self._traced(tx, args, kwargs, lift=True)) if isinstance(self.fn, np.ufunc) else None
+            return tx.constant_fold(self.fn, args, kwargs, traced=traced)
+        return self._traced(tx, args, kwargs)
+
+    def _traced(self, tx, args, kwargs, lift=False):
         from ...ir.numpy_api import lookup_function
+        from ...ir.numpy_api.common import as_array
         from .array import check_mixing
         check_mixing(list(args) + list(kwargs.values()))
         impl = lookup_function(self.fn)
         if impl is None:
             raise Unsupported(f"numpy.{getattr(self.fn, '__name__', self.fn)} is not supported", kind="call",
                               hints=("file an issue naming this function",))
-        return tx.wrap_result(impl(tx.output.builder, *[tx.unwrap(a) for a in args],
-                                   **{k: tx.unwrap(v) for k, v in kwargs.items()}))
+        values = [tx.unwrap(a) for a in args]
+        if lift:                                 # NumPy scalar constants as graph values
+            values = [as_array(tx.output.builder, v, "call") if isinstance(v, np.generic) else v for v in values]
+        return tx.wrap_result(impl(tx.output.builder, *values, **{k: tx.unwrap(v) for k, v in kwargs.items()}))
 
     def var_getattr(self, tx, name):
         value = getattr(self.fn, name, None)
