@@ -131,9 +131,15 @@ def _reusable_buffer(plan: Plan, jobs: list, b: KernelBuilder):
                 or not _same_dims(d.shape, out.shape) or plan.last_use(d) > plan.pos[out] \
                 or any(plan.cat[u] == "view" for u in plan.users[d]):
             continue
-        if all(ld.index == store.index for ld in loads if ld.buf == i):
+        if all(_same_element(ld.index, store.index, out.shape) for ld in loads if ld.buf == i):
             return d
     return None
+
+
+def _same_element(a: tuple, b: tuple, shape) -> bool:
+    """Two indices of one array name the same element: equal along each dim, or the dim has
+    one element (a broadcast read of a size-1 dim is at 0, the store at the loop variable)."""
+    return len(a) == len(b) and all(x == y or (isinstance(d, int) and d == 1) for x, y, d in zip(a, b, shape))
 
 
 def use_var(plan: Plan, n: Node):
