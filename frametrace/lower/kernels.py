@@ -102,6 +102,7 @@ class KernelBuilder:
             if not all(a == Affine.var(v) or (a == Affine() and _is_one(d))
                        for a, v, d in zip(idx[:self.L], self.outer_vars, self.outer)):
                 raise Conflict(f"{node} read at another row than the one this kernel computes")
+            return Load(self.buffer(node), idx, node.dtype.name)
         if cat == "view" and self.inline_views_of is not None and view_is_inlinable(node) and \
                 self._view_of(node, self.inline_views_of):      # (a general reshape base is loaded below)
             return self.value(node.args[0], view_index(node, idx, self.size_arg))

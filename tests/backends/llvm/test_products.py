@@ -99,6 +99,7 @@ def test_vector_and_batched_forms(dt):
         (lambda m, v: m @ v, ("n", "k"), ("k",)),              # M @ v: a dot product per row
         (lambda u, v: u @ v, ("k",), ("k",)),                  # u @ v: a NumPy scalar
         (lambda u, v: np.dot(u, v), ("k",), ("k",)),
+        (lambda u, v: 1.5 - u @ v, ("k",), ("k",)),             # a NumPy scalar read by its epilogue
         (lambda a, b: np.dot(a, b), ("n", "k"), ("k", "m")),
         (lambda a, b: a @ b, ("b", "n", "k"), ("b", "k", "m")),     # batched
         (lambda a, b: a @ b, ("b", "n", "k"), ("k", "m")),          # b broadcast over the batch
