@@ -391,6 +391,8 @@ class Plan:
             return n.attr("kind") == "scalar" or (n.scalar and n.shape == ())
         if self.cat[n] == "scalar":
             return True
+        if self.cat[n] == "matmul" and n in self.stored:
+            return False                           # a 0-d product our kernel stored: read from its array
         return self.cat[n] in ("fallback", "matmul", "view") and n.scalar and n.shape == ()
 
     def scalar_source(self, n: Node) -> str:

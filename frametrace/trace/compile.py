@@ -165,10 +165,13 @@ def _finish(cache, options, compile_id, output, graph, namespace, return_code, b
         graph_call = "___graph"
         backend_source = getattr(run, "source", "")
     input_codes = [src.code for _, src in output.graph_inputs]
+    native = _native_entry(cache, guards, bindings, graph_call, input_codes, return_code, namespace, graph, options)
+    check_fn = None if native is not None else _native_check(
+        cache, guards, bindings, [src for _, src in output.graph_inputs], namespace, options)
     entry, check, source = build_entry(cache.argnames, guards, bindings, graph_call,
                                        input_codes, return_code, namespace,
-                                       name=code.co_name if code.co_name.isidentifier() else "entry")
-    native = _native_entry(cache, guards, bindings, graph_call, input_codes, return_code, namespace, graph, options)
+                                       name=code.co_name if code.co_name.isidentifier() else "entry",
+                                       native_check=check_fn)
     info = EntryInfo(compile_id, cache.argnames, guards, namespace, graph, len(graph.nodes), source,
                      backend_source, output.shape_env)
     info.extra["backend_time"] = backend_time
@@ -188,6 +191,15 @@ def _native_entry(cache, guards, bindings, graph_call, input_codes, return_code,
     from ..backends.llvm.native_entry import build_native_entry
     return build_native_entry(cache.argnames, guards, bindings, graph_call, input_codes, return_code, namespace,
                               graph, run, cache.code.co_name)
+
+
+def _native_check(cache, guards, bindings, input_sources, namespace, options):
+    """The guards as one native builtin (backends/llvm/native_check.py), for entries that have no
+    native entry: a model passed as an object, its weights reached through attributes."""
+    if not config.native_dispatch or (options.backend or config.backend) != "llvm" or len(guards) < 8:
+        return None
+    from ..backends.llvm.native_check import build_native_check
+    return build_native_check(cache.argnames, guards, bindings, input_sources, namespace, cache.code.co_name)
 
 
 def _log_compile(code, compile_id, graph, guards, source, backend_source):

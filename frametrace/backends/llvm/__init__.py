@@ -184,7 +184,7 @@ def _listed_nodes(body, memo) -> int:
     for s in body:
         for f in dataclasses.fields(s):
             v = getattr(s, f.name)
-            total += _listed_nodes(v, memo) if f.name == "body" else _tree_size(v, memo)
+            total += _listed_nodes(v, memo) if f.name in ("body", "orelse") else _tree_size(v, memo)
     return total
 
 

@@ -206,6 +206,8 @@ class _Builder:
                 continue
             if any(size_warnings(j.node) for j in step.jobs):
                 raise NotNative("a reduction may warn (np.var with ddof >= the count: reports.py)")
+            if step.products:
+                raise NotNative("a matrix product that BLAS computes at some sizes")
             for v in step.copies:                   # the source reads the old contents: a copy
                 node = self._node_of(plan, v)
                 if v not in self.objs and v not in will_own:
@@ -449,12 +451,12 @@ class _Builder:
             node = self._node_of(plan, v)
             self._alloc(plan, f"{v}_before", node.shape, node.dtype)
             self.vw.copy(self.vw.of_obj(plan, f"{v}_before", node), self.vw.of_obj(plan, v, node))
-        for n, donor in step.reuse:
-            self.objs[plan.var[n]] = self.objs[plan.var[donor]]
         for name, like, dt in step.scratch:
             self._alloc(plan, name, like.shape, dt)
         for n in step.allocs:
             self._alloc(plan, plan.var[n], n.shape, n.dtype)
+        for n, donor in step.reuse:                # (after the allocations: the donor may be one)
+            self.objs[plan.var[n]] = self.objs[plan.var[donor]]
         k = step.kernel
         pack = ir.alloca(f"[{max(len(k.buffers) + len(k.slots), 1)} x i64]")
         for i, b in enumerate(k.buffers):

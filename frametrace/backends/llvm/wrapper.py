@@ -24,10 +24,12 @@ from ...ir.graph import IndexSlice, Node
 from ...ir.ops.advanced_index import ArrayRef, ConstIndex
 from ...ir.registry import get_op
 from ...lower.fusion import KernelStep, WrapperStep
+from ...lower.matmul import product_of
 from ...lower.schedule import Plan
 from ...lower.weak_ints import check_positions
 from ...ir.ops.elementwise import scalar_operator
 from ...ir.ops.loops import written_values
+from ...shapes.printer import pycode
 from . import fp_errors, runtime
 from .reports import ReportCode
 from .layouts import Layouts, alloc, relayout
@@ -139,6 +141,12 @@ class _Gen:
             # assign_ref: NumPy's own error for a read-only destination is the same
             self.lines.append(f"    {self.plan.var[dst]}[...] = {self.arg(n.args[1])}    # assign")
             return
+        if self.plan.cat[n] == "matmul" and product_of(n) is not None and product_of(n).mixed:
+            v = self.plan.var[n]
+            self.lines.append(f"    {v} = {self.matmul_call(n)}    # {n.op}: {n.type_str()}")
+            if not self.plan.by_value(n):
+                self.lines.append(f"    if type({v}) is not _ndarray: {v} = _asarray({v})")
+            return
         ref = self.const(scalar_operator(n) or op.ref, f"op_{n.op}_")   # `a * b` on NumPy scalars
         attrs = [(k, v) for k, v in n.call_attrs if not (op.kind == "gather" and k == "size")]
         native = getattr(self.plan, "loop_natives", {}).get(n)
@@ -177,8 +185,6 @@ class _Gen:
             self.lines.append(f"    if not {plan.var[n]}.flags.writeable: _read_only({message!r})")
         for v in step.copies:                     # the source reads the old contents
             self.lines.append(f"    {v}_before = {v}.copy(order='K')")   # its layout: the kernel reads both alike
-        for n, donor in step.reuse:
-            self.lines.append(f"    {plan.var[n]} = {plan.var[donor]}    # in place: {donor.name} is dead")
         for name, like, dt in step.scratch:
             shape = "".join(f"{plan.size_source(d)}, " for d in like.shape)
             self.lines.append(f"    {name} = _empty(({shape}), {self.const(np.dtype(dt), 'dt')})")
@@ -193,6 +199,12 @@ class _Gen:
             elif n in self.layouts.late:          # ... after values the wrapper computed
                 make = f"_alloc_k(({shape}), {dt}, {self.late_layout(n)}{', True' * zero})"
             self.lines.append(f"    {plan.var[n]} = {make}")
+        for n, donor in step.reuse:               # (after the allocations: the donor may be one)
+            self.lines.append(f"    {plan.var[n]} = {plan.var[donor]}    # in place: {donor.name} is dead")
+        for n, use, when in step.products:        # the sizes pick our nest or BLAS (lower/matmul.py)
+            p = product_of(n)
+            self.lines.append(f"    {use} = 1 if {pycode(when, plan.sym_names)} else 0")
+            self.lines.append(f"    if not {use}: {self.matmul_call(n, out=plan.var[n])}    # BLAS: {n.type_str()}")
         if fill:
             return
         sources = [b.source for b in k.buffers]
@@ -222,6 +234,18 @@ class _Gen:
             self.lines.append(f"    else: {up}_call({fn}, {k.split_extent}, {k.work}, {packed})")
         for name, src in step.binds:              # a data-dependent size (x[mask]'s count)
             self.lines.append(f"    {name} = {src}")
+
+    def matmul_call(self, n: Node, out: str | None = None) -> str:
+        """NumPy's product (BLAS) of a matmul/dot node; operands of another dtype than the
+        result are cast into buffers kept across calls (runtime.matmul_cast)."""
+        a, b = n.args
+        fn = self.const(get_op(n.op).ref if n.op == "dot" else np.matmul, f"op_{n.op}_")
+        tail = "" if out is None else f", out={out}"
+        if isinstance(a, Node) and isinstance(b, Node) and n.dtype.kind in "fc" and \
+                not n.call_attrs and (a.dtype != n.dtype or b.dtype != n.dtype):
+            cast = self.const(runtime.matmul_cast, "mm_cast_")
+            return f"{cast}({fn}, {self.arg(a)}, {self.arg(b)}, {self.const(n.dtype, 'dt')}{tail})"
+        return f"{fn}({self.arg(a)}, {self.arg(b)}{tail})"
 
     def bind_sizes(self, nodes):
         """Data-dependent sizes become known once the value carrying them exists."""
