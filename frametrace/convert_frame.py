@@ -91,10 +91,18 @@ def _has_arrays(values, depth=0) -> bool:
             return True
         if depth < 2 and isinstance(v, dict) and _has_arrays(list(v.values()), depth + 1):
             return True
-        if depth < 1 and hasattr(v, "__dict__") and not isinstance(v, type) and \
-                _has_arrays(list(vars(v).values()), depth + 1):
+        if depth < 1 and not isinstance(v, type) and \
+                isinstance(d := _own_dict(v), dict) and _has_arrays(list(d.values()), depth + 1):
             return True
     return False
+
+
+def _own_dict(v):
+    """An object's own `__dict__`, never through a `__getattr__` of its class (None if none)."""
+    try:
+        return object.__getattribute__(v, "__dict__")
+    except Exception:            # noqa: BLE001 - no __dict__, or reading it raises
+        return None
 
 
 def on_miss(cache, values):

@@ -10,6 +10,7 @@ from ..ir.builder import GraphBuilder
 from ..ir.fake import FakeScalar
 from .variables.array import ArrayVariable
 from .variables.constant import ConstantVariable, SymNumberVariable
+from ..sources import HeldSource
 from .side_effects import SideEffects
 from .variables.containers import DictVariable, ListVariable, TupleVariable
 from .wrap import VariableBuilder
@@ -42,9 +43,28 @@ class OutputGraph:
         self.loop_notes: list = []        # (key, decision, reason) of this trace's loop restarts
         self.short_unrolled: dict = {}    # (code, offset) of short range loops unrolled -> their exit index
         self.open_blocks: list = []       # keys of the traced `with np.errstate` blocks open (trace/errstate.py)
+        self._held: dict = {}             # id(object) -> HeldSource (objects the entry holds itself)
 
     def wrap(self, value, source):
         return self._wrap(value, source)
+
+    def hold(self, obj, label: str):
+        """A Source for `obj` itself, which the entry keeps a reference to (sources.HeldSource):
+        one per object per trace; labels are made unique (they key inputs, guards and logs)."""
+        held = self._held.get(id(obj))
+        if held is None:
+            ref = self.guards.bind(obj, "held")
+            taken = {h.label for h in self._held.values()}
+            unique, n = label, 2
+            while unique in taken:
+                unique, n = f"{label}#{n}", n + 1
+            held = self._held[id(obj)] = HeldSource(ref, unique)
+        return held
+
+    def hold_globals(self, fn_globals: dict):
+        """The Source of another module's globals dict: `fa_losses.__dict__`."""
+        module = fn_globals.get("__name__")
+        return self.hold(fn_globals, f"{module}.__dict__" if isinstance(module, str) else "<globals>")
 
     def input_layout(self, node, shape):
         """Byte strides of an input array, asked by layout-dependent calls (ravel, reshape of

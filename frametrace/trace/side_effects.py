@@ -44,6 +44,23 @@ class SideEffects:
             self._on_first_mutation(obj)
         self._attrs[key] = (obj, name, value)
 
+    def store_class_attr(self, cls_var, name: str, value):
+        """`cls.name = value` on a user class, through any VT of it (`type(self)`, a global, a
+        held class): keyed by the class itself, so a later read through an instance or another VT
+        of the class sees it (class_attribute)."""
+        self._check_frozen(f"setting class attribute {name!r}")
+        if cls_var.source is None:
+            raise Unsupported(f"setting attribute {name!r} of a class with no source", kind="side_effect")
+        key = ("class", id(cls_var.cls), name)
+        if key not in self._attrs:
+            self._order.append(("attr", key))
+        self._attrs[key] = (cls_var, name, value)
+
+    def load_class_attr(self, cls, name: str):
+        """The value a store in this trace gave the class attribute `cls.name`, or None."""
+        entry = self._attrs.get(("class", id(cls), name))
+        return None if entry is None else entry[2]
+
     def store_global(self, globals_dict: dict, globals_code: str, name: str, value):
         """`global name; name = value`: a store into a module's globals dict, which the entry
         reaches as `globals_code`."""

@@ -87,3 +87,65 @@ def test_hook_under_threads():
         for t in threads:
             t.join()
     assert not errors
+
+
+class Dense:
+    def __init__(self, w):
+        self.w = w
+
+    def __call__(self, x):                  # hooked too: inlined through its class, not dispatched
+        return np.tanh(x @ self.w) * self.gain
+
+    @property
+    def gain(self):
+        return self.unit() * 2.0
+
+    @classmethod
+    def unit(cls):
+        return 1.0
+
+
+class Stack2:
+    def __init__(self):
+        self.layers = [Dense(np.eye(3)), Dense(np.eye(3) * 0.5)]
+
+    def __call__(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x.sum()
+
+
+def decode_with(model, x):
+    return model(x) + 1.0
+
+
+def test_hooked_methods_reached_through_objects_are_inlined():
+    # __call__, a property and a classmethod of hooked classes: the trace inlines the user's code,
+    # never the trampoline's call of the hook's own dispatch function
+    model = Stack2()
+    want = [decode_with(model, np.full((n, 3), 0.1 * n)) for n in (2, 3, 4)]
+    with ft.enabled():
+        got = [decode_with(model, np.full((n, 3), 0.1 * n)) for n in (2, 3, 4)]
+    for g, w in zip(got, want):
+        assert_same(g, w)
+    assert ft.stats().graph_breaks == 0, ft.stats()
+
+
+class Compiled:
+    @ft.compile
+    def scale(self, x):                     # an ft.compile'd method read off the class
+        return x * self.k
+
+    def __init__(self):
+        self.k = 3.0
+
+    def __call__(self, x):
+        return self.scale(x) + 1
+
+
+def test_an_ft_compiled_method_read_off_a_class_is_inlined():
+    obj = Compiled()
+    f = ft.compile(lambda o, x: o(x) * 2)
+    for n in (2, 3):
+        assert_same(f(obj, np.ones(n)), (np.ones(n) * 3.0 + 1) * 2)
+    assert ft.stats().graph_breaks == 0, ft.stats()
