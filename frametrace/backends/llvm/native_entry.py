@@ -41,6 +41,7 @@ from csrc_free_runtime import native as rt_native
 from ...config import config
 from ...ir.graph import Node
 from ...logs import get_logger
+from ...stats import counters
 from ...lower.fusion import KernelStep
 from ...lower.views import broadcast_ok
 from ...lower.weak_ints import range_checks
@@ -78,6 +79,7 @@ def build_native_entry(argnames, guards, bindings, graph_call, input_codes, retu
             raise
         _why.warning("native entry for %s failed (%s: %s); the Python path serves it", name,
                      type(exc).__name__, exc, exc_info=True)
+        counters.bump("internal_errors")
         return None
 
 
