@@ -187,6 +187,21 @@ class ClosureSource(ChainedSource):
 
 
 @dataclass(frozen=True)
+class CellSource(ChainedSource):
+    """Closure cell `index` of a function itself (what a `nonlocal` write replays into):
+    `G['f'].__closure__[0]`."""
+    index: int
+
+    @property
+    def name(self):
+        return f"{self.base.name}.__closure__[{self.index}]"
+
+    @property
+    def code(self):
+        return f"{self.base.code}.__closure__[{self.index}]"
+
+
+@dataclass(frozen=True)
 class DefaultsSource(ChainedSource):
     """A default argument of a function: `G['f'].__defaults__[1]`."""
     index: int

@@ -56,6 +56,14 @@ class SideEffects:
             self._order.append(("attr", key))
         self._attrs[key] = (cls_var, name, value)
 
+    def store_cell(self, box):
+        """`nonlocal v; v = ...` in an inlined function whose cell the trace did not make: the
+        entry sets the real cell (box.cell_source) to the box's value at the end of the trace."""
+        key = ("cell", id(box))
+        if key not in self._attrs:
+            self._order.append(("attr", key))
+            self._attrs[key] = (box, "cell_contents", None)
+
     def load_class_attr(self, cls, name: str):
         """The value a store in this trace gave the class attribute `cls.name`, or None."""
         entry = self._attrs.get(("class", id(cls), name))
@@ -101,7 +109,10 @@ class SideEffects:
             if kind == "attr":
                 obj, name, value = self._attrs[key]
                 ops.append(("attr", name))
-                codes += [rebuild.source_code(obj), rebuild(value)]
+                if key[0] == "cell":           # a closure cell: its value when the trace ends
+                    codes += [obj.cell_source.code, rebuild(obj.value)]
+                else:
+                    codes += [rebuild.source_code(obj), rebuild(value)]
             elif kind == "global":
                 globals_code, value = self._globals[key]
                 ops.append(("item", key[1]))

@@ -73,17 +73,15 @@ class UserFunctionVariable(VariableTracker):
         return pos, kw
 
     def closure_cells(self, tx):
-        from ...sources import ClosureSource
-        from .base import CellBox
-        cells = []
-        for i, (name, cell) in enumerate(zip(self.code.co_freevars, self.fn.__closure__ or ())):
-            src = ClosureSource(self.source, i) if self.source is not None else None
-            try:
-                contents = cell.cell_contents
-            except ValueError:
-                raise Unsupported(f"closure variable {name!r} is not bound yet", kind="closure") from None
-            cells.append(CellBox(tx.wrap_value(contents, src), name))
-        return cells
+        """One box per real cell of the trace (two closures sharing a cell share the box), its
+        contents guarded and its writes replayed through the function (held by the entry when
+        the function came with no source of its own: it is fixed by what it was reached through)."""
+        from ...sources import CellSource, ClosureSource
+        base = self.source
+        if base is None:
+            base = tx.output.hold(self.fn, f"{_str(self.fn, '__module__')}.{_str(self.fn, '__qualname__')}")
+        return [tx.output.cell_box(cell, name, ClosureSource(base, i), CellSource(base, i))
+                for i, (name, cell) in enumerate(zip(self.code.co_freevars, self.fn.__closure__ or ()))]
 
     def var_getattr(self, tx, name):
         if name in ("__name__", "__qualname__", "__module__", "__doc__"):
@@ -307,6 +305,11 @@ def class_attribute(tx, cls, name, obj_var, src, instance=None, mro_after=None):
 
 
 _MISSING = object()
+
+
+def _str(obj, name) -> str:
+    value = getattr(obj, name, None)
+    return value if isinstance(value, str) else "?"
 
 
 def _instance_dict(obj):

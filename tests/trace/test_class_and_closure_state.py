@@ -1,6 +1,8 @@
-"""Class state: class attributes read through `type(self)`, a classmethod's `cls` or `super()` are
-guarded (a later change is seen), stores to them are side effects replayed after the graph and
-seen by later reads in the same trace, through the class or its instances."""
+"""Class and closure state. Class attributes read through `type(self)`, a classmethod's `cls` or
+`super()` are guarded (a later change is seen); stores to them are side effects replayed after
+the graph and seen by later reads in the same trace, through the class or its instances. A
+`nonlocal` write of an inlined closure to a cell the trace did not make is replayed into that
+cell; two closures sharing a cell share it in the trace too."""
 import numpy as np
 import pytest
 
@@ -144,3 +146,72 @@ def test_storing_a_function_or_descriptor_on_a_class_stays_correct(stored):
                 return x + 1
         return K().f, lambda: None
     _run_both(make, [(np.ones(2),)] * 2)
+
+
+def make_tick(step):
+    count = 0
+
+    def tick(v):
+        nonlocal count
+        count = count + step
+        return v + count
+
+    def peek():
+        return count
+    return tick, peek
+
+
+def test_nonlocal_write_of_an_inlined_closure_is_kept():
+    def make():
+        tick, peek = make_tick(0.5)
+
+        class Holder:
+            bump = staticmethod(tick)          # reached through a class: no source of its own
+
+        def f(x):
+            y = tick(x) + tick(x)              # the second call sees the first one's write
+            return y * peek(), Holder.bump(x)
+        return f, lambda: tick.__closure__[0].cell_contents
+    _run_both(make, [(np.ones(2),)] * 4)
+
+
+def test_a_fresh_closure_per_call_writes_its_own_cell():
+    def apply(x, tick):
+        return tick(x) * 2
+
+    f = ft.compile(apply)
+    for step in (1, 2, 3):
+        tick, peek = make_tick(step)
+        assert_same(f(np.ones(3), tick), (np.ones(3) + step) * 2)
+        assert peek() == step
+        assert_same(f(np.ones(3), tick), (np.ones(3) + 2 * step) * 2)
+        assert peek() == 2 * step
+
+
+def test_two_closures_sharing_a_cell_or_not():
+    def both(x, tick, peek):
+        return tick(x) + peek()
+
+    f = ft.compile(both)
+    tick, peek = make_tick(1.0)
+    assert_same(f(np.ones(2), tick, peek), np.full(2, 3.0))          # one cell: peek sees 1.0
+    other_tick, _ = make_tick(1.0)
+    _, other_peek = make_tick(5.0)                                      # two cells, same code
+    assert_same(f(np.ones(2), other_tick, other_peek), np.full(2, 2.0))
+    assert other_tick.__closure__[0].cell_contents == 1.0 and other_peek() == 0
+
+
+def test_a_sibling_closure_writes_the_compiled_frames_free_variable():
+    def make():
+        total = 0.0
+
+        def add(v):
+            nonlocal total
+            total = total + float(v.sum())
+
+        def f(x):
+            add(x)
+            add(x * 2)
+            return x * total
+        return f, lambda: total
+    _run_both(make, [(np.arange(3.0),), (np.arange(4.0),), (np.ones(2),)])
