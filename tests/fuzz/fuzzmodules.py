@@ -169,6 +169,9 @@ def _model(src, name, lib, lib_helpers, feats):
         feats.add("super()")
     lines += _body(src, "v", _Scope(["self.factor", "SCALE", "self.w"], helpers + own, "TABLE"),
                    src.randint(0, 2), "        ")
+    if src.chance(0.15):
+        lines += ["        print('forward', v.shape[0])"]
+        feats.add("graph break in a method")
     if src.chance(0.4):
         lines += ["        type(self).calls += 1"]
         feats.add("class attribute store")
@@ -233,8 +236,13 @@ def _driver_body(src, scope, exported, feats, prefix):
         elif what == "arith":
             steps.append([f"x = x * k + {src.choice(FLOATS)}"])
         elif what == "closure":
-            steps.append(["def inner(t):", f"    return t * {src.choice(scope.scalars)} + acc", "x = inner(x)"])
-            feats.add("local closure")
+            if src.chance(0.5):
+                steps.append(["def inner(t):", f"    return t * {src.choice(scope.scalars)} + acc", "x = inner(x)"])
+                feats.add("local closure")
+            else:
+                steps.append(["seen = 0", "def count(t):", "    nonlocal seen", "    seen = seen + t.shape[0]",
+                              "    return t", "x = count(x) + count(x).sum() * 0.0", "acc = acc + seen"])
+                feats.add("nonlocal write in a local closure")
     # a graph break at a random point
     if src.chance(0.85):
         kind = src.choice(_BREAKS)
@@ -268,8 +276,16 @@ def _driver(src, name, model, exported, feats, own_module):
     else:
         scope = _Scope(["SCALE", "k", "acc"], [], "TABLE")
     callables = dict(exported, helpers=helpers, tick=prefix + exported["tick"], note=prefix + exported["note"])
+    cls = f"{prefix}Model"
+    if own_module is not None and src.chance(0.5):
+        # a third level: a property reaching past itself, a method calling up the chain
+        feats.add("three-level hierarchy")
+        lines += ["class Head(M.Model):", "    @property", "    def factor(self):",
+                  f"        return -super().factor * {src.choice(FLOATS)}", "",
+                  "    def forward(self, v):", "        return super().forward(v) + self.factor", ""]
+        cls = "Head"
     lines += ["def shout(v):", "    print('shout', v.shape[0])", "    return v", "",
-              "def make():", f"    return {prefix}Model({src.choice(FLOATS)})", "", "def f(m, x, k):",
+              "def make():", f"    return {cls}({src.choice(FLOATS)})", "", "def f(m, x, k):",
               "    acc = 0.0", "    calls = 0"]
     for step in _driver_body(src, scope, callables, feats, prefix):
         lines += ["    " + line for line in step]

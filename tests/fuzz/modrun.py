@@ -134,6 +134,17 @@ def compare(want, got, where):
     return errs
 
 
+def modes_for(seed, backends=None):
+    """The compiled modes a program runs in: ft.compile with automatic dynamic on the LLVM backend,
+    and one more drawn by the seed (another dynamic setting or backend, or the global hook)."""
+    import random
+    extra = random.Random(seed).choice(MODES[1:])
+    modes = [MODES[0], extra]
+    if backends:
+        modes = [m for m in modes if m[2] in backends] or [(m[0], m[1], backends[0]) for m in modes]
+    return modes
+
+
 def run_program(prog, modes=None):
     """Eager vs each compiled mode; -> [failure description]."""
     write(prog)
