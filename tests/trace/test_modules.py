@@ -156,3 +156,33 @@ def test_decode_loop_with_model_functions_from_another_module(modules):
     ft.reset()
     with ft.enabled():
         assert _quiet(decode, model.Model(w), [1, 2], 5) == want
+
+
+def test_a_method_of_another_module_writes_its_globals(modules):
+    # the method comes with no source of its own (read off a guarded class): its module's globals
+    # are held by the entry, for reads, writes and builtins alike
+    lib = modules("ml_stateful", """
+        import numpy as np
+        K = 3
+        STEPS = 0
+        class Counter:
+            def go(self, y):
+                global STEPS
+                STEPS = STEPS + 1
+                return y * K + len(y)
+    """)
+    user = modules("ml_stateful_user", """
+        STEPS = 100
+        def f(h, x):
+            return h.go(x) + 1
+    """)
+    f = ft.compile(user.f)
+    h = lib.Counter()
+    for k in range(1, 4):
+        assert_same(f(h, np.ones(3)), np.full(3, 7.0))
+        assert (lib.STEPS, user.STEPS) == (k, 100)
+    lib.K = 4
+    assert_same(f(h, np.ones(3)), np.full(3, 8.0))
+    lib.len = lambda v: 100
+    assert_same(f(h, np.ones(3)), np.full(3, 105.0))
+    assert lib.STEPS == 5
