@@ -61,6 +61,7 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=int(time.time()))
     p.add_argument("--backends", default=None)
     p.add_argument("--stop-after", type=int, default=0)
+    p.add_argument("--count", type=int, default=0, help="stop after this many programs (and --minutes)")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--replay", type=int, default=None, help="re-run the program of one seed")
     p.add_argument("--seeds", action="store_true",
@@ -106,6 +107,8 @@ def main(argv=None):
             if not ns.quiet and n % 100 == 0:
                 print(f"... {n} programs, {len(seen)} distinct failures", flush=True)
             if ns.stop_after and len(seen) >= ns.stop_after:
+                break
+            if ns.count and n >= ns.count:
                 break
     print(f"\nprograms run: {n}; distinct failures: {len(seen)} "
           f"({sum(k.startswith('known:') for k in seen)} known)")
