@@ -261,6 +261,10 @@ KNOWN_BUGS = [
     # the body (test_cell_variable_written_in_a_loop_body)
     ("a cell variable written in a loop body (test_cell_variable_written_in_a_loop_body)",
      r"KeyError: %v\d+", r"def inner\(t\)|nonlocal"),
+    # warnings (engineer "warnings", issue 22): the warnings of an op whose result is unused are
+    # lost (dead-code elimination drops it; test_warning_of_an_unused_value)
+    ("the warnings of an unused value are lost (test_warning_of_an_unused_value)",
+     r"warnings: eager \[.+\]; compiled \[\]", None),
 ]
 
 
