@@ -296,6 +296,22 @@ def _driver(src, name, model, exported, feats, own_module):
     return "\n".join(lines) + "\n"
 
 
+def _decorate(modules, lib, model, method, feats):
+    """A decorator of the library (a functools.wraps closure counting calls in a library global)
+    on one method of the model's class."""
+    feats.add("decorator from another module")
+    modules[lib] += ("\nimport functools\n\n\ndef counted(fn):\n    @functools.wraps(fn)\n"
+                     "    def wrapper(*args, **kwargs):\n        COUNTS['seen'] += 1\n"
+                     "        return fn(*args, **kwargs)\n    return wrapper\n")
+    source = modules[model]
+    if f"import {lib} as L" in source:
+        deco = "L.counted"
+    else:
+        deco = "counted"
+        source = source.replace(f"from {lib} import ", f"from {lib} import counted, ", 1)
+    modules[model] = source.replace(f"    def {method}(self", f"    @{deco}\n    def {method}(self", 1)
+
+
 def gen_modules(src, seed: int) -> ModProgram:
     """A program over two or three modules (names unique to `seed`)."""
     feats: set = set()
@@ -314,6 +330,8 @@ def gen_modules(src, seed: int) -> ModProgram:
     feats.add("three modules" if three else "two modules")
     calls = [(src.choice(SIZES), src.randint(0, 2 ** 31), src.choice((1, 2, 3, 0.5, -1.5)))
              for _ in range(src.randint(3, 4))]
+    if src.chance(0.3):          # drawn last: the programs of earlier seeds stay as they were
+        _decorate(modules, lib, model, src.choice(("forward", "scan", "tally")), feats)
     state = [(lib, "TOTAL"), (lib, "dict(COUNTS)"), (lib, "list(HISTORY)"),
              (lib, "Base.calls"), (lib, "vars(Base).get('gain')"),
              (lib, "[c.cell_contents for c in TICK.__closure__]"),
