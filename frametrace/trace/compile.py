@@ -22,7 +22,6 @@ from .graph_break import break_return_code, breakable_index
 from .errstate import BlockRestart
 from .loops import LoopRestart
 from .translator import BreakPoint, InstructionTranslator
-from .variables.base import CellBox
 
 graph_log = get_logger("graph_code")
 guards_log = get_logger("guards")
@@ -81,8 +80,10 @@ def _trace_once(cache, values, options, frame_state, stop_index, loop_plan):
     nfree = len(code.co_freevars)
     arg_values = values[:len(values) - nfree]
     cells = {}
-    for name, value in zip(code.co_freevars, values[len(values) - nfree:]):
-        cells[name] = CellBox(output.wrap(value, LocalSource(name)), name)
+    for name, value, cell in zip(code.co_freevars, values[len(values) - nfree:], fn.__closure__ or ()):
+        # the frame's own free variables: their cells are the function's (one cache per function)
+        cells[name] = output.cell_box(cell, name, None, output.hold(cell, f"cell {name!r} of {code.co_name}"),
+                                      contents=output.wrap(value, LocalSource(name)))
     tx = InstructionTranslator(output, code, {}, cells, fn.__globals__, None)
     tx.lazy = {name: (value, LocalSource(name)) for name, value in zip(cache.argnames, arg_values)}
     tx.stop_index = stop_index

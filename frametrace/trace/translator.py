@@ -448,13 +448,23 @@ def _is_number_like(v) -> bool:
 
 
 def _globals_source_of(tx, fn_var):
+    """Where the entry finds the globals an inlined function reads: `___G` (None) for the frame's
+    own module; through the function when it is an input (`L['f'].__globals__`); else the dict of
+    the function's module itself, held by the entry. Never the caller's globals unless the
+    callee's are the same dict (a method of another module's class reads that module's)."""
     from ..sources import GlobalsOfSource
-    if fn_var.get_globals() is tx.output.root_globals:
+    fn_globals = fn_var.get_globals()
+    if fn_globals is tx.output.root_globals:
         return None
     src = getattr(fn_var, "source", None)
     if src is not None:
         return GlobalsOfSource(src)
-    return getattr(fn_var, "globals_source", None) or tx.globals_source
+    own = getattr(fn_var, "globals_source", None)
+    if own is not None:
+        return own
+    if fn_globals is tx.fn_globals and tx.globals_source is not None:
+        return tx.globals_source
+    return tx.output.hold_globals(fn_globals)
 
 
 def bind_arguments(tx, fn_var, code, args, kwargs) -> dict:

@@ -33,6 +33,7 @@ from ...config import config
 from ...ir.graph import Graph
 from ...ir.registry import get_op
 from ...logs import get_logger
+from ...stats import counters
 from ...lower.fusion import KernelStep, group
 from ...lower.lift_offsets import lift_offsets
 from ...lower.loop_ir import Loop, Op, format_kernel
@@ -75,6 +76,7 @@ def compile_graph(graph: Graph):
     except Exception as exc:                  # a backend bug: stay correct, say so
         _warn.warning("LLVM backend failed on a graph (%s: %s); running it with NumPy instead",
                       type(exc).__name__, exc, exc_info=True)
+        counters.bump("internal_errors")
         from ..numpy_backend import compile_graph as numpy_compile
         run = numpy_compile(graph)
         run.loop_ir, run.module, run.kernels = "", None, []

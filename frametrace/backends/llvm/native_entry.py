@@ -42,6 +42,7 @@ from ...config import config
 from ...ir.graph import Node
 from ...ir.registry import size_warnings
 from ...logs import get_logger
+from ...stats import counters
 from ...lower.fusion import KernelStep
 from ...lower.views import broadcast_ok
 from ...lower.weak_ints import range_checks
@@ -79,6 +80,7 @@ def build_native_entry(argnames, guards, bindings, graph_call, input_codes, retu
             raise
         _why.warning("native entry for %s failed (%s: %s); the Python path serves it", name,
                      type(exc).__name__, exc, exc_info=True)
+        counters.bump("internal_errors")
         return None
 
 

@@ -58,11 +58,14 @@ class NullVariable(VariableTracker):
 
 
 class CellBox:
-    """A closure cell during tracing: holds the VariableTracker of its contents."""
-    __slots__ = ("value", "name")
+    """A closure cell during tracing: holds the VariableTracker of its contents. `cell_source`:
+    where the entry finds the real cell (a closure the trace did not make: an inlined function's,
+    the frame's own free variables), so a write to it is replayed (side_effects.store_cell);
+    None for a cell the trace made."""
+    __slots__ = ("value", "name", "cell_source")
 
-    def __init__(self, value=None, name=""):
-        self.value, self.name = value, name
+    def __init__(self, value=None, name="", cell_source=None):
+        self.value, self.name, self.cell_source = value, name, cell_source
 
 
 class CellVariable(VariableTracker):
