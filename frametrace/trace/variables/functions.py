@@ -135,7 +135,7 @@ class NumpyFunctionVariable(VariableTracker):
         return self.fn
 
     def call_function(self, tx, args, kwargs):
-        if self.fn in (np.array, np.asarray) and args and getattr(args[0], "lazy", False):
+        if self.fn in (np.array, np.asarray) and args and getattr(args[0], "array_ready", False):
             args = [args[0].as_array(tx)] + list(args[1:])      # np.array(list of ints): array data
         if all(a.is_python_constant() for a in args) and all(v.is_python_constant() for v in kwargs.values()) \
                 and _foldable(self.fn):
