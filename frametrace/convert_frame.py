@@ -12,6 +12,7 @@ import csrc_free_runtime as rt
 
 from . import compile_events, distributed
 from . import stance as stance_mod
+from .candidates import worth_compiling
 from .config import config
 from .dynamic_policy import FrameState
 from .errors import ConstraintViolationError, GraphBreakError, NumpyError, RecompileError, Unsupported
@@ -82,21 +83,6 @@ def _observe_inputs(cache, values):
             fs.observe_int(src, value)
 
 
-def _has_arrays(values, depth=0) -> bool:
-    import numpy as np
-    for v in values:
-        if isinstance(v, np.ndarray):
-            return True
-        if depth < 2 and isinstance(v, (tuple, list)) and _has_arrays(v, depth + 1):
-            return True
-        if depth < 2 and isinstance(v, dict) and _has_arrays(list(v.values()), depth + 1):
-            return True
-        if depth < 1 and hasattr(v, "__dict__") and not isinstance(v, type) and \
-                _has_arrays(list(vars(v).values()), depth + 1):
-            return True
-    return False
-
-
 def on_miss(cache, values):
     """The runtime's callback: no entry's guards passed for these frame values."""
     hooked = rt.is_hooked(cache)
@@ -106,8 +92,8 @@ def on_miss(cache, values):
     stance = stance_mod.current()
     if stance == "force_eager":
         return cache.run_original(*values)
-    if hooked and not cache.entries and not _has_arrays(values):
-        # hooked functions compile only when they handle arrays: give this one its code back
+    if hooked and not cache.entries and not worth_compiling(cache, values):
+        # hooked functions compile only when they do array work (candidates.py): give this one its code back
         from .enable import restore
         restore(cache)
         return cache.run_original(*values)
