@@ -116,11 +116,12 @@ def on_miss(cache, values):
                     + "\n".join(f"    - {r}" for r in reasons))
             if len(cache.entries) >= config.cache_size_limit:
                 return _cache_limit_hit(cache, values, reasons)
+            advice = recompile_advice(reasons, cache.state.data.setdefault("reason_counts", {}))
             with compile_context(f"{_frame_id(cache)}/{cache.state.compiles}"):
-                _log_recompile(cache, values, reasons)
+                _log_recompile(cache, values, reasons, advice)
             cache.state.data["reasons"] = reasons
             cache.state.data.setdefault("recompile_history", []).append(
-                (f"{_frame_id(cache)}/{cache.state.compiles}", reasons, recompile_advice(reasons)))
+                (f"{_frame_id(cache)}/{cache.state.compiles}", reasons, advice))
         elif stance == "eager_then_compile" and not cache.state.data.get("seen"):
             cache.state.data["seen"] = True
             _observe_inputs(cache, values)
@@ -128,21 +129,21 @@ def on_miss(cache, values):
         return _compile_and_run(cache, values, options)
 
 
-def _log_recompile(cache, values, reasons):
+def _log_recompile(cache, values, reasons, advice):
     if recompiles_log.isEnabledFor(logging.INFO):
         body = "\n".join(f"    - {r}" for r in (guard_failures(cache, values, verbose=True) or reasons))
-        advice = recompile_advice(reasons)
         recompiles_log.info("Recompiling function %s in %s\n    triggered by the following guard failure(s):\n%s%s",
                             cache.code.co_name, where(cache), body, f"\n{advice}" if advice else "")
 
 
-def recompile_advice(reasons) -> str:
-    """Which annotation would have avoided a size-related recompile (empty if none applies).
+def recompile_advice(reasons, counts=None) -> str:
+    """What would have avoided this recompile (guards/failures.py; empty if nothing applies).
 
     Only the newest entry's failure counts: a static size (`L['x'].shape[0] == 10`) or int that
-    changed; a failed branch guard (`!= 33`) is a specialisation no annotation avoids. Read
-    from the failing guard records the reasons carry (guard_failures), never from their text."""
-    return failure_advice([r.guard for r in reasons[:1] if getattr(r, "guard", None) is not None])
+    changed; a failed branch guard (`!= 33`) is a specialisation no annotation avoids. With the
+    frame's `counts`, a cause seen at three recompiles names its line and the fix. Read from the
+    failing guard records the reasons carry (guard_failures), never from their text."""
+    return failure_advice([r.guard for r in reasons[:1] if getattr(r, "guard", None) is not None], counts)
 
 
 def _cache_limit_hit(cache, values, reasons):

@@ -24,7 +24,7 @@ class OutputGraph:
         self.policy = policy
         self.frame_state = frame_state
         self.root_globals = root_globals
-        self.guards = GuardBuilder()
+        self.guards = GuardBuilder(self.location)
         self.input_vars: dict = {}        # source name -> VT (each input wrapped once)
         self.graph_inputs: list = []      # (input node, source)
         self.symbol_sources: dict = {}    # sympy.Symbol -> Source that binds it

@@ -36,7 +36,8 @@ class ConstantVariable(VariableTracker):
         return super().var_getattr(tx, name)
 
     def describe(self):
-        return f"constant {self.value!r}"
+        from ...guards.text import value_text
+        return f"constant {value_text(self.value)}"
 
     def __repr__(self):
         return f"ConstantVariable({self.value!r})"

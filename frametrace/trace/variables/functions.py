@@ -159,7 +159,9 @@ class NumpyFunctionVariable(VariableTracker):
         return super().var_getattr(tx, name)
 
     def describe(self):
-        return f"numpy.{getattr(self.fn, '__name__', repr(self.fn))}"
+        from ...guards.text import value_text
+        name = getattr(self.fn, "__name__", None)
+        return f"numpy.{name}" if name else value_text(self.fn)
 
 
 _NOT_FOLDABLE = {"empty", "empty_like", "zeros", "ones", "full", "zeros_like", "ones_like", "full_like",
