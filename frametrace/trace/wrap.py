@@ -67,6 +67,7 @@ class VariableBuilder:
         self.output = output
         self.mutable_inputs: dict = {}     # id(list / dict / user object) -> (value, VT)
         self.mutated: list = []            # those of them the trace writes to
+        self.observed_groups: set = set()  # containers whose int items automatic dynamic has seen
 
     def __call__(self, value, source):
         out = self.output
@@ -263,7 +264,11 @@ class VariableBuilder:
         return [self(v, GetItemSource(source, i)) for i, v in enumerate(value)]
 
     def _observe_int_items(self, source, items):
-        """Automatic dynamic sees all int items of a container together (dynamic_policy.item_group)."""
+        """Automatic dynamic sees all int items of a container together (dynamic_policy.item_group),
+        once per trace."""
+        if source.name in self.observed_groups:
+            return
+        self.observed_groups.add(source.name)
         key = [(k, v) for k, v in items if type(k) is int and type(v) is int]
         if key:
             self.output.frame_state.observe_items(f"{source.name}[*]", hash(tuple(key)))
