@@ -3,7 +3,8 @@
 * RNN training step (changing_values_programs.rnn_step, "min-char-rnn" style: ids as Python
   lists, dicts keyed by the time step, BPTT), 16 steps per window, 20 windows of a text:
   graphs, recompiles, eager fallbacks, cold total of the 20 windows in a fresh process with an
-  empty kernel cache (imports excluded, compiles included), warm median per window vs NumPy.
+  empty kernel cache (imports excluded, compiles included; wall and CPU time, since the machine
+  is shared), warm median per window vs NumPy.
 * A `while` simulation on a float time with an output counter (changing_values_programs.simulate),
   driven for 8 output intervals from t = 0 (an int) on: recompiles, graphs, graph breaks, warm
   median of the 8 intervals vs NumPy, and of one later interval alone (t a float by then).
@@ -62,9 +63,10 @@ params = rnn_params()
 text = np.random.default_rng(1).integers(0, 40, 400).tolist()
 pairs = windows(text)
 f = ft.compile(rnn_step)
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 train(f, params, pairs)
-print(json.dumps({{"cold": time.perf_counter() - t0, "graphs": ft.stats().unique_graphs}}))
+print(json.dumps({{"cold": time.perf_counter() - t0, "cpu": time.process_time() - c0,
+                  "graphs": ft.stats().unique_graphs}}))
 """
 
 
@@ -89,7 +91,7 @@ def main():
         cold = run_script(COLD.format(bench=bench), env={"FRAMETRACE_CACHE_DIR": fresh_cache_dir(),
                                                          "FRAMETRACE_PGO": "0"}, timeout=900)
         print(f"RNN step ({STEPS} steps, {WINDOWS} windows): graphs {s.unique_graphs}, recompiles {s.recompiles}, "
-              f"eager fallbacks {s.eager_fallbacks}; cold {cold['cold']:.1f} s; warm NumPy {t_np * 1e3:.3f} ms, "
+              f"eager fallbacks {s.eager_fallbacks}; cold {cold['cold']:.1f} s ({cold['cpu']:.1f} s CPU); warm NumPy {t_np * 1e3:.3f} ms, "
               f"frametrace {t_ft * 1e3:.3f} ms ({t_np / t_ft:.2f}x)")
 
         ft.reset()
