@@ -279,10 +279,11 @@ class ListIteratorVariable(VariableTracker):
 class InputListVariable(ListVariable):
     """A list the caller passed (or an attribute or global holds), kept lazy: its items are read
     one at a time where the code reads them (`lst[k]`, `lst[-1]`: each item guarded, nothing
-    else), its length is a size (`len(L['lst'])`: static first, a symbol once it varied), and `append`/`extend` are replayed as appends. So a list that grows every call
-    (a history on `self`, a token list) costs one recompile, not one per length. Anything else
-    (iteration, slicing, other methods, items at a symbolic position) makes it an ordinary list:
-    its length specialised (guarded) and every item wrapped."""
+    else), its length is a size (`len(L['lst'])`: static first, a symbol once it varied), and
+    `append`/`extend` are replayed as appends. So a list that grows every call (a history on
+    `self`, a token list) costs one recompile, not one per length. Anything else (iteration,
+    slicing, other methods, items at a symbolic position) makes it an ordinary list: its length
+    specialised (guarded) and every item wrapped."""
 
     def __init__(self, value, source, builder):
         self.value, self.source = value, source
@@ -361,7 +362,7 @@ class InputListVariable(ListVariable):
 
     def item_at(self, tx, key):
         """`lst[i]` at a position known only as an expression (a loop index): None (materialize,
-        which specialises it) unless an int list reads it from its array view (`int_item`)."""
+        which specialises it) unless an int list reads it from its array view (IntListVariable)."""
         return None
 
     def _item(self, k, n):
@@ -399,7 +400,7 @@ class InputListVariable(ListVariable):
         return list(self._tail)
 
     def describe(self):
-        return f"list of {len(self.value)}" if self.lazy else super().describe()
+        return "list input" if self.lazy else super().describe()      # no length: reasons read the same
 
 
 def _number(vt):
@@ -441,7 +442,7 @@ class IntListVariable(InputListVariable):
         return self.lazy and not self._tail
 
     def describe(self):
-        return f"list of {len(self.value)} ints" if self.lazy else super().describe()
+        return "list of ints" if self.lazy else super().describe()
 
 
 class RangeVariable(VariableTracker):
