@@ -167,6 +167,8 @@ class Reconstructor:
             conv = "bool" if isinstance(vt.value, SymBool) else "float" if isinstance(vt.value, SymFloat) else "int"
             return f"{conv}({pycode(expr, names)})"
         if isinstance(vt, ConstantVariable):
+            if vt.source is not None and getattr(vt, "read", True) is False:
+                return vt.source.code         # an input whose value the trace never read (ReadGuardedConstant)
             if vt.source is not None and not isinstance(vt.value, (int, float, bool, str, type(None))):
                 return vt.source.code
             return self.const(vt.value)

@@ -23,7 +23,7 @@ from ..sources import (INT_LIST_CONVERT, AttrSource, GetItemSource, GlobalsOfSou
                        LenSource, ShapeSource)
 from .variables.array import ArrayVariable
 from .variables.builtins import MATH_FUNCTIONS, BuiltinVariable, MathFunctionVariable
-from .variables.constant import ConstantVariable, SymNumberVariable
+from .variables.constant import ConstantVariable, ReadGuardedConstant, SymNumberVariable
 from .variables.containers import DictVariable, InputListVariable, IntListVariable, ListVariable, TupleVariable
 from .variables.functions import (ModuleVariable, NumpyFunctionVariable, PartialVariable, UserClassVariable,
                                   UserFunctionVariable, UserMethodVariable, UserObjectVariable, is_user_class)
@@ -129,6 +129,9 @@ class VariableBuilder:
             return ArrayVariable(proxy, source)
         if isinstance(value, np.generic) and source is not None and value.dtype.kind in "biufc":
             return self._wrap_array_scalar(value, source)
+        if t in (str, bytes) and g is not None:
+            g.type(source, value)
+            return ReadGuardedConstant(value, source, g)    # its value guarded where the trace reads it
         if isinstance(value, _CONSTANT_TYPES) or isinstance(value, np.generic):
             if g is not None:
                 g.equals(source, value)

@@ -245,3 +245,48 @@ def test_a_list_that_is_iterated_still_specialises_its_length():
     for ws in ([1.5, 2.0], [0.5, 3.0], [2.0, 2.0, 2.0]):
         assert_same(g(x, ws), f(x, ws))
     assert ft.stats().unique_graphs == 2          # the floats are inputs; each length is a graph
+
+
+def scale_by_count(xs, scale, log):
+    n = len(xs)
+    y = xs[-1] * scale
+    log.write(str(n))                            # a graph break at str(n) and at the C method write;
+                                                  # n, y and the text go to resume functions
+    return y * n + xs[0]
+
+
+def test_an_int_handed_to_a_resume_function_becomes_its_input():
+    import io
+    f = ft.compile(scale_by_count)
+    log, want_log = io.StringIO(), io.StringIO()
+    xs = [np.arange(3.0)]
+    for k in range(8):
+        xs.append(np.full(3, float(k)))
+        assert_same(f(xs, 0.5, log), scale_by_count(xs, 0.5, want_log))
+    assert log.getvalue() == want_log.getvalue()
+    s = ft.stats()
+    assert s.graph_breaks >= 1 and s.eager_fallbacks == 0, s
+    # the part before the break and the one after it: static, then dynamic; the text is passed through
+    assert s.unique_graphs <= 4 and s.recompiles <= 2 and s.frames_compiled <= 5, s
+
+
+def tagged(x, tag):
+    return x * 2.0, tag
+
+
+def by_tag(x, tag):
+    if tag == "double":
+        return x * 2.0
+    return x
+
+
+def test_a_string_that_only_flows_through_is_not_guarded_by_value():
+    f = ft.compile(tagged)
+    for k in range(6):
+        got = f(np.ones(2), f"window {k}")
+        assert got[1] == f"window {k}" and np.array_equal(got[0], np.full(2, 2.0))
+    assert ft.stats().frames_compiled == 1
+    g = ft.compile(by_tag)                       # read by the trace: guarded, an entry per value
+    for tag in ("double", "same", "double", "same"):
+        assert_same(g(np.ones(2), tag), by_tag(np.ones(2), tag))
+    assert ft.stats().frames_compiled == 3
