@@ -91,8 +91,8 @@ def main():
         cold = run_script(COLD.format(bench=bench), env={"FRAMETRACE_CACHE_DIR": fresh_cache_dir(),
                                                          "FRAMETRACE_PGO": "0"}, timeout=900)
         print(f"RNN step ({STEPS} steps, {WINDOWS} windows): graphs {s.unique_graphs}, recompiles {s.recompiles}, "
-              f"eager fallbacks {s.eager_fallbacks}; cold {cold['cold']:.1f} s ({cold['cpu']:.1f} s CPU); warm NumPy {t_np * 1e3:.3f} ms, "
-              f"frametrace {t_ft * 1e3:.3f} ms ({t_np / t_ft:.2f}x)")
+              f"eager fallbacks {s.eager_fallbacks}; cold {cold['cold']:.1f} s ({cold['cpu']:.1f} s CPU); "
+              f"warm NumPy {t_np * 1e3:.3f} ms, frametrace {t_ft * 1e3:.3f} ms ({t_np / t_ft:.2f}x)")
 
         ft.reset()
         u0 = np.sin(np.linspace(0, np.pi, 256))

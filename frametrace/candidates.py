@@ -2,13 +2,13 @@
 
 A hooked function is compiled when it does array work: an argument holds arrays (an array, a
 list or dict of them, an object with array attributes), or its code uses NumPy whatever its
-arguments: a global, builtin-free name or closure cell it reads is NumPy (the module, a NumPy
-function or ufunc, a NumPy scalar type) or holds arrays (a module-level array, a dict of weights,
-an object whose attributes are arrays, `state.FIELD` of a user module it imports). So a `main()` without arguments that creates arrays and
-loops, or an animation callback `update(frame)` that works on module-level arrays, compiles;
-every other function gets its own code back at its first call (it then costs nothing). A
-function chosen for its code whose first graph turns out to hold no array (`x * np.pi` on a
-float) gets its code back after that compile (`graph_does_array_work`).
+arguments: a global or closure cell it reads is NumPy (the module, a NumPy function or ufunc, a
+NumPy scalar type) or holds arrays (a module-level array, a dict of weights, an object whose
+attributes are arrays, `state.FIELD` of a user module it imports). So a `main()` without
+arguments that creates arrays and loops, or an animation callback `update(frame)` that works on
+module-level arrays, compiles; every other function gets its own code back at its first call
+(it then costs nothing). A function chosen for its code whose first graph turns out to hold no
+array (`x * np.pi` on a float) gets its code back after that compile (`graph_does_array_work`).
 
 The code test runs once per code object (the answer is kept on its cache); containers are
 looked into only a few items deep, so a huge global list costs no more than a small one.

@@ -69,7 +69,6 @@ class FrameState:
                 return None
         return new
 
-
     def observe_items(self, group: str, fingerprint: int) -> None:
         """Record the int items of one container at once (a hash of (index, value) pairs), so an
         item read before the one that changed is dynamic too. Only "varying" is kept (and saved

@@ -177,7 +177,8 @@ def _first_change_advice(failed) -> str:
     branches = [g for g in failed if _branched(g)]
     if not dims and not ints and not items and branches:
         g = branches[0]
-        return f"    {_read(g)} is specialised where the code branches on it ({_line(g)}): each outcome is its own graph"
+        return (f"    {_read(g)} is specialised where the code branches on it ({_line(g)}): "
+                "each outcome is its own graph")
     if not dims and not ints and not items:
         return ""
     sources = [f"L[{n!r}]" for n, _ in dims] + [f"L[{n!r}]" for n in ints] + [f"{n}[*]" for n in items]
