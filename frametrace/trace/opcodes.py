@@ -303,7 +303,7 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
         value = self.pop()
         from ..ir import numpy_api
         if isinstance(obj, ArrayVariable) and not obj.is_python_scalar:
-            numpy_api.setitem(self.output.builder, obj.proxy, self.unwrap(key), self.unwrap(value))
+            numpy_api.setitem(self.output.builder, obj.proxy, self.index_key(key), self.unwrap(value))
         elif isinstance(obj, ListVariable):
             obj.setitem(self, key, value)
         elif isinstance(obj, DictVariable):

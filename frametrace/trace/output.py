@@ -26,7 +26,7 @@ class OutputGraph:
         self.policy = policy
         self.frame_state = frame_state
         self.root_globals = root_globals
-        self.guards = GuardBuilder()
+        self.guards = GuardBuilder(self.location)
         self.input_vars: dict = {}        # source name -> VT (each input wrapped once)
         self.graph_inputs: list = []      # (input node, source)
         self.symbol_sources: dict = {}    # sympy.Symbol -> Source that binds it
@@ -210,6 +210,8 @@ class Reconstructor:
             conv = "bool" if isinstance(vt.value, SymBool) else "float" if isinstance(vt.value, SymFloat) else "int"
             return f"{conv}({pycode(expr, names)})"
         if isinstance(vt, ConstantVariable):
+            if vt.source is not None and getattr(vt, "read", True) is False:
+                return vt.source.code         # an input whose value the trace never read (ReadGuardedConstant)
             if vt.source is not None and not isinstance(vt.value, (int, float, bool, str, type(None))):
                 return vt.source.code
             return self.const(vt.value)

@@ -119,6 +119,10 @@ class SideEffects:
                 codes += [globals_code, rebuild(value)]
             else:
                 vt = self._containers[key]
+                if getattr(vt, "lazy", False):       # a list input only appended to: its items unread
+                    ops.append(("extend", None))
+                    codes += [rebuild.source_code(vt), "[" + ", ".join(rebuild(v) for v in vt.appended()) + "]"]
+                    continue
                 ops.append(("dict" if vt.python_type() is dict else "list", None))
                 codes += [rebuild.source_code(vt), rebuild.fresh(vt)]
         name = f"___replay_{len(namespace)}"
@@ -137,6 +141,8 @@ def make_replay(ops: tuple):
                 target[name] = new
             elif kind == "list":
                 target[:] = new
+            elif kind == "extend":
+                target.extend(new)
             else:
                 target.clear()
                 target.update(new)

@@ -23,7 +23,7 @@ from .opcodes import OpcodeHandlers
 from .variables.array import ArrayVariable, check_mixing
 from .variables.base import CellBox, VariableTracker
 from .variables.constant import ConstantVariable, SymNumberVariable, wrap_number
-from .variables.containers import (DictVariable, IntListVariable, ListIteratorVariable, ListVariable,
+from .variables.containers import (DictVariable, InputListVariable, ListIteratorVariable, ListVariable,
                                    RangeVariable, SliceVariable, TupleVariable, constant_key)
 
 
@@ -173,6 +173,15 @@ class InstructionTranslator(OpcodeHandlers):
             return ListVariable([self.wrap_result(v) for v in value])
         return wrap_number(value) if isinstance(value, (int, float, bool)) or _is_sym(value) or \
             hasattr(value, "maybe_as_constant") else ConstantVariable(value)
+
+    def index_key(self, key):
+        """An array index as the NumPy API sees it; a run-time Python int of the graph (an item of an
+        int list read at a loop index) indexes as the 0-d int64 array it is held in (same meaning)."""
+        if isinstance(key, TupleVariable):
+            return tuple(self.index_key(k) for k in key.items)
+        if isinstance(key, ArrayVariable) and key.is_python_scalar and key.python_type() is int:
+            return self.output.builder.emit("astype", key.proxy, dtype=np.dtype(np.int64))
+        return self.unwrap(key)
 
     def unwrap(self, v):
         """A VT as the NumPy API layer sees it: Proxy, SymInt, constants, tuples, slices."""
@@ -350,9 +359,13 @@ class InstructionTranslator(OpcodeHandlers):
     def getitem(self, obj, key):
         from ..ir import numpy_api
         if isinstance(obj, ArrayVariable):
-            if isinstance(key, (IntListVariable, RangeVariable)) and getattr(key, "lazy", True):
+            if isinstance(key, RangeVariable) or getattr(key, "array_ready", False):
                 key = key.as_array(self)          # a list of ints or a range as an index: array data
-            return self.wrap_result(numpy_api.getitem(self.output.builder, obj.proxy, self.unwrap(key)))
+            return self.wrap_result(numpy_api.getitem(self.output.builder, obj.proxy, self.index_key(key)))
+        if isinstance(obj, InputListVariable) and obj.lazy and not isinstance(key, SliceVariable):
+            got = obj.lazy_getitem(self, key)     # one item of a list input, its length kept a size
+            if got is not None:
+                return got
         if isinstance(obj, (TupleVariable, ListVariable)):
             k = slice(*(constant_key(self, p) for p in key.parts)) if isinstance(key, SliceVariable) \
                 else constant_key(self, key)

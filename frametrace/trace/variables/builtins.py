@@ -12,7 +12,7 @@ from ...ir.fake import FakeScalar
 from .array import ArrayVariable
 from .base import VariableTracker
 from .constant import ConstantVariable, SymNumberVariable, wrap_number
-from .containers import (DictVariable, IntListVariable, ListIteratorVariable, ListVariable, RangeVariable,
+from .containers import (DictVariable, InputListVariable, ListIteratorVariable, ListVariable, RangeVariable,
                          TupleVariable, constant_key)
 from .functions import PartialVariable, SuperVariable, class_variable
 
@@ -54,8 +54,8 @@ class BuiltinVariable(VariableTracker):
             if not shape:
                 raise Unsupported("len() of a 0-d array", kind="call")
             return wrap_number(shape[0])
-        if isinstance(obj, IntListVariable) and obj.lazy:
-            return wrap_number(obj.as_array(tx).proxy.shape[0])
+        if isinstance(obj, InputListVariable) and obj.lazy:
+            return obj.length(tx)
         if isinstance(obj, RangeVariable):
             return obj.length(tx)
         if isinstance(obj, (TupleVariable, ListVariable, DictVariable)):

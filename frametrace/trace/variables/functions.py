@@ -148,7 +148,7 @@ class NumpyFunctionVariable(VariableTracker):
         return self.fn
 
     def call_function(self, tx, args, kwargs):
-        if self.fn in (np.array, np.asarray) and args and getattr(args[0], "lazy", False):
+        if self.fn in (np.array, np.asarray) and args and getattr(args[0], "array_ready", False):
             args = [args[0].as_array(tx)] + list(args[1:])      # np.array(list of ints): array data
         if all(a.is_python_constant() for a in args) and all(v.is_python_constant() for v in kwargs.values()) \
                 and _foldable(self.fn):
@@ -180,7 +180,9 @@ class NumpyFunctionVariable(VariableTracker):
         return super().var_getattr(tx, name)
 
     def describe(self):
-        return f"numpy.{getattr(self.fn, '__name__', repr(self.fn))}"
+        from ...guards.text import value_text
+        name = getattr(self.fn, "__name__", None)
+        return f"numpy.{name}" if name else value_text(self.fn)
 
 
 class NumpyGridVariable(VariableTracker):
