@@ -27,6 +27,7 @@ def if_convert(tx, ins, cond) -> None:
     target = tx.offset_to_index[ins.argval]
     fall = tx.ip
     ctx = tx.output.loop_stack[-1]
+    ctx.converted = True                                 # unrolled, this `if` would break the graph
     if target <= fall:
         raise Unsupported("a backward conditional jump inside a loop body", kind="loop")
     taken = truth_value(tx, cond, jump_if)               # the jump is taken when this holds

@@ -39,12 +39,13 @@ from ..ir.subgraph import SubgraphBuilder
 from ..logs import get_logger
 from . import errstate
 from .branches import and_, if_convert, index_condition, returns, truth_value
-from .counted_while import constant_trips, recognise, verify_bottom
+from . import loop_state
+from .counted_while import recognise, verify_bottom
+from .loop_iter import LoopIterator, bind_target, loop_iterator, target_names, target_ops
 from .loop_values import PoisonVariable, carried_type, kind_text, type_key, variable
 from .variables.array import ArrayVariable
 from .variables.base import VariableTracker
 from .variables.constant import ConstantVariable, SymNumberVariable, wrap_number
-from .variables.containers import RangeVariable
 
 log = get_logger("loops")
 
@@ -61,48 +62,50 @@ class LoopRestart(Exception):
         super().__init__(f"{decision}: {reason}")
 
 
-class RangeLoopIterator(VariableTracker):
-    """GET_ITER of a range that FOR_ITER turns into a loop node (see the module doc)."""
-
-    def __init__(self, rng: RangeVariable, key):
-        self.range, self.key, self.peeled = rng, key, False
-
-    def python_type(self):
-        return type(iter(range(0)))
-
-    def describe(self):
-        return "range iterator"
-
-
 # ----------------------------------------------------------------------------- decisions
 
 def loop_key(tx, index):
     return (tx.code, tx.instructions[index].offset)
 
 
-def want_range_loop(tx, rng: RangeVariable) -> RangeLoopIterator | None:
-    """At GET_ITER of a range: a loop-node iterator when the next FOR_ITER should be one."""
+def want_loop(tx, v) -> LoopIterator | None:
+    """At GET_ITER: a loop-node iterator when the next FOR_ITER should be one (a range, an
+    array, enumerate / zip / reversed of those: trace/loop_iter.py), else None (unrolled)."""
     nxt = tx.ip
     if nxt >= len(tx.instructions) or tx.instructions[nxt].opname != "FOR_ITER" or not config.loop_nodes:
         return None
     key = loop_key(tx, nxt)
     decision = tx.output.loop_plan.get(key, "loop")
-    if decision == "unroll":
+    if decision == "small":                             # unrolled under the budget
+        tx.output.short_unrolled[key] = tx.offset_to_index[tx.instructions[nxt].argval]    # its exit
+    if decision in ("unroll", "small"):
         return None
-    if any(isinstance(p, SymNumberVariable) for p in rng.parts):
-        if not all(isinstance(p, SymNumberVariable) or (p.is_python_constant() and
-                                                          type(p.as_python_constant()) is int)
-                   for p in rng.parts):
-            return None
-        return RangeLoopIterator(rng, key)
-    try:
-        trips = len(rng.as_python_constant())
-    except Exception:
+    return loop_iterator(tx, v, key)
+
+
+def _within_budget(tx, key, ctx, head, graph, peeled) -> str | None:
+    """Why a loop node just built should be unrolled instead (a constant trip count whose
+    unrolled size, trips x body nodes, is within config.loop_unroll_budget), else None."""
+    if tx.output.loop_plan.get(key, "loop") not in ("loop", "peel") or ctx.converted or ctx.brk is not None:
         return None
-    if trips >= config.loop_unroll_limit or decision in ("node", "peel_node"):
-        return RangeLoopIterator(rng, key)
-    tx.output.short_unrolled[key] = tx.offset_to_index[tx.instructions[nxt].argval]    # its exit
-    return None
+    if not all(type(v) is int for v in head) or head[2] == 0:
+        return None
+    trips = len(range(*head)) + (1 if peeled else 0)
+    size = body_size(graph)
+    if trips * size > config.loop_unroll_budget:
+        return None
+    return f"{trips} trips x {size} body nodes <= loop_unroll_budget ({config.loop_unroll_budget})"
+
+
+def body_size(graph) -> int:
+    """Nodes of a loop body, those of the loop bodies nested in it included."""
+    total = 0
+    for n in graph.nodes:
+        total += 1
+        body = n.attr("body") if n.op == "loop" else None
+        if body is not None:
+            total += body_size(body.graph)
+    return total
 
 
 def _short_loop_as_node(tx) -> None:
@@ -121,13 +124,13 @@ def _short_loop_as_node(tx) -> None:
 
 # ----------------------------------------------------------------------------- for loops
 
-def trace_for(tx, ins, it: RangeLoopIterator) -> None:
-    """FOR_ITER on a RangeLoopIterator: the whole loop as one node; `tx.ip` ends after it."""
+def trace_for(tx, ins, it: LoopIterator) -> None:
+    """FOR_ITER on a LoopIterator: the whole loop as one node; `tx.ip` ends after it."""
     decision = tx.output.loop_plan.get(it.key, "loop")
     stack = tx.output.loop_stack
     if stack and stack[-1].kind == "peel" and stack[-1].tx is tx and stack[-1].header == tx.ip - 1:
         stack.pop()                                     # the peeled iteration is over
-    start, stop, step = (tx.unwrap(p) for p in it.range.parts)
+    start, stop, step = it.head
     if step == 0:
         raise NumpyError(ValueError("range() arg 3 must not be zero"), context="range")
     positive = bool(step > 0)                           # a guard when the step is a symbol
@@ -138,8 +141,8 @@ def trace_for(tx, ins, it: RangeLoopIterator) -> None:
             tx.pop()
             tx.ip = exit_ip
             return
-        it.range = RangeVariable(*(wrap_number(v) for v in (start + step, stop, step)))
-        tx.push(wrap_number(start))
+        it.head = (start + step, stop, step)
+        tx.push(it.item(tx, wrap_number(start)))
         stack.append(_LoopContext(tx, "peel", tx.ip - 1, exit_ip))   # its `if`s are if-converted
         return
     if all(type(v) is int for v in (start, stop, step)) and not range(start, stop, step):
@@ -151,7 +154,7 @@ def trace_for(tx, ins, it: RangeLoopIterator) -> None:
     index = env.enter_loop_index(to_expr(lo), to_expr(hi))
     try:
         _build(tx, it.key, header=tx.ip - 1, exit_ip=exit_ip, kind="for",
-               head=(start, stop, step), index=index)
+               head=(start, stop, step), index=index, peeled=it.peeled)
     finally:
         env.exit_loop_index(index)
 
@@ -225,7 +228,7 @@ def handles_jump(tx, ins, cond) -> bool:
         try:
             if_convert(tx, ins, cond)
         except Unsupported as exc:
-            if ctx.kind != "peel" or ctx.tx is not tx:
+            if ctx.kind != "peel" or ctx.tx is not tx or isinstance(exc, loop_state.CarryRequest):
                 raise
             # the peeled first iteration cannot leave early as a loop node does: unroll instead
             _restart(tx, loop_key(tx, ctx.header), "unroll", _why(exc))
@@ -274,13 +277,10 @@ def _is_bottom(tx, ctx, target, jump_if) -> bool:
 def _counted_entry(tx, ins, cond, header, exit_ip, peeled=False) -> bool:
     key = loop_key(tx, header)
     plan = tx.output.loop_plan.get(key, "loop")
-    if plan == "unroll" or (isinstance(cond, ConstantVariable) and not cond.value):
-        return False
+    if plan in ("unroll", "small") or (isinstance(cond, ConstantVariable) and not cond.value):
+        return False                                    # "small": unrolled under the budget
     counter = recognise(tx, tx.ip - 2, header, exit_ip)
     if counter is None:
-        return False
-    trips = constant_trips(counter)
-    if trips is not None and trips < config.loop_unroll_limit:
         return False
     if plan == "peel" and not peeled:                   # the first iteration, as Python runs it
         if not cond.truth(tx):
@@ -315,57 +315,76 @@ class _LoopContext:
         self.counter = None             # a counted while loop: its Counter (trace/counted_while.py)
         self.index = None               # ... and the index symbol standing for the counter
         self.closed = False             # ... its bottom test was reached and checked
-        self.iterator = None            # for: the range iterator a `break` pops (trace/branches.py)
+        self.iterator = None            # for: the LoopIterator a `break` pops (trace/branches.py)
         self.brk = None                 # for: the bool that holds when the iteration broke out
+        self.converted = False          # an `if` on data was if-converted in the body (no unrolling)
+        self.state = None               # a body being traced: the LoopState it carries (trace/loop_state.py)
 
 
-def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None):
+def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=False):
     body_start = header + 1
     back = max((i for i in range(body_start, exit_ip) if _jumps_to(tx, i, header)), default=None)
     if back is None:
         raise Unsupported("a loop without a back edge", kind="loop")
+    is_for = kind == "for" and counter is None
     # a `for` body runs to its exit: 3.12+ places a `break` block after the back edge
-    stored = _stored_names(tx, body_start, exit_ip) if kind == "for" and counter is None else \
-        _stored_names(tx, header, back + 1)
-    loop_var = counter.name if counter is not None else None
-    if kind == "for" and counter is None:
-        first = tx.instructions[body_start]
-        if first.opname != "STORE_FAST":
-            _restart(tx, key, "unroll", "the loop target is not a plain local name")
-        loop_var = first.argval
+    stored = _stored_names(tx, body_start, exit_ip) if is_for else _stored_names(tx, header, back + 1)
+    loop_vars, ops = set(), None
+    if counter is not None:
+        loop_vars = {counter.name}
+    elif is_for:
+        ops = target_ops(tx, body_start)
+        if ops is None:
+            _restart(tx, key, "unroll", "the loop target is not a local name or a tuple of them")
+        loop_vars = target_names(ops)
+        rebound = loop_vars & _stored_names(tx, body_start + len(ops), exit_ip)
+        if rebound - set(tx.locals) - set(tx.lazy):
+            _restart(tx, key, "unroll", f"the loop target {', '.join(sorted(rebound))} is assigned in the body")
+        loop_vars -= rebound                            # carried: the body's value is the one left
     for name in stored:                                 # arguments rebound in the loop: wrap them now
         if name not in tx.locals and name in tx.lazy:
             tx.locals[name] = tx.wrap_value(*tx.lazy.pop(name))
-    carried = sorted(n for n in stored if n != loop_var and n in tx.locals
+    carried = sorted(n for n in stored if n not in loop_vars and n in tx.locals
                      and not isinstance(tx.locals[n], PoisonVariable))
+    slots = tx.output.loop_plan.get(("carry", key), ())
+    try:
+        targets = loop_state.resolve(tx, slots)
+    except Unsupported as exc:
+        _restart(tx, key, "unroll", _why(exc))
+    carry_index = is_for and any(s.kind == "index" for s in slots)
     lazy_before = set(tx.lazy)
     saved_locals, saved_stack = dict(tx.locals), list(tx.stack)
     outer = tx.output.builder
     body_builder = SubgraphBuilder(outer, f"loop{len(tx.output.loop_stack)}")
-    placeholders, inits = {}, []
-    for name in carried:
-        vt = tx.locals[name]
+    placeholders, inits, labels = {}, [], []
+    initial = [(name, tx.locals[name]) for name in carried] + [(t.slot.label(), t.get()) for t in targets]
+    if carry_index:
+        initial.append(("the loop index", wrap_number(head[0])))
+    for label, vt in initial:
         fake, init = carried_type(vt)
         if fake is None:
-            _restart(tx, key, "unroll", f"{name!r} ({vt.describe()}) is rebound in the loop; it is not a "
+            _restart(tx, key, "unroll", f"{label!r} ({vt.describe()}) is rebound in the loop; it is not a "
                                         "number or an array")
-        node = body_builder.body_input(f"carried_{name}", fake)
-        placeholders[name] = variable(Proxy(node, fake), vt)
+        node = body_builder.body_input(f"carried_{len(labels)}", fake)
+        placeholders[len(labels)] = variable(Proxy(node, fake), vt)
+        labels.append(label)
         inits.append(init)
     ctx = _LoopContext(tx, "counted" if counter is not None else kind, header, exit_ip)
     ctx.counter, ctx.index = counter, index
-    if kind == "for" and counter is None:
+    ctx.state = loop_state.LoopState(targets)
+    if is_for:
         ctx.iterator = saved_stack[-1]
     tx.output.builder = body_builder
     tx.output.loop_stack.append(ctx)
     tx.output.side_effects.frozen += 1
-    tx.locals.update(placeholders)
+    tx.locals.update({name: placeholders[k] for k, name in enumerate(carried)})
+    ctx.state.enter([placeholders[len(carried) + k] for k in range(len(targets))])
     try:
         if counter is not None:
             tx.locals[counter.name] = wrap_number(_symint(tx, index))
             tx.ip = header
-        elif kind == "for":
-            tx.stack.append(wrap_number(_symint(tx, index)))
+        elif is_for:
+            tx.stack.append(ctx.iterator.item(tx, wrap_number(_symint(tx, index))))
             tx.ip = body_start
         else:
             tx.ip = header
@@ -374,48 +393,76 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None):
             raise Unsupported("a while loop whose condition is not data-dependent inside it", kind="loop")
         if counter is not None and not ctx.closed:
             raise Unsupported(f"a while loop on {counter.name!r} whose body does not end at its test", kind="loop")
-        outputs = []
-        for name in carried:
-            new = tx.locals.get(name)
-            outputs.append(_output_node(tx, body_builder, name, placeholders[name], new, key))
+        if ctx.brk is not None and is_for and not carry_index:
+            raise loop_state.CarryRequest(loop_state.Slot("index", None, None))   # where it broke
+        finals = [tx.locals.get(name) for name in carried] + ctx.state.values()
+        outputs = [_output_node(tx, body_builder, labels[k], placeholders[k], new, key)
+                   for k, new in enumerate(finals)]
+        if carry_index:
+            outputs.append(body_builder.emit("py_scalar", _symint(tx, index)).node)
         if kind == "while":
             outputs.append(ctx.go.node)
         if ctx.brk is not None:                         # a `for` that may break: `go` is carried too
             outputs.append(body_builder.emit("logical_not", ctx.brk).node)
+    except loop_state.CarryRequest as exc:
+        _restart(tx, ("carry", key), tuple(slots) + (exc.slot,), _why(exc))
     except Unsupported as exc:
         _restart(tx, key, NEXT_DECISION.get(tx.output.loop_plan.get(key, "loop"), "unroll")
                  if getattr(exc, "kind", "") == "loop_type" else "unroll", _why(exc))
     finally:
+        ctx.state.exit()
         tx.output.side_effects.frozen -= 1
         tx.output.loop_stack.pop()
         tx.output.builder = outer
     graph = body_builder.graph
     graph.outputs = tuple(outputs)
-    body = _finish_body(tx, key, body_builder, "for_break" if ctx.brk is not None else kind, carried, index,
-                        exit_ip)
+    small = _within_budget(tx, key, ctx, head, graph, peeled) if kind == "for" else None
+    if small is not None:
+        _restart(tx, key, "small", small)
+    body = _finish_body(tx, key, body_builder, "for_break" if ctx.brk is not None else kind, len(labels),
+                        index, exit_ip)
     args = list(head) + inits + list(body_builder.captured) + list(body.sizes)
     state = outer.emit("loop", *args, body=body)
     wrapped = {n: v for n, v in tx.locals.items() if n in lazy_before and n not in tx.lazy}
     tx.locals = saved_locals
     tx.locals.update(wrapped)                           # arguments first read inside the body
-    tx.stack = saved_stack[:-1] if kind == "for" and counter is None else saved_stack
-    for k, name in enumerate(carried):
+    tx.stack = saved_stack[:-1] if is_for else saved_stack
+    finals = []
+    for k in range(len(labels)):
         out = outer.emit("loop_out", state, k, body=body)
-        tx.locals[name] = variable(Proxy(out.node, placeholders[name].proxy.fake), saved_locals[name])
-    for name in stored - set(carried):
+        finals.append(variable(Proxy(out.node, placeholders[k].proxy.fake), initial[k][1]))
+    for k, name in enumerate(carried):
+        tx.locals[name] = finals[k]
+    for name in stored - set(carried) - loop_vars:
         tx.locals[name] = PoisonVariable(name)
-    if kind == "for" and loop_var is not None:
-        last = _last_index(*head)                       # Python leaves the index at its last value
-        if last is not None:
-            tx.locals[loop_var] = wrap_number(last)
-        elif loop_var in saved_locals:                  # the loop did not run: the binding before it
-            tx.locals[loop_var] = saved_locals[loop_var]
+    if is_for:
+        _bind_after(tx, ctx.iterator, ops, loop_vars, head, finals[-1] if carry_index else None, saved_locals)
     if counter is not None:
         tx.locals[counter.name] = wrap_number(counter.final(head[1]))
+    for k, t in enumerate(targets):                     # state written back, as stores after the loop
+        t.write_back(tx, finals[len(carried) + k])
     tx.ip = exit_ip
     log.info("loop at %s: one %s-loop node, %d carried (%s), %d captured, body of %d nodes",
-             body.location, "counted while" if counter is not None else body.kind, len(carried), ", ".join(carried),
+             body.location, "counted while" if counter is not None else body.kind, len(labels), ", ".join(labels),
              len(body_builder.captured), len(graph.nodes))
+
+
+def _bind_after(tx, iterator, ops, loop_vars, head, position, saved_locals) -> None:
+    """Python leaves a `for` target at the item of the last iteration, or of the iteration that
+    broke out (`position`: the index it broke at, carried); an empty loop leaves it as it was."""
+    last = _last_index(*head)
+    if last is None:                                    # the loop did not run: the bindings before it
+        for name in loop_vars:
+            if name in saved_locals:
+                tx.locals[name] = saved_locals[name]
+            else:
+                tx.locals.pop(name, None)
+        return
+    value = position if position is not None else wrap_number(last)
+    item = iterator.item(tx, value)
+    saved = {n: tx.locals[n] for n in target_names(ops) - loop_vars if n in tx.locals}
+    bind_target(tx, ops, item)
+    tx.locals.update(saved)                             # a target name the body rebinds keeps its carried value
 
 
 def _run_to(tx, header, stop_at_exit, first=False):
@@ -490,7 +537,7 @@ def _same_shape(tx, a, b) -> bool:
     return all(env.simplify(sympy.sympify(to_expr(x)) - sympy.sympify(to_expr(y))) == 0 for x, y in zip(a, b))
 
 
-def _finish_body(tx, key, bb, kind, carried, index, exit_ip) -> LoopBody:
+def _finish_body(tx, key, bb, kind, ncarried, index, exit_ip) -> LoopBody:
     from ..ir.verify import used_symbols
     graph = bb.graph
     syms: set = set()
@@ -509,7 +556,7 @@ def _finish_body(tx, key, bb, kind, carried, index, exit_ip) -> LoopBody:
     graph.symbols.update({s: str(s) for s in sizes})
     captured = list(bb.captured.values())
     writes = []
-    carried_inputs = set(graph.inputs[:len(carried)])
+    carried_inputs = set(graph.inputs[:ncarried])
     for n in graph.nodes:
         for base in _written_bases(n):
             if base in carried_inputs:
@@ -517,7 +564,7 @@ def _finish_body(tx, key, bb, kind, carried, index, exit_ip) -> LoopBody:
             if base in captured and captured.index(base) not in writes:
                 writes.append(captured.index(base))
     loc = tx.location()
-    return LoopBody(graph, kind, len(carried), len(captured), sizes, index, tuple(sorted(writes)),
+    return LoopBody(graph, kind, ncarried, len(captured), sizes, index, tuple(sorted(writes)),
                     f"{loc.filename.rsplit('/', 1)[-1]}:{loc.lineno}")
 
 
@@ -545,7 +592,11 @@ def _why(exc) -> str:
 
 
 def _restart(tx, key, decision, reason):
-    log.info("loop %s: %s (%s)", _where(key), "unrolled" if decision == "unroll" else decision, reason)
+    if key[0] == "carry":
+        log.info("loop %s: carries %s (%s)", _where(key[1]), decision[-1].label(), reason)
+    else:
+        log.info("loop %s: %s (%s)", _where(key), {"unroll": "unrolled", "small": "unrolled under the budget"}
+                 .get(decision, decision), reason)
     tx.output.loop_notes.append((key, decision, reason))
     raise LoopRestart(key, decision, reason)
 

@@ -1,7 +1,16 @@
 """VariableTracker: what the symbolic interpreter keeps on its stack and in its locals."""
 from __future__ import annotations
 
+import itertools
+
 from ...errors import Unsupported
+
+_SERIALS = itertools.count()
+
+
+def new_serial() -> int:
+    """A number larger than every one handed out before (what was made before a loop body)."""
+    return next(_SERIALS)
 
 
 class NotConstant(Exception):
@@ -58,11 +67,13 @@ class NullVariable(VariableTracker):
 
 
 class CellBox:
-    """A closure cell during tracing: holds the VariableTracker of its contents."""
-    __slots__ = ("value", "name")
+    """A closure cell during tracing: holds the VariableTracker of its contents. `owner`: the
+    code object whose frame made it (None: a cell of the compiled frame's closure)."""
+    __slots__ = ("value", "name", "owner", "serial")
 
-    def __init__(self, value=None, name=""):
-        self.value, self.name = value, name
+    def __init__(self, value=None, name="", owner=None):
+        self.value, self.name, self.owner = value, name, owner
+        self.serial = new_serial()
 
 
 class CellVariable(VariableTracker):

@@ -15,6 +15,7 @@ from .constant import ConstantVariable, SymNumberVariable, wrap_number
 from .containers import (DictVariable, IntListVariable, ListIteratorVariable, ListVariable, RangeVariable,
                          TupleVariable, constant_key)
 from .functions import PartialVariable, SuperVariable, UserClassVariable, is_user_class
+from .indexed import IndexedIterable, indexable
 
 
 class BuiltinVariable(VariableTracker):
@@ -85,6 +86,9 @@ class BuiltinVariable(VariableTracker):
         return RangeVariable(*parts)
 
     def call_enumerate(self, tx, iterable, start=None):
+        if indexable(iterable) and (start is None or type(tx.unwrap(start)) is int or
+                                    (isinstance(start, SymNumberVariable) and start.python_type() is int)):
+            return IndexedIterable("enumerate", [iterable], 0 if start is None else tx.unwrap(start))
         first = 0 if start is None else _int(tx, start)
         items = iterable.unpack(tx)
         return ListIteratorVariable([TupleVariable([ConstantVariable(first + i), v]) for i, v in enumerate(items)])
@@ -92,10 +96,14 @@ class BuiltinVariable(VariableTracker):
     def call_zip(self, tx, *iterables, **kwargs):
         if kwargs:
             return None
+        if iterables and all(indexable(it) for it in iterables):
+            return IndexedIterable("zip", list(iterables))    # a loop over it can be a loop node
         columns = [it.unpack(tx) for it in iterables]
         return ListIteratorVariable([TupleVariable(list(row)) for row in zip(*columns)])
 
     def call_reversed(self, tx, seq):
+        if indexable(seq) and not isinstance(seq, IndexedIterable):
+            return IndexedIterable("reversed", [seq])
         return ListIteratorVariable(list(reversed(seq.unpack(tx))))
 
     def call_iter(self, tx, seq):
