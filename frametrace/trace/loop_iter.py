@@ -30,7 +30,7 @@ class LoopIterator(VariableTracker):
     range(*head); `item(tx, index)` is what the user's target receives."""
 
     def __init__(self, head: tuple, iterable, key):
-        self.head, self.iterable, self.key, self.peeled = tuple(head), iterable, key, False
+        self.head, self.iterable, self.key, self.peeled = tuple(head), iterable, key, 0
 
     def python_type(self):
         return type(iter(range(0)))

@@ -240,7 +240,7 @@ def frozen_store(tx, kind, target, key, value) -> bool:
         if ctx.state.carries(("attr", id(target), key)):
             se.shadow[(id(target), key)] = value
             return True
-        if se.load_attr(target, key) is value:
+        if _current_attr(tx, target, key) is value:
             return True
     else:
         if ctx.state.carries(("item", id(target), key)):
@@ -256,6 +256,16 @@ def frozen_store(tx, kind, target, key, value) -> bool:
     if source is None or obj is None:
         return False
     raise CarryRequest(Slot(kind, source.name, key, (source, obj)))
+
+
+def _current_attr(tx, obj, name):
+    """The value `obj.name` has in this trace, when it was read or stored (else None: no read
+    is made here, so no input or guard is added)."""
+    stored = tx.output.side_effects.load_attr(obj, name)
+    if stored is not None or getattr(obj, "source", None) is None:
+        return stored
+    from ..sources import AttrSource
+    return tx.output.input_vars.get(AttrSource(obj.source, name).name)
 
 
 def python_object(tx, vt):

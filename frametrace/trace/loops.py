@@ -49,9 +49,12 @@ from .variables.constant import ConstantVariable, SymNumberVariable, wrap_number
 
 log = get_logger("loops")
 
-NEXT_DECISION = {"loop": "peel", "peel": "unroll",
-                 "node": "peel_node", "peel_node": "unroll"}   # a short range made a node (_short_loop_as_node)
-PEELED = ("peel", "peel_node")
+# after a type change in the body: peel one iteration, then two (a triangular inner loop first
+# runs in the second outer iteration), then unroll; "node": a short range made a node by
+# _short_loop_as_node, never unrolled under the budget
+NEXT_DECISION = {"loop": "peel", "peel": "peel2", "peel2": "unroll",
+                 "node": "peel_node", "peel_node": "peel2_node", "peel2_node": "unroll"}
+PEELED = {"peel": 1, "peel2": 2, "peel_node": 1, "peel2_node": 2}      # decision -> iterations peeled
 
 
 class LoopRestart(Exception):
@@ -86,12 +89,13 @@ def want_loop(tx, v) -> LoopIterator | None:
 def _within_budget(tx, key, ctx, head, graph, peeled) -> str | None:
     """Why a loop node just built should be unrolled instead (a constant trip count whose
     unrolled size, trips x body nodes, is within config.loop_unroll_budget), else None."""
-    if tx.output.loop_plan.get(key, "loop") not in ("loop", "peel") or ctx.converted or ctx.brk is not None:
+    if tx.output.loop_plan.get(key, "loop") not in ("loop", "peel", "peel2") or ctx.converted or \
+            ctx.brk is not None:
         return None
     if not all(type(v) is int for v in head) or head[2] == 0:
         return None
-    trips = len(range(*head)) + (1 if peeled else 0)
-    size = body_size(graph)
+    trips = len(range(*head)) + peeled
+    size = max(body_size(graph), 1)                     # an empty body costs its tracing
     if trips * size > config.loop_unroll_budget:
         return None
     return f"{trips} trips x {size} body nodes <= loop_unroll_budget ({config.loop_unroll_budget})"
@@ -124,6 +128,17 @@ def _short_loop_as_node(tx) -> None:
 
 # ----------------------------------------------------------------------------- for loops
 
+def _runs(tx, start, stop, positive) -> bool:
+    """The (peeled) range is not empty. Where that depends on an enclosing loop's index (a
+    triangular `range(i)`), the enclosing loop peels its first iterations instead."""
+    from ..errors import DataDependentError
+    try:
+        return bool(stop > start) if positive else bool(stop < start)
+    except DataDependentError:
+        raise Unsupported("whether a peeled inner loop runs depends on the enclosing loop's index",
+                          kind="loop_type") from None
+
+
 def trace_for(tx, ins, it: LoopIterator) -> None:
     """FOR_ITER on a LoopIterator: the whole loop as one node; `tx.ip` ends after it."""
     decision = tx.output.loop_plan.get(it.key, "loop")
@@ -135,9 +150,9 @@ def trace_for(tx, ins, it: LoopIterator) -> None:
         raise NumpyError(ValueError("range() arg 3 must not be zero"), context="range")
     positive = bool(step > 0)                           # a guard when the step is a symbol
     exit_ip = tx.offset_to_index[ins.argval] + pyversion.FOR_ITER_SKIP
-    if decision in PEELED and not it.peeled:
-        it.peeled = True                                # the first iteration, as Python runs it
-        if not (bool(stop > start) if positive else bool(stop < start)):
+    if it.peeled < PEELED.get(decision, 0):
+        it.peeled += 1                                  # the first iterations, as Python runs them
+        if not _runs(tx, start, stop, positive):
             tx.pop()
             tx.ip = exit_ip
             return
@@ -321,7 +336,7 @@ class _LoopContext:
         self.state = None               # a body being traced: the LoopState it carries (trace/loop_state.py)
 
 
-def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=False):
+def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=0):
     body_start = header + 1
     back = max((i for i in range(body_start, exit_ip) if _jumps_to(tx, i, header)), default=None)
     if back is None:
@@ -344,7 +359,9 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
     for name in stored:                                 # arguments rebound in the loop: wrap them now
         if name not in tx.locals and name in tx.lazy:
             tx.locals[name] = tx.wrap_value(*tx.lazy.pop(name))
-    carried = sorted(n for n in stored if n not in loop_vars and n in tx.locals
+    # arrays the body updates in place (`acc += row`) and rebinds to themselves: captured, not carried
+    in_place = tx.output.loop_plan.get(("in_place", key), ())
+    carried = sorted(n for n in stored if n not in loop_vars and n in tx.locals and n not in in_place
                      and not isinstance(tx.locals[n], PoisonVariable))
     slots = tx.output.loop_plan.get(("carry", key), ())
     try:
@@ -395,6 +412,9 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
             raise Unsupported(f"a while loop on {counter.name!r} whose body does not end at its test", kind="loop")
         if ctx.brk is not None and is_for and not carry_index:
             raise loop_state.CarryRequest(loop_state.Slot("index", None, None))   # where it broke
+        for name in in_place:
+            if tx.locals.get(name) is not saved_locals.get(name):
+                raise Unsupported(f"{name!r} is updated in place and rebound in the loop body", kind="loop")
         finals = [tx.locals.get(name) for name in carried] + ctx.state.values()
         outputs = [_output_node(tx, body_builder, labels[k], placeholders[k], new, key)
                    for k, new in enumerate(finals)]
@@ -419,8 +439,8 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
     small = _within_budget(tx, key, ctx, head, graph, peeled) if kind == "for" else None
     if small is not None:
         _restart(tx, key, "small", small)
-    body = _finish_body(tx, key, body_builder, "for_break" if ctx.brk is not None else kind, len(labels),
-                        index, exit_ip)
+    body = _finish_body(tx, key, body_builder, "for_break" if ctx.brk is not None else kind, carried,
+                        len(labels), in_place, index)
     args = list(head) + inits + list(body_builder.captured) + list(body.sizes)
     state = outer.emit("loop", *args, body=body)
     wrapped = {n: v for n, v in tx.locals.items() if n in lazy_before and n not in tx.lazy}
@@ -433,7 +453,7 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
         finals.append(variable(Proxy(out.node, placeholders[k].proxy.fake), initial[k][1]))
     for k, name in enumerate(carried):
         tx.locals[name] = finals[k]
-    for name in stored - set(carried) - loop_vars:
+    for name in stored - set(carried) - loop_vars - set(in_place):
         tx.locals[name] = PoisonVariable(name)
     if is_for:
         _bind_after(tx, ctx.iterator, ops, loop_vars, head, finals[-1] if carry_index else None, saved_locals)
@@ -537,7 +557,7 @@ def _same_shape(tx, a, b) -> bool:
     return all(env.simplify(sympy.sympify(to_expr(x)) - sympy.sympify(to_expr(y))) == 0 for x, y in zip(a, b))
 
 
-def _finish_body(tx, key, bb, kind, ncarried, index, exit_ip) -> LoopBody:
+def _finish_body(tx, key, bb, kind, carried, ncarried, in_place, index) -> LoopBody:
     from ..ir.verify import used_symbols
     graph = bb.graph
     syms: set = set()
@@ -556,10 +576,14 @@ def _finish_body(tx, key, bb, kind, ncarried, index, exit_ip) -> LoopBody:
     graph.symbols.update({s: str(s) for s in sizes})
     captured = list(bb.captured.values())
     writes = []
-    carried_inputs = set(graph.inputs[:ncarried])
+    carried_inputs = list(graph.inputs[:ncarried])
     for n in graph.nodes:
         for base in _written_bases(n):
             if base in carried_inputs:
+                k = carried_inputs.index(base)
+                if k < len(carried) and graph.outputs[k] is base:      # `acc += row`: the same array throughout
+                    _restart(tx, ("in_place", key), tuple(in_place) + (carried[k],),
+                             f"{carried[k]!r} is updated in place")
                 _restart(tx, key, "unroll", "an array rebound in the loop is also written in place")
             if base in captured and captured.index(base) not in writes:
                 writes.append(captured.index(base))
@@ -594,6 +618,8 @@ def _why(exc) -> str:
 def _restart(tx, key, decision, reason):
     if key[0] == "carry":
         log.info("loop %s: carries %s (%s)", _where(key[1]), decision[-1].label(), reason)
+    elif key[0] == "in_place":
+        log.info("loop %s: captures %r (%s)", _where(key[1]), decision[-1], reason)
     else:
         log.info("loop %s: %s (%s)", _where(key), {"unroll": "unrolled", "small": "unrolled under the budget"}
                  .get(decision, decision), reason)

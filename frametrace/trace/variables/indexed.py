@@ -7,6 +7,8 @@ generator) its items are made one by one, the length specialised, as for a list.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ...errors import Unsupported
 from ...ir.fake import FakeScalar
 from ...shapes.helpers import sym_max, sym_min
@@ -81,6 +83,9 @@ def item(tx, v, k):
         start, _, step = v.parts
         return _add(tx, k if step.is_python_constant() and step.as_python_constant() == 1
                     else tx.binary(k, step, "*"), start)
+    if isinstance(k, ArrayVariable) and isinstance(k.proxy.fake, FakeScalar):
+        # a Python int the graph computes (where a loop broke): index with it as an int64 scalar
+        k = ArrayVariable(tx.output.builder.emit("astype", k.proxy, dtype=np.dtype(np.int64)))
     return tx.getitem(v, k)
 
 
