@@ -347,7 +347,8 @@ def _scalar_minmax(tx, args, pick):
     """min/max of NumPy or run-time Python scalars, as Python computes it: the first item,
     replaced by each later one that compares smaller (larger); NaN stays where Python leaves
     it. The items must share one type (else the result's type would depend on the data)."""
-    if not args or not all(not isinstance(a, ArrayVariable) or a.proxy.ndim == 0 for a in args):
+    if not args or not all(not isinstance(a, ArrayVariable) or isinstance(a.proxy.fake, FakeScalar) or
+                           a.proxy.ndim == 0 for a in args):
         return None
     op = "<" if pick is builtins.min else ">"
     result = args[0]
@@ -357,5 +358,11 @@ def _scalar_minmax(tx, args, pick):
             result = item if better.truth(tx) else result
             continue
         raw = [v.proxy if isinstance(v, ArrayVariable) else tx.unwrap(v) for v in (item, result)]
-        result = tx.wrap_result(tx.output.builder.emit("select", better.proxy, *raw))
+        try:
+            result = tx.wrap_result(tx.output.builder.emit("select", better.proxy, *raw))
+        except Unsupported as exc:
+            exc.explanation = (f"{pick.__name__}() of {result.describe()} and {item.describe()}: its type "
+                               "(a Python or a NumPy scalar) depends on the data")
+            exc.hints = (f"start from a value of the items' type, e.g. np.float64(np.inf) for {pick.__name__}()",)
+            raise
     return result
