@@ -107,6 +107,9 @@ def _same_code(tx, a, b, limit=64) -> bool:
         return True
     for k in range(min(limit, len(ins) - max(a, b))):
         x, y = ins[a + k], ins[b + k]
+        if x.opname in pyversion.UNCONDITIONAL_JUMPS and x.opname == y.opname and \
+                tx.offset_to_index.get(x.argval) == tx.offset_to_index.get(y.argval):
+            return True                                 # both go on at the same place (an enclosing loop's header)
         if x.opname != y.opname or x.argval != y.argval or x.opname in pyversion.UNCONDITIONAL_JUMPS or \
                 x.opname in pyversion.POP_JUMPS or x.opname.startswith(("FOR_ITER", "JUMP", "SEND")):
             return False
