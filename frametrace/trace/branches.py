@@ -32,6 +32,7 @@ def if_convert(tx, ins, cond) -> None:
         raise Unsupported("a backward conditional jump inside a loop body", kind="loop")
     taken = truth_value(tx, cond, jump_if)               # the jump is taken when this holds
     bb = tx.output.builder
+    _pull(tx)                                            # state the loops carry goes along with the locals
     saved_locals, saved_stack = dict(tx.locals), list(tx.stack)
     lazy_before = set(tx.lazy)                           # arguments not read yet
     not_taken = bb.emit("logical_not", taken)
@@ -86,6 +87,28 @@ def if_convert(tx, ins, cond) -> None:
     tx.locals = merged_locals
     tx.stack = [a if a is b else _merge(tx, bb, taken, a, b, "a value") for a, b in zip(stack_t, stack_f)]
     tx.ip = end
+    _push(tx, strip=True)
+
+
+# State a loop body carries besides its locals (trace/loop_state.py: cells, attributes, entries)
+# goes through both branches like a local: while an `if` is converted it also lives in tx.locals
+# under keys no name can have, taken from its targets when a branch ends (_pull) and put back
+# when one starts (_push); after the merge, the merged values are put back and the keys dropped.
+
+def _state_targets(tx):
+    return [t for ctx in tx.output.loop_stack if getattr(ctx, "state", None) is not None for t in ctx.state.targets]
+
+
+def _pull(tx) -> None:
+    for k, t in enumerate(_state_targets(tx)):
+        tx.locals[("loop state", k)] = t.get()
+
+
+def _push(tx, strip=False) -> None:
+    for k, t in enumerate(_state_targets(tx)):
+        t.put(tx.locals[("loop state", k)])
+        if strip:
+            del tx.locals[("loop state", k)]
 
 
 def at_break(tx, ctx, ip=None) -> bool:
@@ -136,9 +159,11 @@ def _broke(tx, bb, ctx, brk, broken, outer) -> None:
     tx.locals = merged
     ctx.brk = brk
     tx.ip = ctx.header
+    _push(tx, strip=True)
 
 
 def _run_branch(tx, bb, predicate, stop, ctx) -> int:
+    _push(tx)                                           # this side's values of the loops' state
     bb.push_predicate(predicate.proxy if isinstance(predicate, ArrayVariable) else predicate)
     tx.output.side_effects.frozen += 1                  # a Python side effect would happen either way
     try:
@@ -153,6 +178,7 @@ def _run_branch(tx, bb, predicate, stop, ctx) -> int:
     finally:
         bb.pop_predicate()
         tx.output.side_effects.frozen -= 1
+    _pull(tx)
     return tx.ip
 
 

@@ -363,6 +363,10 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
     in_place = tx.output.loop_plan.get(("in_place", key), ())
     carried = sorted(n for n in stored if n not in loop_vars and n in tx.locals and n not in in_place
                      and not isinstance(tx.locals[n], PoisonVariable))
+    # a rebound local that is no number or array (the key of an inner loop over a dict) cannot be
+    # carried: the body must assign it before reading it (else the restart unrolls the loop)
+    opaque = [n for n in carried if carried_type(tx.locals[n])[0] is None]
+    carried = [n for n in carried if n not in opaque]
     slots = tx.output.loop_plan.get(("carry", key), ())
     try:
         targets = loop_state.resolve(tx, slots)
@@ -395,6 +399,7 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
     tx.output.loop_stack.append(ctx)
     tx.output.side_effects.frozen += 1
     tx.locals.update({name: placeholders[k] for k, name in enumerate(carried)})
+    tx.locals.update({name: PoisonVariable(name, in_body=True) for name in opaque})
     ctx.state.enter([placeholders[len(carried) + k] for k in range(len(targets))])
     try:
         if counter is not None:

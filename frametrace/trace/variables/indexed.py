@@ -56,7 +56,7 @@ class IndexedIterable(VariableTracker):
         return item(tx, self.members[0], tx.binary(last, k, "-"))
 
     def unpack(self, tx):
-        from ..shapes import guard_int
+        from ...shapes import guard_int
         return [self.item(tx, ConstantVariable(k)) for k in range(guard_int(self.length(tx)))]
 
 
