@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ..errors import Unsupported
 from .variables.base import VariableTracker
-from .variables.constant import SymNumberVariable
+from .variables.constant import SymNumberVariable, wrap_number
 from .variables.containers import RangeVariable
 from .variables.indexed import indexable, item, length
 
@@ -118,3 +118,31 @@ def bind_target(tx, ops, value) -> None:
             name = ins.argval[0] if ins.opname == "STORE_FAST_LOAD_FAST" else ins.argval
             tx.locals[name] = stack.pop()
 
+
+def bind_after(tx, iterator, ops, loop_vars, head, position, saved_locals) -> None:
+    """Python leaves a `for` target at the item of the last iteration, or of the iteration that
+    broke out (`position`: the index it broke at, carried); an empty loop leaves it as it was."""
+    last = last_index(*head)
+    if last is None:                                    # the loop did not run: the bindings before it
+        for name in loop_vars:
+            if name in saved_locals:
+                tx.locals[name] = saved_locals[name]
+            else:
+                tx.locals.pop(name, None)
+        return
+    value = position if position is not None else wrap_number(last)
+    item = iterator.item(tx, value)
+    saved = {n: tx.locals[n] for n in target_names(ops) - loop_vars if n in tx.locals}
+    bind_target(tx, ops, item)
+    tx.locals.update(saved)                             # a target name the body rebinds keeps its carried value
+
+
+def last_index(start, stop, step):
+    """The index of the last iteration of range(start, stop, step), or None when the range is
+    empty (decided on the hints: a guard on the sizes, as any size comparison)."""
+    if not isinstance(step, int) or step == 0:
+        return None
+    trips = (stop - start + step - 1) // step if step > 0 else (start - stop - step - 1) // (-step)
+    if not bool(trips >= 1):
+        return None
+    return start + step * (trips - 1)

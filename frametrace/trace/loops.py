@@ -1,9 +1,11 @@
 """Python loops traced once into a structured loop node (ir/ops/loops.py), not unrolled.
 
-What becomes a loop node:
-  * `for i in range(start, stop, step)` whose trip count is symbolic (a size, an int
-    argument) or at least `config.loop_unroll_limit`; other loops (over tuples, lists, a
-    small constant range: layer stacks) are unrolled as before;
+What becomes a loop node (what is compiled must grow with the source, not with trip counts):
+  * `for` over a range (literal, static or symbolic bounds), an array, or enumerate / zip /
+    reversed of those (trace/loop_iter.py: the index runs over a range, the item is computed
+    from it). A constant trip count whose unrolled size, trips x body nodes, is within
+    `config.loop_unroll_budget` is unrolled instead ("small"); loops over lists and tuples
+    (heterogeneous Python objects: layer stacks) are unrolled;
   * `while cond:` whose condition depends on array data (the entry test is traced before the
     loop, the test at the bottom inside it: `go` is carried);
   * `while i < n:` with a Python int counter `i += c` (trace/counted_while.py): the `for` loop
@@ -11,17 +13,20 @@ What becomes a loop node:
 
 How: the body is traced once with the loop index as a symbol `i<N>` known to lie in the
 range (shapes/loop_index.py: bounds checks over the range, no guard on the index) and every
-local the body rebinds (`carried`) as an input of the body graph. After one pass the new
-values must have the types they came in with (Python scalar type; dtype, rank and sizes of
-arrays); else the trace restarts with the loop peeled once (a Python float that becomes a
+local the body rebinds (`carried`) as an input of the body graph; state the body writes
+besides its locals (closure cells, attributes, dict entries: trace/loop_state.py) is carried
+the same way and written back after the node. After one pass the new values must have the
+types they came in with (Python scalar type; dtype, rank and sizes of arrays); else the
+trace restarts with the loop's first iterations peeled (a Python float that becomes a
 np.float64 on the first iteration) or unrolled. A data-dependent `if` inside the body is
 if-converted (trace/branches.py); carried-value types are trace/loop_values.py.
-Anything the body cannot do as a loop node (a graph break, a Python side effect, `break`,
-`return`, an unstable type) restarts the trace with this loop unrolled, and the logs say why
-(FRAMETRACE_LOGS=loops, or `+dynamo`-style `ft.set_logs(loops=logging.DEBUG)`).
+Anything the body cannot do as a loop node (a graph break, a Python side effect it cannot
+carry, two `break`s, `return`, an unstable type) restarts the trace with this loop unrolled,
+and the logs say why (FRAMETRACE_LOGS=loops, or `ft.set_logs(loops=logging.DEBUG)`).
 
 A restart is `LoopRestart`: trace/compile.py re-runs the trace with the new decision in
-`output.loop_plan`, keyed by (code object, offset of the loop header).
+`output.loop_plan`, keyed by (code object, offset of the loop header); ("carry", key) holds
+the state a loop carries, ("in_place", key) the arrays it updates in place.
 """
 from __future__ import annotations
 
@@ -41,92 +46,14 @@ from . import errstate
 from .branches import and_, if_convert, index_condition, returns, truth_value
 from . import loop_state
 from .counted_while import recognise, verify_bottom
-from .loop_iter import LoopIterator, bind_target, loop_iterator, target_names, target_ops
+from .loop_iter import LoopIterator, bind_after, target_names, target_ops
+from .loop_plan import (NEXT_DECISION, PEELED, LoopRestart, loop_key, restart, short_loop_as_node,  # noqa: F401
+                        want_loop, why, within_budget)
 from .loop_values import PoisonVariable, carried_type, kind_text, type_key, variable
 from .variables.array import ArrayVariable
-from .variables.base import VariableTracker
 from .variables.constant import ConstantVariable, SymNumberVariable, wrap_number
 
 log = get_logger("loops")
-
-# after a type change in the body: peel one iteration, then two (a triangular inner loop first
-# runs in the second outer iteration), then unroll; "node": a short range made a node by
-# _short_loop_as_node, never unrolled under the budget
-NEXT_DECISION = {"loop": "peel", "peel": "peel2", "peel2": "unroll",
-                 "node": "peel_node", "peel_node": "peel2_node", "peel2_node": "unroll"}
-PEELED = {"peel": 1, "peel2": 2, "peel_node": 1, "peel2_node": 2}      # decision -> iterations peeled
-
-
-class LoopRestart(Exception):
-    """Trace again with `decision` ("peel" | "unroll") for the loop at `key`."""
-
-    def __init__(self, key, decision: str, reason: str):
-        self.key, self.decision, self.reason = key, decision, reason
-        super().__init__(f"{decision}: {reason}")
-
-
-# ----------------------------------------------------------------------------- decisions
-
-def loop_key(tx, index):
-    return (tx.code, tx.instructions[index].offset)
-
-
-def want_loop(tx, v) -> LoopIterator | None:
-    """At GET_ITER: a loop-node iterator when the next FOR_ITER should be one (a range, an
-    array, enumerate / zip / reversed of those: trace/loop_iter.py), else None (unrolled)."""
-    nxt = tx.ip
-    if nxt >= len(tx.instructions) or tx.instructions[nxt].opname != "FOR_ITER" or not config.loop_nodes:
-        return None
-    key = loop_key(tx, nxt)
-    decision = tx.output.loop_plan.get(key, "loop")
-    if decision == "small":                             # unrolled under the budget
-        tx.output.short_unrolled[key] = tx.offset_to_index[tx.instructions[nxt].argval]    # its exit
-    if decision in ("unroll", "small"):
-        return None
-    return loop_iterator(tx, v, key)
-
-
-def _within_budget(tx, key, ctx, head, graph, peeled) -> str | None:
-    """Why a loop node just built should be unrolled instead (a constant trip count whose
-    unrolled size, trips x body nodes, is within config.loop_unroll_budget), else None."""
-    if tx.output.loop_plan.get(key, "loop") not in ("loop", "peel", "peel2") or ctx.converted or \
-            ctx.brk is not None:
-        return None
-    if not all(type(v) is int for v in head) or head[2] == 0:
-        return None
-    trips = len(range(*head)) + peeled
-    size = max(body_size(graph), 1)                     # an empty body costs its tracing
-    if trips * size > config.loop_unroll_budget:
-        return None
-    return f"{trips} trips x {size} body nodes <= loop_unroll_budget ({config.loop_unroll_budget})"
-
-
-def body_size(graph) -> int:
-    """Nodes of a loop body, those of the loop bodies nested in it included."""
-    total = 0
-    for n in graph.nodes:
-        total += 1
-        body = n.attr("body") if n.op == "loop" else None
-        if body is not None:
-            total += body_size(body.graph)
-    return total
-
-
-def _short_loop_as_node(tx) -> None:
-    """A data-dependent `if` in the body of a short constant range that was being unrolled
-    (a layer stack would be): trace again with that loop as a loop node, where the `if` is
-    if-converted, rather than break the graph (the innermost such loop, tried once)."""
-    at, best = tx.ip - 1, None
-    for key, exit_index in tx.output.short_unrolled.items():
-        if key[0] is tx.code and key not in tx.output.loop_plan:
-            header = tx.offset_to_index[key[1]]
-            if header < at < exit_index and (best is None or header > best[0]):
-                best = (header, key)
-    if best is not None:
-        _restart(tx, best[1], "node", "a data-dependent `if` in its body")
-
-
-# ----------------------------------------------------------------------------- for loops
 
 def _runs(tx, start, stop, positive) -> bool:
     """The (peeled) range is not empty. Where that depends on an enclosing loop's index (a
@@ -246,10 +173,10 @@ def handles_jump(tx, ins, cond) -> bool:
             if ctx.kind != "peel" or ctx.tx is not tx or isinstance(exc, loop_state.CarryRequest):
                 raise
             # the peeled first iteration cannot leave early as a loop node does: unroll instead
-            _restart(tx, loop_key(tx, ctx.header), "unroll", _why(exc))
+            restart(tx, loop_key(tx, ctx.header), "unroll", why(exc))
         return True
     if ctx is None:
-        _short_loop_as_node(tx)
+        short_loop_as_node(tx)
     return False
 
 
@@ -350,11 +277,11 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
     elif is_for:
         ops = target_ops(tx, body_start)
         if ops is None:
-            _restart(tx, key, "unroll", "the loop target is not a local name or a tuple of them")
+            restart(tx, key, "unroll", "the loop target is not a local name or a tuple of them")
         loop_vars = target_names(ops)
         rebound = loop_vars & _stored_names(tx, body_start + len(ops), exit_ip)
         if rebound - set(tx.locals) - set(tx.lazy):
-            _restart(tx, key, "unroll", f"the loop target {', '.join(sorted(rebound))} is assigned in the body")
+            restart(tx, key, "unroll", f"the loop target {', '.join(sorted(rebound))} is assigned in the body")
         loop_vars -= rebound                            # carried: the body's value is the one left
     for name in stored:                                 # arguments rebound in the loop: wrap them now
         if name not in tx.locals and name in tx.lazy:
@@ -371,7 +298,7 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
     try:
         targets = loop_state.resolve(tx, slots)
     except Unsupported as exc:
-        _restart(tx, key, "unroll", _why(exc))
+        restart(tx, key, "unroll", why(exc))
     carry_index = is_for and any(s.kind == "index" for s in slots)
     lazy_before = set(tx.lazy)
     saved_locals, saved_stack = dict(tx.locals), list(tx.stack)
@@ -384,7 +311,7 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
     for label, vt in initial:
         fake, init = carried_type(vt)
         if fake is None:
-            _restart(tx, key, "unroll", f"{label!r} ({vt.describe()}) is rebound in the loop; it is not a "
+            restart(tx, key, "unroll", f"{label!r} ({vt.describe()}) is rebound in the loop; it is not a "
                                         "number or an array")
         node = body_builder.body_input(f"carried_{len(labels)}", fake)
         placeholders[len(labels)] = variable(Proxy(node, fake), vt)
@@ -430,10 +357,10 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
         if ctx.brk is not None:                         # a `for` that may break: `go` is carried too
             outputs.append(body_builder.emit("logical_not", ctx.brk).node)
     except loop_state.CarryRequest as exc:
-        _restart(tx, ("carry", key), tuple(slots) + (exc.slot,), _why(exc))
+        restart(tx, ("carry", key), tuple(slots) + (exc.slot,), why(exc))
     except Unsupported as exc:
-        _restart(tx, key, NEXT_DECISION.get(tx.output.loop_plan.get(key, "loop"), "unroll")
-                 if getattr(exc, "kind", "") == "loop_type" else "unroll", _why(exc))
+        restart(tx, key, NEXT_DECISION.get(tx.output.loop_plan.get(key, "loop"), "unroll")
+                 if getattr(exc, "kind", "") == "loop_type" else "unroll", why(exc))
     finally:
         ctx.state.exit()
         tx.output.side_effects.frozen -= 1
@@ -441,9 +368,9 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
         tx.output.builder = outer
     graph = body_builder.graph
     graph.outputs = tuple(outputs)
-    small = _within_budget(tx, key, ctx, head, graph, peeled) if kind == "for" else None
+    small = within_budget(tx, key, ctx, head, graph, peeled) if kind == "for" else None
     if small is not None:
-        _restart(tx, key, "small", small)
+        restart(tx, key, "small", small)
     body = _finish_body(tx, key, body_builder, "for_break" if ctx.brk is not None else kind, carried,
                         len(labels), in_place, index)
     args = list(head) + inits + list(body_builder.captured) + list(body.sizes)
@@ -461,7 +388,7 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
     for name in stored - set(carried) - loop_vars - set(in_place):
         tx.locals[name] = PoisonVariable(name)
     if is_for:
-        _bind_after(tx, ctx.iterator, ops, loop_vars, head, finals[-1] if carry_index else None, saved_locals)
+        bind_after(tx, ctx.iterator, ops, loop_vars, head, finals[-1] if carry_index else None, saved_locals)
     if counter is not None:
         tx.locals[counter.name] = wrap_number(counter.final(head[1]))
     for k, t in enumerate(targets):                     # state written back, as stores after the loop
@@ -470,24 +397,6 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
     log.info("loop at %s: one %s-loop node, %d carried (%s), %d captured, body of %d nodes",
              body.location, "counted while" if counter is not None else body.kind, len(labels), ", ".join(labels),
              len(body_builder.captured), len(graph.nodes))
-
-
-def _bind_after(tx, iterator, ops, loop_vars, head, position, saved_locals) -> None:
-    """Python leaves a `for` target at the item of the last iteration, or of the iteration that
-    broke out (`position`: the index it broke at, carried); an empty loop leaves it as it was."""
-    last = _last_index(*head)
-    if last is None:                                    # the loop did not run: the bindings before it
-        for name in loop_vars:
-            if name in saved_locals:
-                tx.locals[name] = saved_locals[name]
-            else:
-                tx.locals.pop(name, None)
-        return
-    value = position if position is not None else wrap_number(last)
-    item = iterator.item(tx, value)
-    saved = {n: tx.locals[n] for n in target_names(ops) - loop_vars if n in tx.locals}
-    bind_target(tx, ops, item)
-    tx.locals.update(saved)                             # a target name the body rebinds keeps its carried value
 
 
 def _run_to(tx, header, stop_at_exit, first=False):
@@ -514,17 +423,6 @@ def _jumps_to(tx, i, header) -> bool:
     ins = tx.instructions[i]
     return isinstance(ins.argval, int) and ins.opname in pyversion.UNCONDITIONAL_JUMPS | set(pyversion.POP_JUMPS) \
         and tx.offset_to_index.get(ins.argval) == header
-
-
-def _last_index(start, stop, step):
-    """The index of the last iteration of range(start, stop, step), or None when the range is
-    empty (decided on the hints: a guard on the sizes, as any size comparison)."""
-    if not isinstance(step, int) or step == 0:
-        return None
-    trips = (stop - start + step - 1) // step if step > 0 else (start - stop - step - 1) // (-step)
-    if not bool(trips >= 1):
-        return None
-    return start + step * (trips - 1)
 
 
 def _stored_names(tx, lo, hi) -> set:
@@ -572,10 +470,10 @@ def _finish_body(tx, key, bb, kind, carried, ncarried, in_place, index) -> LoopB
     for n in graph.nodes:
         size = n.attr("size")
         if isinstance(size, sympy.Symbol) and size in syms:
-            _restart(tx, key, "unroll", "a size that depends on data inside the loop body")
+            restart(tx, key, "unroll", "a size that depends on data inside the loop body")
     for a in env.runtime_asserts:
         if index is not None and index in getattr(a.expr, "free_symbols", ()):
-            _restart(tx, key, "unroll", "a runtime check on the loop index")
+            restart(tx, key, "unroll", "a runtime check on the loop index")
     sizes = tuple(sorted(syms - {index}, key=str))
     graph.symbols = ({index: "loop index"} if index is not None else {})
     graph.symbols.update({s: str(s) for s in sizes})
@@ -587,9 +485,9 @@ def _finish_body(tx, key, bb, kind, carried, ncarried, in_place, index) -> LoopB
             if base in carried_inputs:
                 k = carried_inputs.index(base)
                 if k < len(carried) and graph.outputs[k] is base:      # `acc += row`: the same array throughout
-                    _restart(tx, ("in_place", key), tuple(in_place) + (carried[k],),
+                    restart(tx, ("in_place", key), tuple(in_place) + (carried[k],),
                              f"{carried[k]!r} is updated in place")
-                _restart(tx, key, "unroll", "an array rebound in the loop is also written in place")
+                restart(tx, key, "unroll", "an array rebound in the loop is also written in place")
             if base in captured and captured.index(base) not in writes:
                 writes.append(captured.index(base))
     loc = tx.location()
@@ -612,27 +510,3 @@ def _written_bases(n: Node) -> list:
 def _symint(tx, index):
     from ..shapes.symint import wrap
     return wrap(index, "int", tx.output.shape_env)
-
-
-def _why(exc) -> str:
-    text = getattr(exc, "explanation", None) or str(exc)
-    loc = getattr(exc, "location", "")
-    return f"{text}{' at ' + loc if loc else ''}"
-
-
-def _restart(tx, key, decision, reason):
-    if key[0] == "carry":
-        log.info("loop %s: carries %s (%s)", _where(key[1]), decision[-1].label(), reason)
-    elif key[0] == "in_place":
-        log.info("loop %s: captures %r (%s)", _where(key[1]), decision[-1], reason)
-    else:
-        log.info("loop %s: %s (%s)", _where(key), {"unroll": "unrolled", "small": "unrolled under the budget"}
-                 .get(decision, decision), reason)
-    tx.output.loop_notes.append((key, decision, reason))
-    raise LoopRestart(key, decision, reason)
-
-
-def _where(key):
-    code, offset = key
-    return f"{code.co_name} ({code.co_filename.rsplit('/', 1)[-1]}, offset {offset})"
-

@@ -125,7 +125,7 @@ def test_loop_over_elements_of_every_dtype(dtype):
 
     def count_and_last(x):
         n = 0
-        for v in x:
+        for v in x:  # noqa: B007 - read after the loop
             if v:
                 n += 1
         return n, v
@@ -136,7 +136,7 @@ def test_loop_over_elements_of_every_dtype(dtype):
 # ---------------------------------------------------------------- the target after the loop
 
 def first_negative(x):
-    for k, v in enumerate(x):
+    for k, v in enumerate(x):  # noqa: B007 - read after the loop
         if v < 0:
             break
     return k, v
@@ -161,7 +161,7 @@ def test_the_target_after_a_break_is_the_item_it_broke_at(backend):
 def test_an_empty_loop_leaves_the_target_as_it_was():
     def f(x):
         v = -1.0
-        for v in x:
+        for v in x:  # noqa: B007 - read after the loop
             pass
         return v
     ft.reset()

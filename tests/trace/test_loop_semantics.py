@@ -115,7 +115,7 @@ def test_a_float_index_raises_index_error(backend, dynamic):
 
 def grows_past_int64(x):
     s = 2 ** 62
-    for i in range(x.shape[0]):
+    for _ in range(x.shape[0]):
         s += 2 ** 61
     return x * 0 + s % 7, s
 
