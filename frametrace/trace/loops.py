@@ -467,14 +467,16 @@ def _finish_body(tx, key, bb, kind, carried, ncarried, in_place, index) -> LoopB
     for n in list(graph.inputs) + list(graph.nodes):
         syms |= used_symbols(n)
     env = tx.output.shape_env
-    for n in graph.nodes:
-        size = n.attr("size")
-        if isinstance(size, sympy.Symbol) and size in syms:
-            restart(tx, key, "unroll", "a size that depends on data inside the loop body")
+    # sizes that depend on data (`x[mask]`), made by a node of the body: bound by that node in
+    # every iteration (as in any graph), so not passed in
+    defined = {n.attr("size") for n in graph.nodes if isinstance(n.attr("size"), sympy.Symbol)}
     for a in env.runtime_asserts:
-        if index is not None and index in getattr(a.expr, "free_symbols", ()):
+        free = getattr(a.expr, "free_symbols", set())
+        if index is not None and index in free:
             restart(tx, key, "unroll", "a runtime check on the loop index")
-    sizes = tuple(sorted(syms - {index}, key=str))
+        if free & defined:
+            restart(tx, key, "unroll", "a runtime check on a size that depends on data inside the loop body")
+    sizes = tuple(sorted(syms - {index} - defined, key=str))
     graph.symbols = ({index: "loop index"} if index is not None else {})
     graph.symbols.update({s: str(s) for s in sizes})
     captured = list(bb.captured.values())

@@ -179,3 +179,34 @@ def test_loops_over_lists_are_unrolled_whatever_the_budget():
         assert graph_size(layers, x, ws)[2] == 0
         ft.reset()
         assert_same(ft.compile(layers)(x, ws), layers(x, ws))
+
+
+# ---------------------------------------------------------------- sizes that depend on data
+
+def azimuthal_means(data, radius, npt):
+    rmax = radius.max()
+    res = np.zeros(npt, dtype=np.float64)
+    for i in range(npt):
+        r1 = rmax * i / npt
+        r2 = rmax * (i + 1) / npt
+        values = data[np.logical_and(r1 <= radius, radius < r2)]   # a size bound in every iteration
+        res[i] = values.mean()                                     # empty bins: NaN and NumPy's warnings
+    return res
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_mask_in_the_body_is_bound_per_iteration_not_unrolled(backend):
+    import warnings
+    rng = np.random.default_rng(7)
+    data, radius = rng.random(60), rng.random(60)
+    assert graph_size(azimuthal_means, data, radius, 100)[::2] == (1, 1)
+    for npt in (40, 100):
+        ft.reset()
+        f = ft.compile(azimuthal_means, backend=backend)
+        seen = []
+        for fn in (azimuthal_means, f):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                seen.append((fn(data, radius, npt), [(w.category, str(w.message)) for w in caught]))
+        assert_same(seen[1][0], seen[0][0])
+        assert seen[1][1] == seen[0][1]
