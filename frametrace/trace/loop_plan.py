@@ -57,10 +57,15 @@ def want_loop(tx, v) -> LoopIterator | None:
 
 def within_budget(tx, key, ctx, head, graph, peeled) -> str | None:
     """Why a loop node just built should be unrolled instead (a constant trip count whose
-    unrolled size, trips x body nodes, is within config.loop_unroll_budget), else None."""
+    unrolled size, trips x body nodes, is within config.loop_unroll_budget), else None.
+    Only a loop without loops in its body, outside other loop bodies: there the unrolled
+    copies fuse with the code around them (three stencil taps, one kernel); a copy of a loop
+    nest, or a copy inside a loop body, would be kernels of its own where a loop is one."""
     if tx.output.loop_plan.get(key, "loop") not in ("loop", "peel", "peel2") or ctx.converted or \
-            ctx.brk is not None:
+            ctx.brk is not None or any(n.op == "loop" for n in graph.nodes):
         return None
+    if any(getattr(c, "state", None) is not None for c in tx.output.loop_stack):
+        return None                                     # inside another loop body
     if not all(type(v) is int for v in head) or head[2] == 0:
         return None
     trips = len(range(*head)) + peeled

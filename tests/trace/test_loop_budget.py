@@ -210,3 +210,21 @@ def test_a_mask_in_the_body_is_bound_per_iteration_not_unrolled(backend):
                 seen.append((fn(data, radius, npt), [(w.category, str(w.message)) for w in caught]))
         assert_same(seen[1][0], seen[0][0])
         assert seen[1][1] == seen[0][1]
+
+
+def pool(x):
+    out = np.empty((x.shape[0] // 2, x.shape[1] // 2))
+    for i in range(x.shape[0] // 2):
+        for j in range(x.shape[1] // 2):
+            out[i, j] = x[2 * i:2 * i + 2, 2 * j:2 * j + 2].max()
+    return out
+
+
+def test_a_short_loop_nest_is_not_unrolled_copy_by_copy():
+    # 4 x 4 windows: the inner loop alone fits the budget, but unrolled inside the outer loop's
+    # body (or the outer unrolled around it) every copy would be kernels of its own
+    x = np.random.default_rng(8).standard_normal((8, 8))
+    graphs, lines, loops = graph_size(pool, x)
+    assert (graphs, loops) == (1, 1) and lines < 40, lines
+    ft.reset()
+    assert_same(ft.compile(pool)(x), pool(x))
