@@ -121,8 +121,19 @@ def bind_target(tx, ops, value) -> None:
 
 def bind_after(tx, iterator, ops, loop_vars, head, position, saved_locals) -> None:
     """Python leaves a `for` target at the item of the last iteration, or of the iteration that
-    broke out (`position`: the index it broke at, carried); an empty loop leaves it as it was."""
-    last = last_index(*head)
+    broke out (`position`: the index it broke at, carried); an empty loop leaves it as it was.
+    When whether the loop ran depends on data (or on a symbolic step), using the target after
+    the loop is unsupported (PoisonVariable)."""
+    from ..errors import DataDependentError
+    from .loop_values import PoisonVariable
+    try:
+        last = last_index(*head)
+    except DataDependentError:
+        last = UNKNOWN
+    if last is UNKNOWN:
+        for name in loop_vars:
+            tx.locals[name] = PoisonVariable(name)
+        return
     if last is None:                                    # the loop did not run: the bindings before it
         for name in loop_vars:
             if name in saved_locals:
@@ -137,12 +148,16 @@ def bind_after(tx, iterator, ops, loop_vars, head, position, saved_locals) -> No
     tx.locals.update(saved)                             # a target name the body rebinds keeps its carried value
 
 
+UNKNOWN = object()
+
+
 def last_index(start, stop, step):
     """The index of the last iteration of range(start, stop, step), or None when the range is
-    empty (decided on the hints: a guard on the sizes, as any size comparison)."""
-    if not isinstance(step, int) or step == 0:
-        return None
-    trips = (stop - start + step - 1) // step if step > 0 else (start - stop - step - 1) // (-step)
+    empty (decided on the hints: a guard on the sizes, as any size comparison, also on the
+    sign of a symbolic step, which the loop node already decided)."""
+    if isinstance(step, int) and step == 0:
+        return UNKNOWN
+    trips = (stop - start + step - 1) // step if bool(step > 0) else (start - stop - step - 1) // (-step)
     if not bool(trips >= 1):
         return None
     return start + step * (trips - 1)

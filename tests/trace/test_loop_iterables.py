@@ -194,3 +194,17 @@ def test_enumerate_and_zip_of_arrays_used_as_sequences():
     x, y = rng.standard_normal(4), rng.standard_normal(6)
     ft.reset()
     assert_identical(ft.compile(f)(x, y), f(x, y))
+
+
+def test_the_index_after_a_loop_with_a_symbolic_step():
+    def f(x, k):
+        i = -1
+        s = 0.0
+        for i in range(1, x.shape[0], k):
+            s = s + x[i]
+        return s, i
+    ft.reset()
+    g = ft.compile(f, dynamic=True)
+    for n, k in ((10, 3), (20, 4), (5, 7), (9, 2)):
+        x = np.arange(float(n))
+        assert_identical(g(x, k), f(x, k))
