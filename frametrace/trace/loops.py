@@ -47,8 +47,8 @@ from .branches import and_, if_convert, index_condition, returns, truth_value
 from . import loop_state
 from .counted_while import recognise, verify_bottom
 from .loop_iter import LoopIterator, bind_after, target_names, target_ops
-from .loop_plan import (NEXT_DECISION, PEELED, LoopRestart, loop_key, restart, short_loop_as_node,  # noqa: F401
-                        want_loop, why, within_budget)
+from .loop_plan import NEXT_DECISION, PEELED, LoopRestart, loop_key, want_loop, within_budget  # noqa: F401
+from .loop_plan import restart as _restart, short_loop_as_node as _short_loop_as_node, why as _why
 from .loop_values import PoisonVariable, carried_type, kind_text, type_key, variable
 from .variables.array import ArrayVariable
 from .variables.constant import ConstantVariable, SymNumberVariable, wrap_number
@@ -173,10 +173,10 @@ def handles_jump(tx, ins, cond) -> bool:
             if ctx.kind != "peel" or ctx.tx is not tx or isinstance(exc, loop_state.CarryRequest):
                 raise
             # the peeled first iteration cannot leave early as a loop node does: unroll instead
-            restart(tx, loop_key(tx, ctx.header), "unroll", why(exc))
+            _restart(tx, loop_key(tx, ctx.header), "unroll", _why(exc))
         return True
     if ctx is None:
-        short_loop_as_node(tx)
+        _short_loop_as_node(tx)
     return False
 
 
@@ -277,11 +277,11 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
     elif is_for:
         ops = target_ops(tx, body_start)
         if ops is None:
-            restart(tx, key, "unroll", "the loop target is not a local name or a tuple of them")
+            _restart(tx, key, "unroll", "the loop target is not a local name or a tuple of them")
         loop_vars = target_names(ops)
         rebound = loop_vars & _stored_names(tx, body_start + len(ops), exit_ip)
         if rebound - set(tx.locals) - set(tx.lazy):
-            restart(tx, key, "unroll", f"the loop target {', '.join(sorted(rebound))} is assigned in the body")
+            _restart(tx, key, "unroll", f"the loop target {', '.join(sorted(rebound))} is assigned in the body")
         loop_vars -= rebound                            # carried: the body's value is the one left
     for name in stored:                                 # arguments rebound in the loop: wrap them now
         if name not in tx.locals and name in tx.lazy:
@@ -298,7 +298,7 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
     try:
         targets = loop_state.resolve(tx, slots)
     except Unsupported as exc:
-        restart(tx, key, "unroll", why(exc))
+        _restart(tx, key, "unroll", _why(exc))
     carry_index = is_for and any(s.kind == "index" for s in slots)
     lazy_before = set(tx.lazy)
     saved_locals, saved_stack = dict(tx.locals), list(tx.stack)
@@ -311,7 +311,7 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
     for label, vt in initial:
         fake, init = carried_type(vt)
         if fake is None:
-            restart(tx, key, "unroll", f"{label!r} ({vt.describe()}) is rebound in the loop; it is not a "
+            _restart(tx, key, "unroll", f"{label!r} ({vt.describe()}) is rebound in the loop; it is not a "
                                         "number or an array")
         node = body_builder.body_input(f"carried_{len(labels)}", fake)
         placeholders[len(labels)] = variable(Proxy(node, fake), vt)
@@ -357,10 +357,10 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
         if ctx.brk is not None:                         # a `for` that may break: `go` is carried too
             outputs.append(body_builder.emit("logical_not", ctx.brk).node)
     except loop_state.CarryRequest as exc:
-        restart(tx, ("carry", key), tuple(slots) + (exc.slot,), why(exc))
+        _restart(tx, ("carry", key), tuple(slots) + (exc.slot,), _why(exc))
     except Unsupported as exc:
-        restart(tx, key, NEXT_DECISION.get(tx.output.loop_plan.get(key, "loop"), "unroll")
-                 if getattr(exc, "kind", "") == "loop_type" else "unroll", why(exc))
+        _restart(tx, key, NEXT_DECISION.get(tx.output.loop_plan.get(key, "loop"), "unroll")
+                 if getattr(exc, "kind", "") == "loop_type" else "unroll", _why(exc))
     finally:
         ctx.state.exit()
         tx.output.side_effects.frozen -= 1
@@ -370,7 +370,7 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
     graph.outputs = tuple(outputs)
     small = within_budget(tx, key, ctx, head, graph, peeled) if kind == "for" else None
     if small is not None:
-        restart(tx, key, "small", small)
+        _restart(tx, key, "small", small)
     body = _finish_body(tx, key, body_builder, "for_break" if ctx.brk is not None else kind, carried,
                         len(labels), in_place, index)
     args = list(head) + inits + list(body_builder.captured) + list(body.sizes)
@@ -473,9 +473,9 @@ def _finish_body(tx, key, bb, kind, carried, ncarried, in_place, index) -> LoopB
     for a in env.runtime_asserts:
         free = getattr(a.expr, "free_symbols", set())
         if index is not None and index in free:
-            restart(tx, key, "unroll", "a runtime check on the loop index")
+            _restart(tx, key, "unroll", "a runtime check on the loop index")
         if free & defined:
-            restart(tx, key, "unroll", "a runtime check on a size that depends on data inside the loop body")
+            _restart(tx, key, "unroll", "a runtime check on a size that depends on data inside the loop body")
     sizes = tuple(sorted(syms - {index} - defined, key=str))
     graph.symbols = ({index: "loop index"} if index is not None else {})
     graph.symbols.update({s: str(s) for s in sizes})
@@ -487,9 +487,9 @@ def _finish_body(tx, key, bb, kind, carried, ncarried, in_place, index) -> LoopB
             if base in carried_inputs:
                 k = carried_inputs.index(base)
                 if k < len(carried) and graph.outputs[k] is base:      # `acc += row`: the same array throughout
-                    restart(tx, ("in_place", key), tuple(in_place) + (carried[k],),
+                    _restart(tx, ("in_place", key), tuple(in_place) + (carried[k],),
                              f"{carried[k]!r} is updated in place")
-                restart(tx, key, "unroll", "an array rebound in the loop is also written in place")
+                _restart(tx, key, "unroll", "an array rebound in the loop is also written in place")
             if base in captured and captured.index(base) not in writes:
                 writes.append(captured.index(base))
     loc = tx.location()
