@@ -128,17 +128,31 @@ def _same_code(tx, a, b, limit=64) -> bool:
     ins = tx.instructions
     if a == b or (ins[a].opname in pyversion.UNCONDITIONAL_JUMPS and tx.offset_to_index.get(ins[a].argval) == b):
         return True
-    for k in range(min(limit, len(ins) - max(a, b))):
-        x, y = ins[a + k], ins[b + k]
+    for (x, xv), (y, yv) in zip(_reads(ins, a, limit), _reads(ins, b, limit)):
         if x.opname in pyversion.UNCONDITIONAL_JUMPS and x.opname == y.opname and \
                 tx.offset_to_index.get(x.argval) == tx.offset_to_index.get(y.argval):
             return True                                 # both go on at the same place (an enclosing loop's header)
-        if x.opname != y.opname or x.argval != y.argval or x.opname in pyversion.UNCONDITIONAL_JUMPS or \
-                x.opname in pyversion.POP_JUMPS or x.opname.startswith(("FOR_ITER", "JUMP", "SEND")):
+        if xv != yv or x.opname in pyversion.UNCONDITIONAL_JUMPS or x.opname in pyversion.POP_JUMPS or \
+                x.opname.startswith(("FOR_ITER", "JUMP", "SEND")):
             return False
         if x.opname in ("RETURN_VALUE", "RETURN_CONST"):
             return True
     return False
+
+
+def _reads(ins, start, limit):
+    """(instruction, what it does) from `start`: the copy of an exit block in a `break` reads
+    locals with LOAD_FAST / LOAD_FAST_LOAD_FAST (3.13), the block itself with LOAD_FAST_CHECK
+    (3.12+: they may be unbound after the loop); these compare as one read per local."""
+    for i in range(start, min(len(ins), start + limit)):
+        x = ins[i]
+        if x.opname == "LOAD_FAST_LOAD_FAST":
+            for name in x.argval:
+                yield x, ("LOAD_FAST", name)
+        elif x.opname == "LOAD_FAST_CHECK":
+            yield x, ("LOAD_FAST", x.argval)
+        else:
+            yield x, (x.opname, x.argval)
 
 
 def _broke(tx, bb, ctx, brk, broken, outer) -> None:
