@@ -6,6 +6,7 @@ are strided, reversed or Fortran-ordered, several dtypes, breaks on data; compil
 asserted (one dynamic graph over sizes)."""
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import frametrace as ft
 from helpers import BACKENDS, assert_identical, assert_same
@@ -208,3 +209,27 @@ def test_the_index_after_a_loop_with_a_symbolic_step():
     for n, k in ((10, 3), (20, 4), (5, 7), (9, 2)):
         x = np.arange(float(n))
         assert_identical(g(x, k), f(x, k))
+
+
+def scan_pairs(x, y, t, start):
+    best, at = x[0] * 0, -1
+    k, a, b = -1, 0.0, 0.0
+    for k, (a, b) in enumerate(zip(x, reversed(y)), start):
+        if a * b > t:
+            break
+        best = best + a * b
+        at = k
+    return best, at, k, a, b
+
+
+@settings(max_examples=15, deadline=None)
+@given(n=st.integers(1, 40), m=st.integers(1, 40), t=st.floats(-1, 3), start=st.integers(-5, 5),
+       seed=st.integers(0, 5), dtype=st.sampled_from([np.float64, np.float32, np.int32]))
+def test_enumerate_zip_reversed_with_a_break_hypothesis(n, m, t, start, seed, dtype):
+    rng = np.random.default_rng(seed)
+    x, y = (rng.standard_normal(n) * 2).astype(dtype), (rng.standard_normal(m) * 2).astype(dtype)
+    ft.reset()
+    compiled = ft.compile(scan_pairs, dynamic=True)
+    assert_identical(compiled(x, y, t, start), scan_pairs(x, y, t, start))
+    st_ = ft.stats()
+    assert st_.graph_breaks == 0 and st_.eager_fallbacks == 0, st_
