@@ -357,6 +357,8 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
         if ctx.brk is not None:                         # a `for` that may break: `go` is carried too
             outputs.append(body_builder.emit("logical_not", ctx.brk).node)
     except loop_state.CarryRequest as exc:
+        if exc.slot in slots:                           # carried, yet not found as the same state
+            _restart(tx, key, "unroll", f"{_why(exc)} (not found again)")
         _restart(tx, ("carry", key), tuple(slots) + (exc.slot,), _why(exc))
     except Unsupported as exc:
         _restart(tx, key, NEXT_DECISION.get(tx.output.loop_plan.get(key, "loop"), "unroll")
