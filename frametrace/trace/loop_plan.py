@@ -48,11 +48,36 @@ def want_loop(tx, v) -> LoopIterator | None:
         return None
     key = loop_key(tx, nxt)
     decision = tx.output.loop_plan.get(key, "loop")
+    it = loop_iterator(tx, v, key) if decision not in ("unroll", "small") else None
+    if it is not None and decision == "loop" and _surely_small(tx, nxt, it.head):
+        decision = tx.output.loop_plan[key] = "small"   # no need to trace it as a node first
     if decision == "small":                             # unrolled under the budget
         tx.output.short_unrolled[key] = tx.offset_to_index[tx.instructions[nxt].argval]    # its exit
-    if decision in ("unroll", "small"):
         return None
-    return loop_iterator(tx, v, key)
+    return it
+
+
+_STRAIGHT = ("LOAD_", "STORE_FAST", "BINARY_", "UNPACK_SEQUENCE", "COMPARE_OP", "UNARY_", "BUILD_TUPLE",
+             "BUILD_SLICE", "POP_TOP", "COPY", "SWAP", "NOP", "RESUME", "CACHE", "EXTENDED_ARG")
+
+
+def _surely_small(tx, for_iter: int, head) -> bool:
+    """Within the budget before any tracing: a constant trip count, a straight body (no call,
+    loop or branch: each instruction makes at most one node) and trips x instructions <= the
+    budget, outside other loop bodies. Saves tracing such a loop as a node, then again unrolled."""
+    if not all(type(v) is int for v in head) or head[2] == 0 or \
+            any(getattr(c, "state", None) is not None for c in tx.output.loop_stack):
+        return False
+    exit_index = tx.offset_to_index[tx.instructions[for_iter].argval]
+    body = tx.instructions[for_iter + 1:exit_index]
+    if not body or not all(ins.opname.startswith(_STRAIGHT) for ins in body[:-1]):
+        return False                                    # (the last one jumps back to the header)
+    trips = len(range(*head))
+    if trips * len(body) > config.loop_unroll_budget:
+        return False
+    log.info("loop %s: unrolled under the budget (%d trips x a straight body of %d instructions)",
+             _where(loop_key(tx, for_iter)), trips, len(body))
+    return True
 
 
 def within_budget(tx, key, ctx, head, graph, peeled) -> str | None:
