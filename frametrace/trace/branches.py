@@ -28,6 +28,9 @@ def if_convert(tx, ins, cond) -> None:
     fall = tx.ip
     ctx = tx.output.loop_stack[-1]
     ctx.converted = True                                 # unrolled, this `if` would break the graph
+    # the loop's header and exit are positions in the loop's own frame, not in an inlined callee's
+    header = ctx.header if ctx.tx is tx else -1
+    exit_ip = ctx.exit_ip if ctx.tx is tx else len(tx.instructions) + 1
     if target <= fall:
         raise Unsupported("a backward conditional jump inside a loop body", kind="loop")
     taken = truth_value(tx, cond, jump_if)               # the jump is taken when this holds
@@ -37,37 +40,47 @@ def if_convert(tx, ins, cond) -> None:
     lazy_before = set(tx.lazy)                           # arguments not read yet
     not_taken = bb.emit("logical_not", taken)
     outer = bool(bb.predicates)
-    end = _run_branch(tx, bb, not_taken, stop=lambda ip: ip >= target or ip == ctx.header or at_break(tx, ctx),
+    end = _run_branch(tx, bb, not_taken, stop=lambda ip: ip >= target or ip == header or at_break(tx, ctx),
                       ctx=ctx)
     locals_f, stack_f = tx.locals, tx.stack
+    ret_f = _returned(tx, ctx)                           # an inlined helper's `if v < lo: return lo`
     tx.locals, tx.stack, tx.ip = dict(saved_locals), list(saved_stack), target
+    if ret_f is not None:
+        ret_t = _run_to_return(tx, bb, taken, ctx)
+        _both_returned(tx, bb, taken, ret_t, tx.locals, ret_f, locals_f)
     if at_break(tx, ctx, end):                           # the fall-through side breaks
-        _run_branch(tx, bb, taken, stop=lambda ip: ip == ctx.header, ctx=ctx)
+        _run_branch(tx, bb, taken, stop=lambda ip: ip == header, ctx=ctx)
         _broke(tx, bb, ctx, not_taken, (locals_f, stack_f), outer)
         return
     if end != target:
-        end2 = _run_branch(tx, bb, taken, stop=lambda ip: ip == end or ip >= ctx.exit_ip or
-                           (ip == ctx.header and ctx.tx is tx) or at_break(tx, ctx), ctx=ctx)
+        end2 = _run_branch(tx, bb, taken, stop=lambda ip: ip == end or ip >= exit_ip or
+                           ip == header or at_break(tx, ctx), ctx=ctx)
+        ret_t = _returned(tx, ctx)
+        if ret_t is not None:                            # the jump-taken side returns: the other runs on
+            locals_t = tx.locals
+            tx.locals, tx.stack, tx.ip = locals_f, stack_f, end
+            ret_f = _run_to_return(tx, bb, not_taken, ctx)
+            _both_returned(tx, bb, taken, ret_t, locals_t, ret_f, tx.locals)
         if at_break(tx, ctx):                            # the jump-taken side breaks
             broken = (tx.locals, tx.stack)
             tx.locals, tx.stack, tx.ip = locals_f, stack_f, end
-            _run_branch(tx, bb, not_taken, stop=lambda ip: ip == ctx.header, ctx=ctx)
+            _run_branch(tx, bb, not_taken, stop=lambda ip: ip == header, ctx=ctx)
             _broke(tx, bb, ctx, taken, broken, outer)
             return
-        if end2 != end and ctx.header in (end, end2):
+        if end2 != end and header in (end, end2):
             # one branch ends the iteration (`continue`), the other joins the code after the `if`:
             # that one runs the rest of the iteration too, under its own condition
-            rest = (locals_f, stack_f, end, not_taken) if end2 == ctx.header else \
+            rest = (locals_f, stack_f, end, not_taken) if end2 == header else \
                 (tx.locals, tx.stack, end2, taken)
-            other = (tx.locals, tx.stack) if end2 == ctx.header else (locals_f, stack_f)
+            other = (tx.locals, tx.stack) if end2 == header else (locals_f, stack_f)
             tx.locals, tx.stack, tx.ip = rest[0], rest[1], rest[2]
-            _run_branch(tx, bb, rest[3], stop=lambda ip: ip == ctx.header, ctx=ctx)
-            if end2 == ctx.header:
+            _run_branch(tx, bb, rest[3], stop=lambda ip: ip == header, ctx=ctx)
+            if end2 == header:
                 locals_f, stack_f = tx.locals, tx.stack
                 tx.locals, tx.stack = other
             else:
                 locals_f, stack_f = other
-            end = end2 = ctx.header
+            end = end2 = header
         if end2 != end:
             raise Unsupported("the branches of an `if` in a loop body do not meet", kind="loop")
     locals_t, stack_t = tx.locals, tx.stack
@@ -176,7 +189,14 @@ def _broke(tx, bb, ctx, brk, broken, outer) -> None:
     _push(tx, strip=True)
 
 
+RETURNED = -2      # where a side of an `if` in an inlined callee stops once it returned (value on the stack)
+
+
 def _run_branch(tx, bb, predicate, stop, ctx) -> int:
+    """Trace one side of an `if` under `predicate` until `stop(ip)`. In an inlined callee a
+    side may also end at a `return` (the ip is left there, or at RETURNED with the value on
+    the stack when an `if` nested in this side returned on both of its sides)."""
+    from .translator import ReturnSignal
     _push(tx)                                           # this side's values of the loops' state
     bb.push_predicate(predicate.proxy if isinstance(predicate, ArrayVariable) else predicate)
     tx.output.side_effects.frozen += 1                  # a Python side effect would happen either way
@@ -186,14 +206,57 @@ def _run_branch(tx, bb, predicate, stop, ctx) -> int:
             first = False
             if stop(tx.ip):
                 break
+            if returns(tx) and ctx.tx is not tx:
+                break                                   # the helper returns here: the caller merges
             if tx.ip in tx.region_starts or (ctx.tx is tx and tx.ip >= ctx.exit_ip) or returns(tx):
                 raise Unsupported("a branch of a data-dependent `if` leaves the loop body", kind="loop")
-            tx.step()
+            try:
+                tx.step()
+            except ReturnSignal as ret:                 # a nested `if` returned on both sides
+                tx.stack.append(ret.value)
+                tx.ip = RETURNED
+                break
     finally:
         bb.pop_predicate()
         tx.output.side_effects.frozen -= 1
     _pull(tx)
     return tx.ip
+
+
+def _returned(tx, ctx):
+    """The value a side of an `if` in an inlined callee returned, or None if it did not."""
+    if ctx.tx is tx:
+        return None
+    if tx.ip == RETURNED:
+        return tx.stack[-1]
+    ins = tx.instructions[tx.ip]
+    if ins.opname == "RETURN_VALUE":
+        return tx.stack[-1]
+    if ins.opname == "RETURN_CONST":
+        from .variables.constant import ConstantVariable
+        return ConstantVariable(ins.argval)
+    return None
+
+
+def _both_returned(tx, bb, taken, ret_t, locals_t, ret_f, locals_f):
+    """Both sides of an `if` in an inlined callee returned: the callee returns the merged value
+    (the state the loops carry merged too)."""
+    from .translator import ReturnSignal
+    value = ret_t if ret_t is ret_f else _merge(tx, bb, taken, ret_t, ret_f, "the value returned")
+    for key in [k for k in locals_t if isinstance(k, tuple)]:
+        a, b = locals_t[key], locals_f[key]
+        tx.locals[key] = a if a is b else _merge(tx, bb, taken, a, b, "a value the loop carries")
+    _push(tx, strip=True)
+    raise ReturnSignal(value)
+
+
+def _run_to_return(tx, bb, predicate, ctx):
+    """The side that did not return runs the rest of the callee, under its condition, to a return."""
+    _run_branch(tx, bb, predicate, stop=lambda ip: False, ctx=ctx)
+    value = _returned(tx, ctx)
+    if value is None:
+        raise Unsupported("a branch of a data-dependent `if` in a helper does not return", kind="loop")
+    return value
 
 
 def _merge(tx, bb, taken, a, b, name):
