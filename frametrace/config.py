@@ -40,9 +40,10 @@ _DEFAULTS = {
     # Python loops over a symbolic range, or a data-dependent while, become one loop node whose
     # body is traced once (trace/loops.py); False unrolls every loop as TorchDynamo does
     "loop_nodes": True,
-    # a `for` over a constant range of at least this many iterations is a loop node too
-    # (shorter ones, and loops over tuples and lists, are unrolled)
-    "loop_unroll_limit": 32,
+    # a `for` loop whose trip count is a constant is unrolled instead of being a loop node when
+    # trips x (nodes of its body, nested bodies included) is at most this (a few taps of a stencil,
+    # RGB channels); loops over lists and tuples of Python objects are always unrolled
+    "loop_unroll_budget": 64,
     # how deep user calls are inlined
     "max_inline_depth": 32,
     # MPI ranks exchange observed sizes at each compile (frametrace.distributed)

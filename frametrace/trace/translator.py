@@ -398,7 +398,7 @@ class InstructionTranslator(OpcodeHandlers):
         f_locals = bind_arguments(self, fn_var, code, args, kwargs)
         cells = {}
         for name in code.co_cellvars:
-            cells[name] = CellBox(f_locals.pop(name) if name in f_locals else None, name)
+            cells[name] = CellBox(f_locals.pop(name) if name in f_locals else None, name, code)
         for name, box in zip(code.co_freevars, fn_var.closure_cells(self)):
             cells[name] = box
         globals_source = _globals_source_of(self, fn_var)
@@ -416,10 +416,9 @@ class InstructionTranslator(OpcodeHandlers):
     def iterate(self, v):
         if isinstance(v, ListIteratorVariable):
             return v
-        if isinstance(v, RangeVariable):
-            loop = loops.want_range_loop(self, v)        # a loop node rather than unrolled
-            if loop is not None:
-                return loop
+        loop = loops.want_loop(self, v)                  # a loop node rather than unrolled
+        if loop is not None:
+            return loop
         return ListIteratorVariable(v.unpack(self))
 
 

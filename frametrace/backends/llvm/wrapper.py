@@ -29,9 +29,11 @@ from ...lower.schedule import Plan
 from ...lower.weak_ints import check_positions
 from ...ir.ops.elementwise import scalar_operator
 from ...ir.ops.loops import written_values
+from ...ir.ops.raising import weak_arg
 from ...shapes.printer import pycode
 from . import fp_errors, runtime
 from .reports import ReportCode
+from .rest import RestOfCall
 from .layouts import Layouts, alloc, relayout
 
 INT64_MIN, INT64_MAX = -2 ** 63, 2 ** 63 - 1
@@ -259,6 +261,23 @@ class _Gen:
             v = self.arg(a)
             self.lines.append(f"    if not ({lo} <= {v} <= {hi}): {self.const(fn, 'ovf')}({v})")
 
+    def wide_ints(self, i, step, steps):
+        """A Python int a wrapper step computed (a loop's final int, arithmetic on it) that this
+        kernel takes by value: past int64, the rest of the call runs with the NumPy reference
+        (rest.py), which keeps Python's big ints; nothing that ran runs again."""
+        names = {v: n for n, v in self.plan.var.items()}
+        computed = {s.node for s in steps[:i] if not isinstance(s, KernelStep)}
+        for slot in step.kernel.slots:
+            n = names.get(slot.source)
+            if n is None or n not in computed or slot.dtype not in ("int64", "uint64") or \
+                    n.dtype is None or n.dtype.kind not in "iu" or not _python_int(n):
+                continue
+            if "_rest" not in self.ns:
+                self.ns["_rest"] = RestOfCall(self.plan, steps)
+            v = self.plan.var[n]
+            self.lines.append(f"    if not ({INT64_MIN} <= {v} <= {INT64_MAX}): "
+                              f"return _rest({i}, inputs, symbol_values, locals())")
+
     def int64_escape(self, steps):
         """An int a kernel takes by value is an int64; NumPy takes the Python int (NEP 50: any
         size; `x * (k * k)` is a float for a float array, OverflowError for an int64 one).
@@ -311,6 +330,7 @@ class _Gen:
         for i, step in enumerate(steps):
             self.int_checks(int_checks.get(i, ()))
             if isinstance(step, KernelStep):
+                self.wide_ints(i, step, steps)
                 self.kernel_step(step)
                 self.relayout(step)
                 self.bind_sizes({j.node for j in step.jobs})
@@ -408,6 +428,14 @@ class _Gen:
                     done.add(name)
             out.append(line)
         return out
+
+
+def _python_int(n: Node) -> bool:
+    """A node whose value is a Python int at run time (any size), not a NumPy integer."""
+    from ...ir.builder import recorded_fake
+    from ...ir.fake import FakeScalar
+    fake = recorded_fake(n)
+    return isinstance(fake, FakeScalar) and fake.pytype is int or weak_arg(n)
 
 
 def _int_size(e) -> bool:
