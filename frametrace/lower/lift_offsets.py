@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from .loop_ir import (Acc, Affine, Append, Arg, DataLoad, Gather, Kernel, Let, Load, Loop, Op, Slot, Store,
+from .loop_ir import (Acc, Affine, Append, Arg, DataLoad, Gather, If, Kernel, Let, Load, Loop, Op, Slot, Store,
                       Update, walk_exprs)
 
 
@@ -104,6 +104,8 @@ class _Lifter:
             return dataclasses.replace(s, init=self.expr(s.init))
         if isinstance(s, (Update, Let)):
             return dataclasses.replace(s, value=self.expr(s.value))
+        if isinstance(s, If):
+            return dataclasses.replace(s, cond=self.expr(s.cond), body=self.body(s.body), orelse=self.body(s.orelse))
         raise TypeError(f"lift_offsets: unknown statement {type(s).__name__}")
 
 

@@ -19,7 +19,7 @@ from ..ir.graph import SCALAR_MATH, Graph, Node
 from ..ir.ops.loops import written_values
 from ..ir.registry import get_op, lowering, may_raise, may_warn, size_warnings
 from .classify import categorize, view_is_inlinable
-from .matmul import kernel_matmul
+from .matmul import choice as product_choice
 from .pointwise import SUPPORTED_DTYPES
 from .views import broadcast_ok, is_one
 
@@ -224,7 +224,7 @@ class Plan:
         """Is n a NumPy step of the wrapper that may warn as it runs (a fallback, BLAS matmul,
         NumPy's `dst[...] = src`)? Python scalar arithmetic ("scalar") never warns."""
         c = self.cat[n]
-        return may_warn(n) and (c == "fallback" or (c == "matmul" and not kernel_matmul(n)) or (
+        return may_warn(n) and (c == "fallback" or (c == "matmul" and product_choice(n) != "kernel") or (
             c == "assign" and _wrapper_assign(self, n)))
 
     def may_report(self, n: Node) -> bool:

@@ -142,16 +142,23 @@ def test_recompile_and_resume_share_kernels():
     assert kernel_cache.stats["shared"] >= 2
 
 
-def test_unrolled_identical_steps_compile_once():
-    def layers(x, w):
-        for _ in range(6):                  # short constant loop: unrolled
-            x = np.tanh(x * 0.5) @ w        # a kernel, then NumPy's matmul, per step
-        return x
-    x, w = rng.random((8, 16)), rng.random((16, 16)) * 0.1
+def _step(x, w):
+    return np.linalg.solve(w, np.tanh(x * 0.5).T).T     # a kernel, then NumPy's solve
+
+
+def test_repeated_identical_steps_compile_once():
+    def layers(x, w):                       # the same step six times in one graph (a loop over
+        x = _step(x, w)                     # them would be one loop node: one kernel)
+        x = _step(x, w)
+        x = _step(x, w)
+        x = _step(x, w)
+        x = _step(x, w)
+        return _step(x, w)
+    x, w = rng.random((8, 16)), np.eye(16) * 2.0 + rng.random((16, 16)) * 0.1
     before = compiled_by_llvm()
     cf = ft.compile(layers)
     assert_same(cf(x, w), layers(x, w))
-    units = units_of(cf)                    # the first step reads an input, the others a product
+    units = units_of(cf)                    # the first step reads an input, the others a solve
     assert len(units) == 6 and len({id(u) for u in units}) == 2 and all(u is units[1] for u in units[1:])
     assert compiled_by_llvm() - before == 2
 
