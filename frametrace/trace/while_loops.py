@@ -213,6 +213,11 @@ def _build_node(tx, loop, key, go) -> None:
 
 def _iterate(tx, ctx, loop) -> None:
     """The body of the loop node: one iteration from the header (loops.build calls this)."""
+    if ctx.state is not None and ctx.state.targets:
+        # attributes, entries and cells a body carries (trace/loop_state.py) live in one place,
+        # not in each path's locals: such a loop runs in Python
+        raise Unsupported("a `while` loop body that writes attributes, dict entries or closure cells",
+                          kind="loop")
     paths = Paths(tx, LoopIteration(loop))
     ctx.paths = paths
     paths.run(Path(loop.header, None, tx.locals, tx.stack))

@@ -36,10 +36,14 @@ def loop_bodies(fn, *args):
     ft.reset()
     out = ft.explain(ft.compile(fn), *copied(args))
     kinds = []
-    for g in out.graphs:
+
+    def walk(g):
         for n in g.nodes:
             if n.op == "loop":
                 kinds.append(n.attr("body").kind)
+                walk(n.attr("body").graph)          # loops nested in a body (a `while` in a `for`)
+    for g in out.graphs:
+        walk(g)
     ft.reset()
     return kinds
 
@@ -311,7 +315,7 @@ def test_a_decided_while_in_a_helper_inside_a_for_loop_node():
     s = ft.stats()
     assert s.graph_breaks == 0 and s.eager_fallbacks == 0, s
     kinds = loop_bodies(wp.roots, a)
-    assert kinds == ["for"]                              # the while node is inside the for body
+    assert kinds == ["for", "while"]                     # the while node is inside the for body
 
 
 def test_a_value_that_changes_type_still_peels(caplog):
