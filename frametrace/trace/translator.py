@@ -304,6 +304,30 @@ class InstructionTranslator(OpcodeHandlers):
             return False
         raise Unsupported(f"`is` between {a.describe()} and {b.describe()}", kind="operator")
 
+    def rebind_array(self, old, new):
+        """Every traced reference to the array object of proxy `old` (stack, locals, cells and
+        containers of this frame and the frames inlining it) now holds `new` (x.shape = s)."""
+        from .variables.containers import BaseSequenceVariable, DictVariable
+        seen = set()
+
+        def visit(v):
+            if id(v) in seen:
+                return
+            seen.add(id(v))
+            if isinstance(v, ArrayVariable) and v.proxy.node is old.node:
+                v.proxy = new
+            elif isinstance(v, BaseSequenceVariable):
+                for item in v.items:
+                    visit(item)
+            elif isinstance(v, DictVariable):
+                for item in v.items.values():
+                    visit(item)
+        tx = self
+        while tx is not None:
+            for v in [*tx.stack, *tx.locals.values(), *(box.value for box in tx.cells.values())]:
+                visit(v)
+            tx = tx.parent
+
     def getitem(self, obj, key):
         from ..ir import numpy_api
         if isinstance(obj, ArrayVariable):
@@ -325,6 +349,8 @@ class InstructionTranslator(OpcodeHandlers):
                 raise NumpyError(exc, context="subscript") from None
         if isinstance(obj, DictVariable):
             return obj.getitem(constant_key(self, key))
+        if hasattr(obj, "subscript"):                 # objects with a traced [] (np.mgrid)
+            return obj.subscript(self, key)
         if obj.is_python_constant() and key.is_python_constant():
             return self.constant_fold(operator.getitem, [obj, key], {})
         raise Unsupported(f"subscript of {obj.describe()}", kind="subscript")

@@ -25,8 +25,9 @@ from .variables.array import ArrayVariable
 from .variables.builtins import MATH_FUNCTIONS, BuiltinVariable, MathFunctionVariable
 from .variables.constant import ConstantVariable, ReadGuardedConstant, SymNumberVariable
 from .variables.containers import DictVariable, InputListVariable, IntListVariable, ListVariable, TupleVariable
-from .variables.functions import (ModuleVariable, NumpyFunctionVariable, PartialVariable, UserClassVariable,
-                                  UserFunctionVariable, UserMethodVariable, UserObjectVariable, is_user_class)
+from .variables.functions import (ModuleVariable, NumpyFunctionVariable, NumpyGridVariable, PartialVariable,
+                                  UserClassVariable, UserFunctionVariable, UserMethodVariable, UserObjectVariable,
+                                  is_user_class)
 from .errstate import ErrstateClassVariable
 from .variables.special import special_function_variable
 
@@ -204,6 +205,10 @@ class VariableBuilder:
             if g is not None:
                 g.identity(source, value)
             return NumpyFunctionVariable(value, source)
+        if value is np.mgrid or value is np.ogrid:
+            if g is not None:
+                g.identity(source, value)
+            return NumpyGridVariable(value, source)
         if isinstance(value, types.FunctionType) and isinstance(getattr(value, "_frametrace_cache", None),
                                                                 rt.FrameCache):
             # a function wrapped by ft.compile: its original function is inlined

@@ -31,7 +31,7 @@ from ...ir.graph import Graph
 from ...ir.registry import get_op
 from ...logs import get_logger
 from ...lower.fusion import KernelStep, group
-from ...lower.loop_ir import Op, format_kernel
+from ...lower.loop_ir import Loop, Op, format_kernel
 from ...lower.schedule import Plan
 from ..numpy_backend import compile_graph as reference_graph
 from . import jit, runtime, tiers, wrapper
@@ -119,7 +119,8 @@ def _loops(graph: Graph):
                 raise NotNative("a carried array")
             natives[n] = native_loop(n, f"loop{len(natives)}", runtime.ARRAY_LAYOUT_OK)
             natives[n].generic = functools.partial(_generic_loop, n)
-            _loop_log.debug("loop at %s: native kernel", n.attr("body").location)
+            _loop_log.info("loop at %s: native loop nest (one kernel, %d inner loops)", n.attr("body").location,
+                           _inner_loops(natives[n].kernel.body))
         except NotNative as not_element:
             runner = compile_graph(n.attr("body").graph)
             try:
@@ -131,6 +132,15 @@ def _loops(graph: Graph):
                                "loop: %s; not a native array loop: %s)", n.attr("body").location, not_element, why)
                 runners[n] = runner
     return natives, runners, arrays
+
+
+def _inner_loops(stmts) -> int:
+    """Loops nested inside the loops of a kernel's statements (the loop itself not counted)."""
+    return sum(_all_loops(s.body) for s in stmts if isinstance(s, Loop))
+
+
+def _all_loops(stmts) -> int:
+    return sum(1 + _all_loops(s.body) for s in stmts if isinstance(s, Loop))
 
 
 def _carries_arrays(body) -> bool:

@@ -24,6 +24,10 @@ from ...lower.loop_ir import Kernel
 runs: Counter = Counter()
 
 
+class NotNative(Exception):
+    """This loop keeps the generic path (the message says why, for the logs)."""
+
+
 class NativeLoop:
     """The kernel of one loop node and the call that runs it from the wrapper."""
 
@@ -68,6 +72,8 @@ class NativeLoop:
         for kind, src, dt in self.plan:
             if kind == "buf":
                 bufs.append(args[src])
+            elif kind == "scratch":                       # loop_arrays.assign_array
+                bufs.append(np.empty(args[src].size, dt))
             elif kind in ("out", "stat"):
                 out = np.empty((), dt)
                 if kind == "out":
@@ -149,6 +155,11 @@ def _fast_call(nl: NativeLoop):
     for kind, src, dt in nl.plan:
         if kind == "buf":
             packed.append(f"_id(a{src})")
+        elif kind == "scratch":           # loop_arrays.assign_array: as large as the array it stands for
+            name = f"s{len(packed)}"
+            ns[f"_sdt{len(packed)}"] = np.dtype(dt)
+            lines.append(f"    {name} = _empty(a{src}.size, _sdt{len(packed)})")
+            packed.append(f"_id({name})")
         elif kind == "stat":
             lines.append("    st = _empty((), 'int64')")
             packed.append("_id(st)")

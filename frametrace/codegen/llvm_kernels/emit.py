@@ -398,6 +398,8 @@ class FunctionEmitter:
         nest = None if self.tiny else loop_order.reorderable(lp, self.k.buffers)
         if nest is not None:                    # in the operands' memory order (loop_order.py)
             loop_order.emit_nest(self, nest)
+            written = _stored_buffers(lp.body)
+            self.cse = {e: v for e, v in self.cse.items() if not (isinstance(e, Load) and e.buf in written)}
         else:
             self.loop_in(lp, *self.bounds(lp))
 
@@ -461,7 +463,9 @@ class FunctionEmitter:
             md = f", !llvm.loop {self.mod.interleave_md(INTERLEAVE)}"
         self.line(f"br i1 {more}, label %{body}, label %{exit_}{md}")
         self.lines[phi_at] = f"  {i} = phi i64 [{start}, %{head}], [{nxt}, %{self.block}]"
-        self.cse, self.access, self.ivar = saved_cse, saved_access, saved_ivar
+        written = _stored_buffers(lp.body)        # loads made before the loop are stale after it
+        self.cse = {e: v for e, v in saved_cse.items() if not (isinstance(e, Load) and e.buf in written)}
+        self.access, self.ivar = saved_access, saved_ivar
         self.scalar = False
 
     def _prepare_versions(self, lp: Loop):
@@ -588,6 +592,17 @@ class FunctionEmitter:
         out += fpflags.entry_ir(call) if self.fp else [call]
         out += ["  ret void", "}"]
         return "\n".join(out)
+
+
+def _stored_buffers(stmts) -> set:
+    """Buffers that statements (and the loops among them) store into."""
+    out = set()
+    for s in stmts:
+        if isinstance(s, (Store, Append)):
+            out.add(s.buf)
+        elif isinstance(s, Loop):
+            out |= _stored_buffers(s.body)
+    return out
 
 
 def _calls_math(stmts) -> bool:

@@ -219,7 +219,15 @@ class BuiltinVariable(VariableTracker):
         if isinstance(x, ArrayVariable):
             if x.is_python_scalar and x.python_type() is int and not rest:
                 return x
-            raise _data_dependent("int")
+            if rest or not (x.is_python_scalar or _is_0d(x)):
+                raise _data_dependent("int")
+            from ...ir.numpy_api import python_int
+            return tx.wrap_result(python_int(tx.output.builder, x.proxy))
+        return None
+
+    def call_pow(self, tx, base, exp, mod=None):
+        if mod is None and (isinstance(base, ArrayVariable) or isinstance(exp, ArrayVariable)):
+            return tx.binary(base, exp, "**")        # pow(a, b) is a ** b
         return None
 
     def call_float(self, tx, x=None):
@@ -310,7 +318,10 @@ class MathFunctionVariable(VariableTracker):
         if all(a.is_python_constant() for a in args) and not kwargs:
             return tx.constant_fold(self.fn, args, kwargs)
         if any(isinstance(a, ArrayVariable) for a in args):
-            raise Unsupported(f"math.{self.fn.__name__} of an array value", kind="call")
+            if kwargs:
+                raise Unsupported(f"math.{self.fn.__name__} with keyword arguments", kind="call")
+            from ...ir.numpy_api import math_function
+            return tx.wrap_result(math_function(tx.output.builder, self.fn, [tx.unwrap(a) for a in args]))
         values = [tx.unwrap(a) for a in args]
         name = self.fn.__name__
         if name == "prod":

@@ -164,8 +164,29 @@ class NumpyFunctionVariable(VariableTracker):
         return f"numpy.{name}" if name else value_text(self.fn)
 
 
+class NumpyGridVariable(VariableTracker):
+    """np.mgrid or np.ogrid: `np.mgrid[0:n, 0:m]` is traced (ir/numpy_api/creation.py)."""
+
+    def __init__(self, grid, source=None):
+        self.grid, self.source = grid, source
+
+    def python_type(self):
+        return type(self.grid)
+
+    def as_python_constant(self):
+        return self.grid
+
+    def subscript(self, tx, key):
+        from ...ir.numpy_api.creation import grid_getitem
+        return tx.wrap_result(grid_getitem(tx.output.builder, tx.unwrap(key), sparse=self.grid is np.ogrid))
+
+    def describe(self):
+        return "numpy.ogrid" if self.grid is np.ogrid else "numpy.mgrid"
+
+
 _NOT_FOLDABLE = {"empty", "empty_like", "zeros", "ones", "full", "zeros_like", "ones_like", "full_like",
-                 "array", "asarray", "arange", "linspace", "copy", "concatenate", "stack", "eye", "identity"}
+                 "array", "asarray", "arange", "linspace", "copy", "concatenate", "stack", "eye", "identity",
+                 "ndarray"}
 
 
 def _foldable(fn) -> bool:
