@@ -34,14 +34,20 @@ def has_arrays(values, depth: int = 0) -> bool:
             return True
         if depth < 2 and isinstance(v, dict) and has_arrays(list(v.values())[:_SCAN_ITEMS], depth + 1):
             return True
-        if depth < 1 and _is_user_object(v) and has_arrays(list(vars(v).values())[:_SCAN_ITEMS], depth + 1):
+        if depth < 1 and isinstance(d := _own_dict(v), dict) and has_arrays(list(d.values())[:_SCAN_ITEMS], depth + 1):
             return True
     return False
 
 
-def _is_user_object(v) -> bool:
-    return hasattr(v, "__dict__") and not isinstance(v, (type, types.ModuleType, types.FunctionType,
-                                                         types.MethodType))
+def _own_dict(v):
+    """A user object's own `__dict__`, read without its class's `__getattr__`/`__getattribute__`
+    (None for classes, modules, functions, methods and objects without one)."""
+    if isinstance(v, (type, types.ModuleType, types.FunctionType, types.MethodType)):
+        return None
+    try:
+        return object.__getattribute__(v, "__dict__")
+    except Exception:            # noqa: BLE001 - no __dict__, or reading it raises
+        return None
 
 
 def _is_numpy(value) -> bool:

@@ -37,8 +37,19 @@ def _is_numpy_callable(value) -> bool:
         return True
     if isinstance(value, type) and issubclass(value, (np.generic, np.dtype)):
         return True
-    module = getattr(value, "__module__", None) or ""
+    module = _str_attr(value, "__module__")
     return callable(value) and (module == "numpy" or module.startswith("numpy."))
+
+
+def _str_attr(value, name: str) -> str:
+    """`value.name` when it is a str, else "". Never asks an instance of a user class (whose
+    `__getattr__` may answer anything, or raise): its class's attribute is read instead."""
+    holder = type(value) if is_user_class(type(value)) else value
+    try:
+        got = getattr(holder, name, None)
+    except Exception:           # noqa: BLE001 - a property or __getattr__ of a library object
+        return ""
+    return got if isinstance(got, str) else ""
 
 
 _CONSTANT_TYPES = (type(None), bool, str, bytes, complex, np.dtype, range, slice, type(Ellipsis),
@@ -393,8 +404,8 @@ class VariableBuilder:
 
 
 def _is_builtin(value) -> bool:
-    name = getattr(value, "__name__", None)
-    return isinstance(name, str) and getattr(builtins, name, None) is value and callable(value) \
+    name = _str_attr(value, "__name__")
+    return bool(name) and getattr(builtins, name, None) is value and callable(value) \
         and (isinstance(value, types.BuiltinFunctionType) or value in _BUILTIN_TYPES)
 
 
@@ -416,8 +427,17 @@ def _is_module_float_constant(value) -> bool:
 
 def _is_mutable(value) -> bool:
     t = type(value)
-    return t is list or t is dict or (t.__module__ not in ("builtins", "numpy") and hasattr(value, "__dict__")
+    return t is list or t is dict or (_str_attr(t, "__module__") not in ("builtins", "numpy")
+                                      and isinstance(_instance_dict(value), dict)
                                       and not isinstance(value, (type, types.ModuleType, types.FunctionType)))
+
+
+def _instance_dict(value):
+    """The object's own `__dict__`, never through a `__getattr__` of its class."""
+    try:
+        return object.__getattribute__(value, "__dict__")
+    except Exception:           # noqa: BLE001 - no __dict__, or a class that makes reading it raise
+        return None
 
 
 def _is_int64_list(value) -> bool:

@@ -126,8 +126,12 @@ class ListVariable(BaseSequenceVariable):
             k = slice(*(constant_key(tx, p) for p in key.parts))
             self.items[k] = value.unpack(tx)
         else:
+            k = constant_key(tx, key)
+            if type(k) is int and -len(self.items) <= k < len(self.items) and \
+                    tx.output.side_effects.store_item(self, k % len(self.items), value):
+                return                                  # an item a loop body carries
             try:
-                self.items[constant_key(tx, key)] = value
+                self.items[k] = value
             except (IndexError, TypeError) as exc:
                 raise NumpyError(exc, context="list assignment") from None
         self.mutated(tx)
@@ -190,7 +194,10 @@ class DictVariable(VariableTracker):
             return DictVariable(self.items)
         result = ConstantVariable(None)
         if name == "__setitem__" and n == 2:
-            self.items[constant_key(tx, args[0])] = args[1]
+            key = constant_key(tx, args[0])
+            if key in self.items and tx.output.side_effects.store_item(self, key, args[1]):
+                return result                           # an entry a loop body carries
+            self.items[key] = args[1]
         elif name == "__delitem__" and n == 1:
             key = constant_key(tx, args[0])
             if key not in self.items:
