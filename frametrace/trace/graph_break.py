@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dis
+import threading
 
 from .. import pyversion
 from ..errors import NumpyError, Unsupported
@@ -109,9 +110,36 @@ def _resume_trampoline(cache, offset, layout, local_names, options, scalars):
         from ..eval_frame import compile as ft_compile
         fn = make_resume_function(cache.fn, offset, layout, local_names, scalars)
         setattr(fn, ORIGIN_ATTR, _origin_of(cache))
-        tramp = ft_compile(fn, dynamic=options.dynamic, backend=options.backend)
-        store[key] = tramp
+        tramp = store[key] = _bounded(ft_compile(fn, dynamic=options.dynamic, backend=options.backend))
     return tramp
+
+
+# resume functions called from break functions, nested, in this thread: a loop that breaks in
+# every iteration nests one break function and one resume function per iteration
+_nesting = threading.local()
+MAX_NESTED_RESUMES = 48
+
+
+def _bounded(tramp):
+    """The resume function as break functions call it: compiled while fewer than
+    MAX_NESTED_RESUMES are running in this thread, else its own code in Python (it runs the
+    rest of the loop in one frame), so a long loop that breaks in every iteration never
+    exceeds Python's recursion limit."""
+    cache = tramp._frametrace_cache
+
+    def resume(*args):
+        depth = getattr(_nesting, "depth", 0)
+        if depth >= MAX_NESTED_RESUMES:
+            return cache.run_original(*args)
+        _nesting.depth = depth + 1
+        try:
+            return tramp(*args)
+        finally:
+            _nesting.depth = depth
+
+    resume.__name__ = resume.__qualname__ = tramp.__name__
+    resume._frametrace_cache = cache
+    return resume
 
 
 def _region_break_function(cache, index, layout, local_names, options, scalars):

@@ -120,3 +120,19 @@ def test_a_while_loop_that_breaks_in_every_iteration_reuses_its_resume_function(
     # the frame and one resume function (static, then dynamic k and steps, each outcome of the
     # loop test an entry), not one resume function per iteration; 90 iterations compile nothing new
     assert s.frames_compiled <= 8 and compiled[-1] == compiled[-2], (s, compiled)
+
+
+def test_a_loop_of_many_iterations_that_break_stays_within_the_recursion_limit():
+    # each iteration returns through a break function into the resume function: past a bounded
+    # nesting, the rest of the loop runs in the resume function's own frame in Python
+    f = ft.compile(simulate)
+    x = np.linspace(0.0, 1.0, 5)
+    want_log, got_log = io.StringIO(), io.StringIO()
+    got, want = f(x, 1500, got_log), simulate(x, 1500, want_log)
+    assert_same(got[0], want[0])
+    assert got[1] == want[1] == 1500 and got_log.getvalue() == want_log.getvalue()
+    xs = [np.full(2, float(k)) for k in range(1200)]
+    g = ft.compile(running_mean)
+    want_rec, got_rec = Recorder(), Recorder()
+    assert_same(g(xs, got_rec), running_mean(xs, want_rec))
+    assert got_rec.out.getvalue() == want_rec.out.getvalue()
