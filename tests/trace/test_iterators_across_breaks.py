@@ -77,6 +77,10 @@ def take_rest(it):
     return sum(it)
 
 
+def zip_some(it, ws):
+    return [a * w for a, w in zip(it, ws)]
+
+
 def test_a_list_iterator_argument_is_advanced_as_python_does():
     f = ft.compile(take_two)
     for items in ([1.0, 2.0, 3.0], [4.0, 5.0], [6.0]):
@@ -90,10 +94,16 @@ def test_a_list_iterator_argument_is_advanced_as_python_does():
     assert s.eager_fallbacks == 0 and s.graph_breaks == 0 and s.frames_compiled <= 3, s
     with pytest.raises(StopIteration):            # next() of an empty iterator: Python raises it
         f(iter([]), np.float64(2.0))
+    # taken whole (sum, zip, any, ...): Python takes items one by one and zip stops early, so these
+    # run in Python and the caller's iterator is left exactly where Python leaves it
     g = ft.compile(take_rest)
     it = iter([1, 2, 3])
     next(it)
     assert g(it) == 5 and list(it) == []
+    h = ft.compile(zip_some)
+    got_it, want_it = iter(range(6)), iter(range(6))
+    assert h(got_it, [1.0, 2.0]) == zip_some(want_it, [1.0, 2.0])
+    assert list(got_it) == list(want_it) == [3, 4, 5]
 
 
 def simulate(x, steps, log):

@@ -342,9 +342,11 @@ class InputIteratorVariable(ListIteratorVariable):
         return self._take()
 
     def unpack(self, tx):
-        self._builder.output.guards.predicate(self.source, _items_left(self._left, True),
-                                              f"has {self._left} items left")
-        return [self._take() for _ in range(self.index, self._left)]
+        # zip/enumerate/map/any/... would take every item at once where Python takes them one
+        # by one (zip stops early, any() at the first true item): the caller would see its
+        # iterator advanced too far
+        raise Unsupported("consuming a list iterator passed in other than one item at a time", kind="iter",
+                          hints=("iterate it with a for loop or next(), or pass the list itself",))
 
     def reconstruct(self, rebuild):
         return rebuild.source_code(self)  # the caller's own iterator, advanced by the entry
