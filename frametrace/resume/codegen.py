@@ -32,6 +32,8 @@ STACK_PREFIX = "___stack"
 ARRAY_SCALARS_ATTR = "__frametrace_array_scalars__"
 # attribute of a resume function: the index of the instruction where its prologue enters the code
 RESUME_ENTRY_ATTR = "__frametrace_resume_entry__"
+# attribute of a resume function: the user's frame it was cut from (trace/graph_break.py)
+ORIGIN_ATTR = "__frametrace_resume_origin__"
 
 
 def _abstract_with_labels(code):

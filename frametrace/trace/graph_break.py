@@ -7,6 +7,8 @@ code after the loop is a resume function, compiled. What is compiled stays bound
 trip count (a split inside the loop would make a resume function per iteration)."""
 from __future__ import annotations
 
+import dis
+import threading
 from dataclasses import dataclass
 from typing import Callable
 
@@ -14,7 +16,7 @@ from .. import pyversion
 from ..errors import NumpyError, Unsupported
 from ..ir.fake import FakeArray
 from ..resume import code_loops
-from ..resume.codegen import (STACK_PREFIX, can_split, make_break_function, make_resume_function,
+from ..resume.codegen import (ORIGIN_ATTR, STACK_PREFIX, can_split, make_break_function, make_resume_function,
                               parameter_name, resume_entry, stack_args, stack_effect)
 from ..resume.region import RegionError, find_exits, is_block_start, make_region_function, region_base
 from .variables.array import ArrayVariable
@@ -84,6 +86,59 @@ class Pieces:
         return self.cache.state.data.setdefault("resume", {})
 
 
+class _Origin:
+    """The user's frame a resume function was cut from, standing in for its FrameCache: a break
+    inside a resume function continues in the resume function of the same place in the user's
+    code (one function however many iterations of a loop break), not in a resume function of
+    the resume function."""
+
+    def __init__(self, fn, state):
+        self.fn, self.code, self.state = fn, fn.__code__, state
+
+
+def _origin_of(cache):
+    origin = getattr(cache.fn, ORIGIN_ATTR, None)
+    return origin if origin is not None else _Origin(cache.fn, cache.state)
+
+
+def _real(code) -> list:
+    return [k for k, ins in enumerate(pyversion.instructions(code)) if ins.opname != "EXTENDED_ARG"]
+
+
+_JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
+
+
+def _same_instruction(a, b) -> bool:
+    """The same instruction in two copies of one code (jump targets moved with the prologue)."""
+    return a.opname == b.opname and (a.opcode in _JUMPS or a.argval == b.argval)
+
+
+def break_target(cache, index):
+    """(frame, index): where a break at instruction `index` of `cache`'s code is split. In a
+    resume function, the same instruction of the user's code it was cut from when the two
+    align (the resume code is the user's code with a prologue after RESUME), so the break
+    function and the resume function after it are shared with the user's frame."""
+    origin = getattr(cache.fn, ORIGIN_ATTR, None)
+    if origin is None or is_block_start(cache.code, index) or \
+            any(parameter_name(n) != n for n in origin.code.co_varnames):
+        return cache, index
+    mine, theirs = pyversion.instructions(cache.code), pyversion.instructions(origin.code)
+    r, o = _real(cache.code), _real(origin.code)
+    shift = len(r) - len(o)
+    try:
+        start = next(p for p, k in enumerate(o) if theirs[k].opname == "RESUME") + 1
+        pos = r.index(index)
+    except (StopIteration, ValueError):
+        return cache, index
+    if pos - shift < start or not all(_same_instruction(mine[r[p + shift]], theirs[o[p]])
+                                      for p in range(start, len(o))):
+        return cache, index
+    mapped = o[pos - shift]
+    if is_block_start(origin.code, mapped):
+        return cache, index
+    return origin, mapped
+
+
 def _resume_trampoline(pieces, offset, layout, local_names, scalars):
     """scalars: names of the resume function's parameters that hold graph NumPy scalars."""
     params = set(stack_args(layout)) | set(local_names)
@@ -93,8 +148,37 @@ def _resume_trampoline(pieces, offset, layout, local_names, scalars):
     tramp = store.get(key)
     if tramp is None:
         fn = make_resume_function(pieces.cache.fn, offset, layout, local_names, scalars)
-        tramp = store[key] = pieces.compile(fn, pieces.options)
+        setattr(fn, ORIGIN_ATTR, _origin_of(pieces.cache))
+        tramp = store[key] = _bounded(pieces.compile(fn, pieces.options))
     return tramp
+
+
+# resume functions called from break functions, nested, in this thread: a loop that breaks in
+# every iteration nests one break function and one resume function per iteration
+_nesting = threading.local()
+MAX_NESTED_RESUMES = 48
+
+
+def _bounded(tramp):
+    """The resume function as break functions call it: compiled while fewer than
+    MAX_NESTED_RESUMES are running in this thread, else its own code in Python (it runs the
+    rest of the loop in one frame), so a long loop that breaks in every iteration never
+    exceeds Python's recursion limit."""
+    cache = tramp._frametrace_cache
+
+    def resume(*args):
+        depth = getattr(_nesting, "depth", 0)
+        if depth >= MAX_NESTED_RESUMES:
+            return cache.run_original(*args)
+        _nesting.depth = depth + 1
+        try:
+            return tramp(*args)
+        finally:
+            _nesting.depth = depth
+
+    resume.__name__ = resume.__qualname__ = tramp.__name__
+    resume._frametrace_cache = cache
+    return resume
 
 
 def _region_break_function(pieces, index, layout, local_names, scalars, loop=None):
@@ -172,8 +256,11 @@ def break_return_code(pieces: Pieces, brk, rebuild, namespace) -> str:
     rebuild.allow_iterators = True        # a loop's iterator continues in the resume function
     args = [rebuild(v) for v in tx.stack if not isinstance(v, NullVariable)]
     scalars = {f"{STACK_PREFIX}{i}" for i, v in enumerate(tx.stack) if _is_array_scalar(v)}
+    loop = getattr(brk.reason, "loop", None)
+    # a loop split out runs from this frame's own code (its indices are this code's)
+    target, index = (cache, tx.stop_index) if loop is not None else break_target(cache, tx.stop_index)
     local_names = []
-    for name in cache.code.co_varnames:
+    for name in target.code.co_varnames:
         if name.startswith(STACK_PREFIX):      # a resume function's saved stack: dead after its prologue
             continue
         if name in tx.locals:
@@ -184,8 +271,8 @@ def break_return_code(pieces: Pieces, brk, rebuild, namespace) -> str:
         elif name in tx.lazy:
             local_names.append(name)
             args.append(tx.lazy[name][1].code)
-    fn = _break_function(pieces, tx.stop_index, layout, local_names, frozenset(scalars),
-                         getattr(brk.reason, "loop", None))
+    fn = _break_function(Pieces(target, pieces.options, pieces.compile), index, layout, local_names,
+                         frozenset(scalars), loop)
     name = f"___break_{len(namespace)}"
     namespace[name] = fn
     # pending side effects land before the break function runs (its arguments are evaluated first)
