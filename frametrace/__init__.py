@@ -49,12 +49,35 @@ def reset():
             cache.state.data["options"] = options
     rt.cache.reset_hits()
     counters.reset()
+    from .reporting.summary import forget
+    forget()
+
+
+def report():
+    """The compile report since the last ft.reset() (`print(ft.report())`, `.as_dict()`): time
+    compiling vs running compiled code vs eager Python (under a recording), the frames compiled
+    with graphs, breaks and recompiles, the top graph-break and recompile reasons with the user
+    line and a hint, the largest graphs and the slowest compiles."""
+    from .reporting.summary import report as _report
+    return _report()
+
+
+def recording():
+    """`with ft.recording(): ...` samples where the time goes inside the block, for ft.report()."""
+    from .reporting.summary import recording as _recording
+    return _recording()
 
 
 def set_logs(**channels):
     """Turn log channels on: ft.set_logs(dynamic=True, recompiles=True, graph_code=True, ...)."""
     from .log_setup import set_logs as _set
     _set(**channels)
+
+
+def load_ipython_extension(ipython):
+    """`%load_ext frametrace`: the `%%frametrace` cell magic (frametrace/reporting/ipython.py)."""
+    from .reporting.ipython import load_ipython_extension as _load
+    _load(ipython)
 
 
 def _install():

@@ -63,6 +63,8 @@ _DEFAULTS = {
     # check every graph with the IR verifier (ir/verify.py) after tracing, after each pass and at
     # backend entry; a broken graph raises IRVerifyError
     "verify_ir": False,
+    # a compile running longer than this many seconds says so on the `compile` log, while it runs
+    "long_compile_s": 2.0,
 }
 
 

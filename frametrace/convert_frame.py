@@ -19,6 +19,7 @@ from .guards.failures import Reason
 from .guards.failures import recompile_advice as failure_advice
 from .log_setup import compile_context
 from .logs import get_logger
+from .reporting import watch
 from .stats import counters
 from .trace.compile import compile_frame
 
@@ -181,7 +182,7 @@ def _compile_and_run(cache, values, options):
     reasons = cache.state.data.pop("reasons", None)
     compile_events.start(cache.code, compile_id, reasons)
     try:
-        with compile_context(compile_id):
+        with compile_context(compile_id), watch.compiling(cache.code, compile_id):
             # compiler collectives: every rank of an MPI job marks the same sizes dynamic (no-op when off)
             distributed.exchange(cache.code, frame_state(cache),
                                  {f"L[{name!r}]": v for name, v in zip(cache.argnames, values)})

@@ -28,8 +28,9 @@ _GENERATED = ("__break_at_", "__resume_at_")
 def consider(code) -> bool:
     """Is this code object a candidate for compilation?"""
     filename = code.co_filename
-    if filename.startswith("<") or code.co_name.startswith("<") and code.co_name != "<lambda>":
-        return False
+    if filename.startswith("<") and not filename.startswith("<ipython-input-") \
+            or code.co_name.startswith("<") and code.co_name != "<lambda>":
+        return False              # generated code; IPython's terminal cells are user code
     if code.co_name.startswith(_GENERATED):
         return False              # break and resume functions: the compiler made and runs them
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import logging
 
-CHANNELS = ("dynamic", "recompiles", "graph_breaks", "graph_code", "guards", "output_code", "loops")
+CHANNELS = ("dynamic", "recompiles", "graph_breaks", "graph_code", "guards", "output_code", "loops", "compile")
 
 
 def get_logger(channel: str) -> logging.Logger:

@@ -12,6 +12,7 @@ from ..dynamic_policy import DynamicPolicy
 from ..guards.failures import failing_guards
 from ..logs import get_logger
 from ..passes.pipeline import maybe_verify, run_passes
+from ..reporting import watch
 from ..resume.codegen import ARRAY_SCALARS_ATTR
 from ..sources import LocalSource
 from .entry import build_entry
@@ -119,6 +120,7 @@ def compile_frame(cache, values, options, frame_state, compile_id):
     graph.outputs = tuple(rebuild.outputs)
     graph.runtime_asserts = [(a.expr, a.msg) for a in output.shape_env.runtime_asserts]
     graph.hints = {s: h for s in graph.symbols if (h := output.shape_env.hints.get(s)) is not None}
+    watch.phase("graph passes", len(graph.nodes))
     run_passes(graph)
 
     for sg in output.shape_env.produce_guards():
@@ -134,6 +136,7 @@ def compile_frame(cache, values, options, frame_state, compile_id):
         import time
         t0 = time.perf_counter()
         maybe_verify(graph, "at backend entry")
+        watch.phase(f"{options.backend or config.backend} backend (kernel code generation)", len(graph.nodes))
         run = get_backend(options.backend or config.backend)(graph)
         backend_time = time.perf_counter() - t0
         namespace["___graph"] = run
