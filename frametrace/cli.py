@@ -54,6 +54,12 @@ def main(argv=None) -> int:
     options, rest = split_argv(argv)
     parser = _parser()
     args = parser.parse_args(options)
+    import frametrace as ft
+    from .log_setup import configure
+    try:
+        configure(args.logs)
+    except ValueError as exc:
+        parser.error(str(exc))
     if args.module is None and not rest:
         parser.print_usage(sys.stderr)
         print("python -m frametrace: error: name a script or -m module to run", file=sys.stderr)
@@ -67,12 +73,6 @@ def main(argv=None) -> int:
                   "[Errno 2] No such file or directory", file=sys.stderr)
             return 2
 
-    import frametrace as ft
-    from .log_setup import configure
-    try:
-        configure(args.logs)
-    except ValueError as exc:
-        parser.error(str(exc))
     configure("compile")            # long compiles say so while the user waits
     if args.trace:
         from . import structured_trace

@@ -32,9 +32,10 @@ def recording():
 
 
 def forget():
-    """ft.reset(): the records and the last recording go."""
+    """ft.reset(): the records go, and the last recording unless it still runs."""
     records.clear()
-    _last[0] = None
+    if _last[0] is not None and _last[0].stopped is not None:
+        _last[0] = None
 
 
 def _short(path: str) -> str:

@@ -27,10 +27,12 @@ class _Active:
         self.code, self.compile_id, self.start = code, compile_id, time.perf_counter()
         self.phase, self.nodes, self.announced = "tracing the bytecode", None, False
 
-    def describe(self) -> str:
+    def describe(self, phase=True) -> str:
         code = self.code
-        size = f", graph of {self.nodes} nodes" if self.nodes is not None else ""
-        return f"{code.co_name} ({code.co_filename}:{code.co_firstlineno}) [{self.compile_id}]: {self.phase}{size}"
+        size = f"graph of {self.nodes} nodes" if self.nodes is not None else ""
+        what = f"{self.phase}, {size}" if phase and size else self.phase if phase else size
+        return f"{code.co_name} ({code.co_filename}:{code.co_firstlineno}) [{self.compile_id}]" + \
+            (f": {what}" if what else "")
 
 
 _cond = threading.Condition()
@@ -68,9 +70,9 @@ def compiling(code, compile_id):
         seconds = time.perf_counter() - active.start
         _total[0] += seconds
         if seconds > config.long_compile_s:
-            log.info("compiled %s in %.1f s", active.describe(), seconds)
+            log.info("compiled %s in %.1f s (longer than config.long_compile_s)", active.describe(False), seconds)
         elif log.isEnabledFor(logging.DEBUG):
-            log.debug("compiled %s in %.3f s", active.describe(), seconds)
+            log.debug("compiled %s in %.3f s", active.describe(False), seconds)
 
 
 def phase(name: str, nodes: int | None = None):
