@@ -32,9 +32,6 @@ import threading
 import types
 import weakref
 
-from bytecode import Bytecode, FreeVar, Instr, Label
-
-from . import calls
 from .cache import dispatch, new_frame_cache
 from .types import frame_value_names
 
@@ -332,6 +329,9 @@ def hooked_functions() -> list:
 def make_trampoline_code(code, cache):
     """A code object with `code`'s signature whose body is `return hooked_dispatch(cache, (values))`;
     for plain positional signatures, preceded by `if not _active: return original(args)`."""
+    from bytecode import Bytecode, FreeVar, Instr, Label    # loaded by the first hook, not at import
+
+    from . import calls
     nargs = code.co_argcount + code.co_kwonlyargcount
     nargs += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
     argnames = list(code.co_varnames[:nargs])

@@ -7,6 +7,10 @@
         return np.sin(x) * x.shape[0]
 
 See README.md and ../shared/DESIGN.md for the whole contract.
+
+`import frametrace` loads NumPy and the per-call path only (benchmarks/bench_import_time.py);
+the compiler (the tracer, sympy, bytecode, llvmlite) loads on the first compile
+(convert_frame) and bytecode on the first function the global hook swaps (global_hook).
 """
 from __future__ import annotations
 
@@ -90,4 +94,5 @@ _install()
 
 __all__ = ["compile", "enable", "disable", "enabled", "config", "errors", "explain", "ExplainOutput",
            "mark_dynamic", "mark_static",
-           "mark_unbacked", "maybe_mark_dynamic", "set_stance", "stats", "Stats", "reset", "check", "set_logs"]
+           "mark_unbacked", "maybe_mark_dynamic", "set_stance", "stats", "Stats", "reset", "check", "set_logs",
+           "report", "recording"]

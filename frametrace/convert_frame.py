@@ -10,18 +10,14 @@ import warnings
 
 import csrc_free_runtime as rt
 
-from . import compile_events, distributed
 from . import stance as stance_mod
 from .config import config
 from .dynamic_policy import FrameState
 from .errors import ConstraintViolationError, GraphBreakError, NumpyError, RecompileError, Unsupported
-from .guards.failures import Reason
-from .guards.failures import recompile_advice as failure_advice
 from .log_setup import compile_context
 from .logs import get_logger
 from .reporting import watch
 from .stats import counters
-from .trace.compile import compile_frame
 
 log = logging.getLogger("frametrace")
 recompiles_log = get_logger("recompiles")
@@ -41,6 +37,7 @@ class FrameOptions:
 def frame_state(cache) -> FrameState:
     fs = cache.state.data.get("auto")
     if fs is None:
+        from . import compile_events
         fs = cache.state.data["auto"] = compile_events.load_profile(cache.code) or FrameState()
     return fs
 
@@ -59,6 +56,7 @@ def where(cache) -> str:
 
 def guard_failures(cache, values, verbose=False) -> list:
     """`0/1: L['x'].shape[0] == 10` for each entry (newest first) and its first failing guard."""
+    from .guards.failures import Reason         # the compiler loads on the first compile (fast import)
     reasons = []
     for entry in cache.entries:
         info = entry.info
@@ -157,6 +155,7 @@ def recompile_advice(reasons) -> str:
     Only the newest entry's failure counts: a static size (`L['x'].shape[0] == 10`) or int that
     changed; a failed branch guard (`!= 33`) is a specialisation no annotation avoids. Read
     from the failing guard records the reasons carry (guard_failures), never from their text."""
+    from .guards.failures import recompile_advice as failure_advice
     return failure_advice([r.guard for r in reasons[:1] if getattr(r, "guard", None) is not None])
 
 
@@ -176,6 +175,8 @@ def _cache_limit_hit(cache, values, reasons):
 
 
 def _compile_and_run(cache, values, options):
+    from . import compile_events, distributed
+    from .trace.compile import compile_frame     # the tracer (and sympy) load on the first compile
     frame_id = _frame_id(cache)
     compile_id = f"{frame_id}/{cache.state.compiles}"
     start = time.perf_counter()
