@@ -420,14 +420,20 @@ def enable(options, modules=()):
             if rec.global_owned:
                 install(fn)
         for module in modules:                          # functions user modules already define
-            for value in list(vars(module).values()):
-                for fn in _functions_of(value, module.__name__):
-                    code = fn.__code__
-                    if fn not in _records and code not in _seen and _rules["consider"](code):
-                        _seen.add(code)
-                        install(fn, global_owned=True)
+            hook_module(module)
         arm()
         threading.setprofile(_profile)
+
+
+def hook_module(module):
+    """Hook the candidate functions (and methods of classes) `module` defines, for ft.enable()."""
+    with _lock:
+        for value in list(vars(module).values()):
+            for fn in _functions_of(value, module.__name__):
+                code = fn.__code__
+                if fn not in _records and code not in _seen and _rules["consider"](code):
+                    _seen.add(code)
+                    install(fn, global_owned=True)
 
 
 def disable():

@@ -86,12 +86,15 @@ def main(argv=None) -> int:
     sys.excepthook = _TrimmedHook(sys.excepthook)
     _prepare(args.module is not None, target, prog_args)
     ft.enable(dynamic=_DYNAMIC[args.dynamic], backend=args.backend)
+    from . import import_hook
+    import_hook.install()          # the modules the program imports: their functions hooked at once
     try:
         if args.module is not None:
             runpy.run_module(target, run_name="__main__", alter_sys=True)
         else:
             runpy.run_path(target, run_name="__main__")
     finally:
+        import_hook.uninstall()
         ft.disable()
     return 0
 

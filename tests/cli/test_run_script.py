@@ -158,9 +158,11 @@ def test_module_multi_module_package_with_report(tmp_path):
     err = r.stderr
     assert "Graph break in user code" in err                      # --logs
     report = err[err.index("frametrace report"):]
-    for name in ("smooth", "report_step", "__call__"):
+    # the imported modules' functions are hooked at import (not left to discovery): Diffusion.__call__
+    # inlines ops.smooth, report_step breaks at its print
+    for name in ("report_step", "__call__"):
         assert name in report, report
-    assert os.path.join("simpkg", "ops.py") in report and os.path.join("simpkg", "model.py") in report
+    assert os.path.join("simpkg", "model.py") in report
     assert "top graph breaks:" in report and 'print("energy %.6f" % e)' in report
 
 
