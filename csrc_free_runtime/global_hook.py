@@ -54,6 +54,9 @@ _global_options = [None]          # options of ft.enable(); None while it is off
 class _Tokens(list):
     __hash__ = object.__hash__    # a constant of trampoline code objects, which are hashed
 
+    def __reduce__(self):         # the one list, when a hooked function is pickled by value
+        return "_active"
+
 
 _active = _Tokens()
 _thread_prev = [None]             # threading's profiler before enable()
@@ -302,6 +305,20 @@ def install(fn, global_owned=False):
         if fn.__code__ is rec.code:
             fn.__code__ = rec.tramp
             _installs[0] += 1
+
+
+def hooked_cache_for(fn):
+    """The cache a hooked copy of `fn` uses in this process (a function pickled by value while
+    hooked: its trampoline code names the cache); `fn` is the user's function."""
+    with _lock:
+        code = fn.__code__
+        pair = None if code.co_freevars else _code_caches.get(code)
+        if pair is not None:
+            return pair[0]
+        cache = _new_cache(fn, code)
+        if not code.co_freevars:
+            _code_caches[code] = (cache, make_trampoline_code(code, cache))
+        return cache
 
 
 def _new_cache(fn, code):

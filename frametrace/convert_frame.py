@@ -33,6 +33,18 @@ class FrameOptions:
     def __init__(self, dynamic=None, backend=None, fullgraph=False):
         self.dynamic, self.backend, self.fullgraph = dynamic, backend, fullgraph
 
+    def _key(self):
+        return self.dynamic, self.backend, self.fullgraph
+
+    def __eq__(self, other):          # equal options share a rebuilt cache (csrc_free_runtime/pickling.py)
+        return isinstance(other, FrameOptions) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __reduce__(self):
+        return FrameOptions, self._key()
+
 
 def frame_state(cache) -> FrameState:
     fs = cache.state.data.get("auto")
