@@ -106,6 +106,8 @@ def _run():
 
 
 def _after_fork():
+    global _cond
+    _cond = threading.Condition()      # the parent's may have been held by another thread
     _active.clear()
     _thread[0] = None
 
