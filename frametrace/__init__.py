@@ -14,6 +14,8 @@ the compiler (the tracer, sympy, bytecode, llvmlite) loads on the first compile
 """
 from __future__ import annotations
 
+import sys
+
 from . import errors
 from .config import config
 from .enable import disable, enable, enabled
@@ -53,6 +55,9 @@ def reset():
             cache.state.data["options"] = options
     rt.cache.reset_hits()
     counters.reset()
+    kernels = sys.modules.get("frametrace.backends.llvm.kernel_cache")     # loaded only once used
+    if kernels is not None:
+        kernels.forget()
     from .reporting.summary import forget
     forget()
 

@@ -73,7 +73,7 @@ def main(argv=None) -> int:
                   "[Errno 2] No such file or directory", file=sys.stderr)
             return 2
 
-    configure("compile")            # long compiles say so while the user waits
+    _announce_long_compiles()
     if args.trace:
         from . import structured_trace
         structured_trace.enable(args.trace)
@@ -97,6 +97,22 @@ def main(argv=None) -> int:
         import_hook.uninstall()
         ft.disable()
     return 0
+
+
+def _only_long_compiles(record) -> bool:
+    return getattr(record, "long_compile", False)
+
+
+def _announce_long_compiles():
+    """A compile longer than 2 s says so (while it runs and when it ends) even
+    when the `compile` channel was not asked for; asked for, it logs every compile as usual."""
+    import logging
+
+    import frametrace as ft
+    logger = logging.getLogger("frametrace.compile")
+    if not logger.isEnabledFor(logging.INFO):
+        ft.set_logs(compile=True)
+        logger.addFilter(_only_long_compiles)
 
 
 def _prepare(as_module: bool, target: str, prog_args: list):

@@ -1,4 +1,5 @@
-"""Log channels (`dynamic`, `recompiles`, `graph_breaks`, `graph_code`, `guards`, `output_code`)."""
+"""Log channels (`dynamic`, `recompiles`, `graph_breaks`, `graph_code`, `guards`, `output_code`,
+`loops`, `compile`: what each compile cost, per phase)."""
 from __future__ import annotations
 
 import logging

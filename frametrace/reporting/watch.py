@@ -1,38 +1,41 @@
-"""Compiles in flight: the time spent compiling (for the report) and a `compile` log line when
-one runs long, while the user waits, naming the frame, the phase and the graph size.
+"""Compiles in flight: the time spent compiling (for the report) and a `compile` log line while
+one runs longer than ANNOUNCE_AFTER_S, so a user waiting knows why: the frame, the phase it is
+in (compile_times) and the graph size.
 
     with watch.compiling(code, compile_id): ...      # convert_frame, around one compile
-    watch.phase("graph passes", nodes)               # trace/compile.py, as a compile moves on
+    watch.graph_size(len(graph.nodes))               # trace/compile.py, once the graph is traced
 
-A daemon thread wakes only while a compile is in flight, at its deadline (config.long_compile_s).
+A daemon thread wakes only while a compile is in flight, at its deadline. (The line at the end
+of a slow compile, with its phases, is compile_times.log_compile's.)
 """
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import threading
 import time
 
-from ..config import config
+from .. import compile_times
 from ..logs import get_logger
 
 log = get_logger("compile")
 
+ANNOUNCE_AFTER_S = 2.0        # as compile_times.SLOW_COMPILE_S, which names the slow phase at the end
+
 
 class _Active:
-    __slots__ = ("code", "compile_id", "start", "phase", "nodes", "announced")
+    __slots__ = ("code", "compile_id", "start", "nodes", "announced", "thread")
 
     def __init__(self, code, compile_id):
         self.code, self.compile_id, self.start = code, compile_id, time.perf_counter()
-        self.phase, self.nodes, self.announced = "tracing the bytecode", None, False
+        self.nodes, self.announced, self.thread = None, False, threading.get_ident()
 
-    def describe(self, phase=True) -> str:
-        code = self.code
-        size = f"graph of {self.nodes} nodes" if self.nodes is not None else ""
-        what = f"{self.phase}, {size}" if phase and size else self.phase if phase else size
-        return f"{code.co_name} ({code.co_filename}:{code.co_firstlineno}) [{self.compile_id}]" + \
-            (f": {what}" if what else "")
+    def describe(self) -> str:
+        times = compile_times.running.get(self.thread)
+        opened = list(times._open) if times is not None else []
+        phase = f"in {opened[-1][0]}" if opened else "tracing" if self.nodes is None else "compiling"
+        size = f", graph of {self.nodes} nodes" if self.nodes is not None else ""
+        return f"{compile_times.frame_name(self.code)} [{self.compile_id}]: {phase}{size}"
 
 
 _cond = threading.Condition()
@@ -42,8 +45,7 @@ _thread = [None]
 
 
 def total_seconds() -> float:
-    """Seconds spent compiling so far in this process (outermost compiles; a compile that runs
-    another, rare, counts once)."""
+    """Seconds spent compiling so far in this process (outermost compiles)."""
     return _total[0]
 
 
@@ -67,19 +69,14 @@ def compiling(code, compile_id):
     finally:
         with _cond:
             del _active[tid]
-        seconds = time.perf_counter() - active.start
-        _total[0] += seconds
-        if seconds > config.long_compile_s:
-            log.info("compiled %s in %.1f s (longer than config.long_compile_s)", active.describe(False), seconds)
-        elif log.isEnabledFor(logging.DEBUG):
-            log.debug("compiled %s in %.3f s", active.describe(False), seconds)
+        _total[0] += time.perf_counter() - active.start
 
 
-def phase(name: str, nodes: int | None = None):
-    """The compile running in this thread moved on to `name` (with a graph of `nodes` nodes)."""
+def graph_size(nodes: int):
+    """The compile running in this thread traced a graph of `nodes` nodes."""
     active = _active.get(threading.get_ident())
     if active is not None:
-        active.phase, active.nodes = name, nodes
+        active.nodes = nodes
 
 
 def _ensure_thread():
@@ -92,7 +89,7 @@ def _run():
     while True:
         with _cond:
             now = time.perf_counter()
-            limit = config.long_compile_s
+            limit = ANNOUNCE_AFTER_S
             waiting = [a for a in _active.values() if not a.announced]
             due = [a for a in waiting if now - a.start >= limit]
             for a in due:
@@ -101,8 +98,9 @@ def _run():
             if not due:
                 _cond.wait(timeout=min(later) if later else None)
                 continue
-        for a in due:
-            log.info("still compiling %s, %.1f s so far", a.describe(), now - a.start)
+            lines = [(a.describe(), now - a.start) for a in due]
+        for what, seconds in lines:
+            log.info("still compiling %s, %.1f s so far", what, seconds, extra={"long_compile": True})
 
 
 def _after_fork():

@@ -104,18 +104,29 @@ def test_sampler_classifies_frames():
         t.join()
 
 
-def test_long_compile_on_the_compile_log(caplog):
-    def slow(x, y):
-        return np.exp(x) @ y + x.sum()
+def test_long_compile_announced_while_it_runs(caplog, monkeypatch):
+    """A compile past watch.ANNOUNCE_AFTER_S says so while it runs: the frame, its phase."""
+    import time
 
-    f = ft.compile(slow, backend="numpy")
-    with ft.config.patch(long_compile_s=0.0), caplog.at_level(logging.INFO, logger="frametrace.compile"):
-        f(np.ones((3, 3)), np.ones(3))
-    msgs = [r.getMessage() for r in caplog.records if r.name == "frametrace.compile"]
-    done = [m for m in msgs if m.startswith("compiled slow")]
-    assert len(done) == 1, msgs
-    assert f"test_report.py:{slow.__code__.co_firstlineno}" in done[0] and "graph of" in done[0]
-    assert "longer than config.long_compile_s" in done[0]
+    from frametrace import compile_times
+    from frametrace.reporting import watch
+
+    def slow(x):
+        return x
+
+    monkeypatch.setattr(watch, "ANNOUNCE_AFTER_S", 0.05)
+    with caplog.at_level(logging.INFO, logger="frametrace.compile"):
+        with watch.compiling(slow.__code__, "7/0"), compile_times.timing():
+            watch.graph_size(12)
+            with compile_times.phase("llvm"):
+                deadline = time.monotonic() + 30
+                while not any("still compiling" in r.getMessage() for r in caplog.records) \
+                        and time.monotonic() < deadline:
+                    time.sleep(0.01)
+    (msg,) = [r.getMessage() for r in caplog.records if "still compiling" in r.getMessage()]
+    assert msg.startswith(f"still compiling {compile_times.frame_name(slow.__code__)} [7/0]: in llvm, "
+                          "graph of 12 nodes"), msg
+    assert watch.total_seconds() > 0
 
 
 def test_compile_channel_is_known():
