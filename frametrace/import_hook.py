@@ -34,7 +34,7 @@ class _Finder:
                     break
         finally:
             self.local.busy = False
-        if spec is None or not spec.origin or not is_user_file(spec.origin):
+        if spec is None or not (spec.origin or "").endswith(".py") or not is_user_file(spec.origin):
             return spec
         loader = spec.loader
         run = getattr(loader, "exec_module", None)
