@@ -28,7 +28,8 @@ import numpy as np
 
 METH_FASTCALL = 0x0080
 
-NATIVE_MISS = type("NativeMiss", (), {"__repr__": lambda self: "NATIVE_MISS", "__slots__": ()})()
+NATIVE_MISS = type("NativeMiss", (), {"__repr__": lambda self: "NATIVE_MISS", "__slots__": (),
+                                      "__reduce__": lambda self: "NATIVE_MISS"})()
 
 
 class _PyMethodDef(ctypes.Structure):
