@@ -102,7 +102,15 @@ def perturbations():
         ("layout", setw("ff", "w_in", lambda w: np.asfortranarray(w)), False),
         ("strided", setw("ff", "w_in", lambda w: np.repeat(w, 2, axis=1)[:, ::2]), False),
         ("float attribute", lambda m: setattr(blk(m), "scale", 0.25), False),
+        ("identity", setw("ff", "w_in", lambda w: w * 2.0), False),          # another object, same fields
+        ("read-only", setw("ff", "w_in", _read_only), False),                # only read: flags not guarded
     ]
+
+
+def _read_only(w):
+    w = w.copy()
+    w.flags.writeable = False
+    return w
 
 
 def test_model_guards_are_one_native_check():
@@ -187,3 +195,58 @@ def test_random_perturbations_agree_with_python_check():
             except Exception:
                 pass
         assert _agree(entry, m, x), trial
+
+
+def test_replaced_weight_objects_are_the_ones_read():
+    """A weight replaced by another array of the same fields passes the guards (no recompile),
+    and the call reads the new object: the inputs handed back come from this call's walk."""
+    ft.reset()
+    model = fresh_model()
+    cm = ft.compile(model)
+    x = rng.standard_normal((5, 8))
+    cm(x)
+    graphs = ft.stats().unique_graphs
+    for i in range(4):
+        b = model.blocks[i]
+        b.ff["w_in"] = b.ff["w_in"] * -1.5
+        b.norm = np.ascontiguousarray(b.norm[::-1])
+        np.testing.assert_allclose(cm(x), model(x), rtol=1e-12)
+    ro = _read_only(model.head)
+    model.head = ro
+    np.testing.assert_allclose(cm(x), model(x), rtol=1e-6)
+    assert ft.stats().unique_graphs == graphs
+
+
+WRITER_SOURCE = """
+class Cache:
+    def __init__(self):
+        self.layers = [{"k": np.zeros((6, 4))} for _ in range(3)]
+
+    def __call__(self, x, pos):
+        for layer in self.layers:
+            layer["k"][pos] = x * 2.0
+            x = layer["k"][:pos + 1].sum(axis=0)
+        return x
+"""
+
+
+def test_read_only_flag_of_a_deep_array_written_in_place():
+    """A deep array the graph writes into, made read-only: NumPy's ValueError, from the compiled
+    model as from the eager one (the writeable flag is guarded or checked where it is written)."""
+    ns = {"np": np, "__name__": "native_check_writer"}
+    exec(compile(WRITER_SOURCE, "native_check_writer.py", "exec"), ns)
+    ft.reset()
+    model, eager = ns["Cache"](), ns["Cache"]()
+    cm = ft.compile(model)
+    x = np.arange(4.0)
+    for pos in range(3):
+        np.testing.assert_array_equal(cm(x, pos), eager(x, pos))
+    model.layers[2]["k"].flags.writeable = False
+    eager.layers[2]["k"].flags.writeable = False
+    with pytest.raises(ValueError) as want:
+        eager(x, 3)
+    with pytest.raises(ValueError) as got:
+        cm(x, 3)
+    assert str(got.value) == str(want.value)
+    for a, b in zip(model.layers, eager.layers):
+        np.testing.assert_array_equal(a["k"], b["k"])      # writes before the error, as NumPy's
