@@ -276,8 +276,21 @@ def _rmw_rule(cur: list, job: Job) -> bool:
     return all(j.kind == "red_rmw" for j in cur + [job]) and _same_rmw(cur[0], job)
 
 
+# jobs (stored values, reductions, assignments) one kernel takes at most: every join rebuilds the
+# open kernel (try_join), so an unbounded group costs time quadratic in its jobs; reductions are
+# bounded tighter: each recomputes the lazy values it reads (schedule.MAX_LAZY_DEPTH has figures)
+MAX_KERNEL_JOBS = 64
+MAX_KERNEL_REDUCTIONS = 8
+
+
+def _bounded(cur: list, job: Job) -> bool:
+    reds = sum(j.kind in ("red", "red_rmw") for j in cur)
+    return len(cur) < MAX_KERNEL_JOBS and (job.kind not in ("red", "red_rmw") or reds < MAX_KERNEL_REDUCTIONS)
+
+
 # name -> predicate(open kernel's jobs, new job): may the job join? (then it must also build)
 JOIN_RULES = (
+    ("bounded", _bounded),              # compile time linear in the graph's size
     ("accumulating", _rmw_rule),        # column reductions share a pass only with their kind
     ("standalone", lambda cur, job: job.kind == "red_rmw" or not (      # scans, assigns,
         job.standalone or any(j.standalone for j in cur))),             #   compactions: alone
@@ -369,9 +382,16 @@ class _Grouper:
         if plan.cat[n] in ("pw", "red", "input") or (plan.cat[n] == "view" and not plan.need.get(n)):
             return                                           # lazy: computed where it is read
         if self.cur and (plan.is_barrier(n) or any(a in {j.node for j in self.cur}
-                                                   for a in node_args(n))):
+                                                   for a in node_args(n)) or self._reports_first(n)):
             self.close()
         self.steps.append(WrapperStep(n))
+
+    def _reports_first(self, n: Node) -> bool:
+        """A NumPy step that may warn, or a report_if (a warning, a ValueError), waits for the
+        open kernel when its jobs, before it in program order, may report (an FP error,
+        np.mean over nothing): NumPy's order of reports (backends/llvm/reports.py)."""
+        return (self.plan.warns_in_wrapper(n) or n.op == "report_if") and any(
+            self.plan.may_report(j.node) for j in self.cur)
 
 
 def zero_fill(n: Node) -> bool:

@@ -85,6 +85,8 @@ class KernelBuilder:
             if a.is_integer is False:
                 return self.slot(self.plan.size_var(a), "float64")
             return self.size(a)
+        if a in self.plan.depth_cuts and a in self.in_group and a is not self._storing:
+            raise Conflict(f"{a} is read from its stored array, after this kernel")   # bounded depth
         key = (a, idx)
         if a in self.in_group and a is not self._storing and deep_expression(self.plan, a):
             # stored to bound the nesting of expressions (schedule.py): read by the next kernel

@@ -133,7 +133,7 @@ def _numpy_call(name):
 
 
 def _loop(v):
-    """A loop node (range >= loop_unroll_limit), its loop_out values, a select (a data-dependent
+    """A loop node (a range past loop_unroll_budget), its loop_out values, a select (a data-dependent
     `if` in the body) and a py_scalar (a carried int rebound to a constant)."""
     acc = v * 0
     s = v.sum() * 0

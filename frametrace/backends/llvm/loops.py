@@ -510,8 +510,8 @@ class _Builder(ArrayBody, IntBody):
         value = self.expr(src)
         if value is None:
             return _constant(src, dt)
-        if isinstance(src, Node) and _py_int(src) and src.dtype.kind != "b" and dt not in ("int64", "bool") \
-                and np.dtype(dt).kind in "iu":
+        py_int = isinstance(src, sympy.Expr) or (isinstance(src, Node) and _py_int(src) and src.dtype.kind != "b")
+        if py_int and dt not in ("int64", "bool") and np.dtype(dt).kind in "iu":     # (a size expression too)
             info = np.iinfo(dt)
             value = self._checked_let(self.checked("checked_range", (
                 cast(value, "int64"), Const(max(int(info.min), -2 ** 63), "int64"),

@@ -116,7 +116,7 @@ class FunctionEmitter:
         self.ivar: str | None = None
         self._has_acc: dict = {}
         self.scalar = False          # emitting the byte-strided (never vectorised) loop copy
-        self.tiny = kernel.work.isdigit() and 0 < int(kernel.work) <= TINY_WORK   # "0": unknown
+        self.tiny = is_tiny(kernel)
         self.fp = fpflags.uses_status_register(kernel)   # entry reads the FP status flags (fpflags.py)
         self.flags = None            # the integer flag accumulator (an alloca), once raise_flag used
         self.zeros: dict = {}        # int type -> (smin, umin) accumulators of zero_signs
@@ -623,6 +623,11 @@ def _stored_buffers(stmts) -> set:
         for inner in nested(s):
             out |= _stored_buffers(inner)
     return out
+
+
+def is_tiny(k: Kernel) -> bool:
+    """A kernel whose static work is at most TINY_WORK ("0": unknown): compiled unoptimised."""
+    return k.work.isdigit() and 0 < int(k.work) <= TINY_WORK
 
 
 def _calls_math(stmts) -> bool:
