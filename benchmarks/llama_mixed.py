@@ -18,6 +18,8 @@ medians of the decode steps after the prefill, interleaved rounds after a warm-u
 from __future__ import annotations
 
 import os
+import statistics
+import time
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")              # one thread for NumPy's BLAS too
@@ -121,7 +123,6 @@ def generate(model, prompt, n_tokens):
 
 def generate_timed(model, prompt, n_tokens):
     """generate() that also returns each step's seconds."""
-    import time
     tokens, pos, times = list(prompt), 0, []
     for _ in range(n_tokens):
         t0 = time.perf_counter()
@@ -133,8 +134,6 @@ def generate_timed(model, prompt, n_tokens):
 
 
 def measure(dtype, n_tokens, rounds):
-    import statistics
-
     import frametrace as ft
 
     eager = build(dtype)
