@@ -85,12 +85,14 @@ class CheckTranslator(Translator):
         super().__init__(ir, argnames, namespace)
         self.memo: dict = {}          # Source -> ptr: an argument, or a new reference in `own`
         self.owned = 0                # slots of `own` used
+        self.slot_of: dict = {}       # ptr -> its slot of `own`
 
     # -- holding objects -----------------------------------------------------------------------
     def own(self, ptr: str) -> str:
         """Keep the new reference `ptr` until the check returns (released at every exit)."""
         p = self.ir.op(f"getelementptr inbounds ptr, ptr %own, i64 {self.owned}")
         self.ir.do(f"store ptr {ptr}, ptr {p}, align 8")
+        self.slot_of[ptr] = self.owned
         self.owned += 1
         return ptr
 
@@ -286,7 +288,11 @@ def _result(tr: CheckTranslator, bindings, input_sources) -> str:
         items = ir.field(lst, 24, "ptr") if n else None     # PyListObject.ob_item: filled in
         for i, x in enumerate(fill):                         # place (PyList_SET_ITEM: steals)
             if fill is objs:
-                ir.call("void", "Py_IncRef", f"ptr {x}")
+                slot = tr.slot_of.pop(x, None)
+                if slot is None:                        # an argument (borrowed), or used twice
+                    ir.call("void", "Py_IncRef", f"ptr {x}")
+                else:                                   # the list takes the walk's reference
+                    ir.do(f"store ptr null, ptr {ir.op(f'getelementptr inbounds ptr, ptr %own, i64 {slot}')}, align 8")
                 item = x
             else:
                 item = ir.call("ptr", "PyLong_FromLongLong", f"i64 {x}")

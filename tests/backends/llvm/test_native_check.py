@@ -7,6 +7,7 @@ and return the eager result."""
 from __future__ import annotations
 
 import copy
+import sys
 
 import numpy as np
 import pytest
@@ -250,3 +251,26 @@ def test_read_only_flag_of_a_deep_array_written_in_place():
     assert str(got.value) == str(want.value)
     for a, b in zip(model.layers, eager.layers):
         np.testing.assert_array_equal(a["k"], b["k"])      # writes before the error, as NumPy's
+
+
+def test_references_balanced_over_many_checks():
+    """The check takes a reference to every object it walks and hands the inputs' references
+    to its result: after many hits and misses every object's count is what it was."""
+    ft.reset()
+    model = fresh_model()
+    cm = ft.compile(model)
+    x = rng.standard_normal((5, 8))
+    cm(x)
+    entry = _entry_of(model, x)
+    fn = entry.call.native_check.fn
+    objs = [model, model.blocks, model.head, x] + [o for b in model.blocks
+                                                   for o in (b, b.ff, b.ff["w_in"], b.ff["w_out"], b.norm)]
+    before = [sys.getrefcount(o) for o in objs]
+    other = copy.deepcopy(model)
+    other.blocks[3].ff["w_out"] = other.blocks[3].ff["w_out"].astype(np.float32)   # a miss late in the walk
+    for _ in range(1000):
+        got = fn(model, x)
+        assert isinstance(got, tuple)
+        del got
+        assert fn(other, x) is NATIVE_MISS
+    assert [sys.getrefcount(o) for o in objs] == before
