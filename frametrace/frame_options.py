@@ -15,3 +15,15 @@ class FrameOptions:
 
     def __repr__(self):
         return f"FrameOptions(dynamic={self.dynamic}, backend={self.backend}, fullgraph={self.fullgraph})"
+
+    def _key(self):
+        return self.dynamic, self.backend, self.fullgraph
+
+    def __eq__(self, other):          # equal options share a rebuilt cache (csrc_free_runtime/pickling.py)
+        return isinstance(other, FrameOptions) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __reduce__(self):
+        return FrameOptions, self._key()
