@@ -18,6 +18,7 @@ from ..errors import Unsupported
 from ..ir.fake import FakeArray, FakeScalar
 from .loop_values import PoisonVariable, type_key, variable
 from .variables.array import ArrayVariable
+from .variables.base import cell_mark
 from .variables.constant import SymNumberVariable
 
 
@@ -137,6 +138,7 @@ def _broke(tx, bb, ctx, brk, broken, outer) -> None:
 def _run_branch(tx, bb, predicate, stop, ctx) -> int:
     bb.push_predicate(predicate.proxy if isinstance(predicate, ArrayVariable) else predicate)
     tx.output.side_effects.frozen += 1                  # a Python side effect would happen either way
+    tx.output.cell_scopes.append((cell_mark(), None))   # ... and so would a closure variable's store
     try:
         first = True
         while first or not stop(tx.ip):
@@ -149,6 +151,7 @@ def _run_branch(tx, bb, predicate, stop, ctx) -> int:
     finally:
         bb.pop_predicate()
         tx.output.side_effects.frozen -= 1
+        tx.output.cell_scopes.pop()
     return tx.ip
 
 

@@ -42,7 +42,7 @@ from .branches import and_, if_convert, index_condition, returns, truth_value
 from .counted_while import constant_trips, recognise, verify_bottom
 from .loop_values import PoisonVariable, carried_type, kind_text, type_key, variable
 from .variables.array import ArrayVariable
-from .variables.base import VariableTracker
+from .variables.base import VariableTracker, cell_mark
 from .variables.constant import ConstantVariable, SymNumberVariable, wrap_number
 from .variables.containers import RangeVariable
 
@@ -338,6 +338,7 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None):
             tx.locals[name] = tx.wrap_value(*tx.lazy.pop(name))
     carried = sorted(n for n in stored if n != loop_var and n in tx.locals
                      and not isinstance(tx.locals[n], PoisonVariable))
+    cells = _carried_cells(tx, key)                     # closure cells the body rebinds: (name, box)
     lazy_before = set(tx.lazy)
     saved_locals, saved_stack = dict(tx.locals), list(tx.stack)
     outer = tx.output.builder
@@ -352,6 +353,16 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None):
         node = body_builder.body_input(f"carried_{name}", fake)
         placeholders[name] = variable(Proxy(node, fake), vt)
         inits.append(init)
+    cell_before, cell_placeholders = {}, {}
+    for name, box in cells:
+        fake, init = carried_type(box.value) if box.value is not None else (None, None)
+        if fake is None:
+            _restart(tx, key, "unroll", f"the closure variable {name!r} is rebound in the loop; it is not "
+                                        "a number or an array" if box.value is not None else "unbound before it")
+        node = body_builder.body_input(f"carried_cell_{name}", fake)
+        cell_before[id(box)] = box.value
+        box.value = cell_placeholders[id(box)] = variable(Proxy(node, fake), box.value)
+        inits.append(init)
     ctx = _LoopContext(tx, "counted" if counter is not None else kind, header, exit_ip)
     ctx.counter, ctx.index = counter, index
     if kind == "for" and counter is None:
@@ -360,6 +371,8 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None):
     tx.output.loop_stack.append(ctx)
     tx.output.side_effects.frozen += 1
     tx.locals.update(placeholders)
+    cell_writes: dict = {}
+    tx.output.cell_scopes.append((cell_mark(), cell_writes))
     try:
         if counter is not None:
             tx.locals[counter.name] = wrap_number(_symint(tx, index))
@@ -378,6 +391,10 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None):
         for name in carried:
             new = tx.locals.get(name)
             outputs.append(_output_node(tx, body_builder, name, placeholders[name], new, key))
+        _check_cell_writes(tx, key, cells, cell_writes)
+        for name, box in cells:
+            outputs.append(_output_node(tx, body_builder, f"closure variable {name}",
+                                        cell_placeholders[id(box)], box.value, key))
         if kind == "while":
             outputs.append(ctx.go.node)
         if ctx.brk is not None:                         # a `for` that may break: `go` is carried too
@@ -387,12 +404,13 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None):
                  if getattr(exc, "kind", "") == "loop_type" else "unroll", _why(exc))
     finally:
         tx.output.side_effects.frozen -= 1
+        tx.output.cell_scopes.pop()
         tx.output.loop_stack.pop()
         tx.output.builder = outer
     graph = body_builder.graph
     graph.outputs = tuple(outputs)
-    body = _finish_body(tx, key, body_builder, "for_break" if ctx.brk is not None else kind, carried, index,
-                        exit_ip)
+    body = _finish_body(tx, key, body_builder, "for_break" if ctx.brk is not None else kind,
+                        carried + [name for name, _ in cells], index, exit_ip)
     args = list(head) + inits + list(body_builder.captured) + list(body.sizes)
     state = outer.emit("loop", *args, body=body)
     wrapped = {n: v for n, v in tx.locals.items() if n in lazy_before and n not in tx.lazy}
@@ -402,6 +420,10 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None):
     for k, name in enumerate(carried):
         out = outer.emit("loop_out", state, k, body=body)
         tx.locals[name] = variable(Proxy(out.node, placeholders[name].proxy.fake), saved_locals[name])
+    for k, (name, box) in enumerate(cells, start=len(carried)):
+        out = outer.emit("loop_out", state, k, body=body)
+        before = cell_before[id(box)]
+        box.value = variable(Proxy(out.node, carried_type(before)[0]), before)
     for name in stored - set(carried):
         tx.locals[name] = PoisonVariable(name)
     if kind == "for" and loop_var is not None:
@@ -414,8 +436,76 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None):
         tx.locals[counter.name] = wrap_number(counter.final(head[1]))
     tx.ip = exit_ip
     log.info("loop at %s: one %s-loop node, %d carried (%s), %d captured, body of %d nodes",
-             body.location, "counted while" if counter is not None else body.kind, len(carried), ", ".join(carried),
+             body.location, "counted while" if counter is not None else body.kind, len(carried) + len(cells),
+             ", ".join(carried + [f"cell {name}" for name, _ in cells]),
              len(body_builder.captured), len(graph.nodes))
+
+
+# ----------------------------------------------------------------------------- closure cells
+
+def note_cell_write(output, box) -> None:
+    """STORE_DEREF of `box` (a `nonlocal` write, or a cell variable of the frame): a loop body
+    being traced records each cell made before it that it rebinds (carried on the next try, see
+    _carried_cells); a branch of an if-converted `if` cannot rebind one (the loop is unrolled)."""
+    for mark, written in output.cell_scopes:
+        if box.serial < mark:
+            if written is None:
+                raise Unsupported(f"the closure variable {box.name!r} is assigned under a data-dependent "
+                                  "`if` in a loop body", kind="loop")
+            written[id(box)] = box
+
+
+def _carried_cells(tx, key) -> list:
+    """The cells an earlier try of this loop found rebound in its body: [(name, box)]."""
+    found = []
+    for ck in sorted(tx.output.loop_plan.get(("cells", key), ()), key=repr):
+        box = _find_cell(tx, ck)
+        if box is None:
+            _restart(tx, key, "unroll", f"the closure variable {ck[-1]!r} rebound in the body is not reachable "
+                                        "before the loop")
+        found.append((box.name or str(ck[-1]), box))
+    return found
+
+
+def _check_cell_writes(tx, key, cells, written) -> None:
+    """Every cell the body rebound is carried; else trace the loop again carrying them."""
+    carried = {id(box) for _, box in cells}
+    new = [box for i, box in written.items() if i not in carried]
+    if not new:
+        return
+    keys = [_cell_key(tx, box) for box in new]
+    if any(k is None for k in keys):
+        raise Unsupported("a closure variable of an enclosing call is rebound in a loop body", kind="loop")
+    plan_key = ("cells", key)
+    wanted = frozenset(tx.output.loop_plan.get(plan_key, frozenset())) | frozenset(keys)
+    reason = f"closure variables rebound in its body ({', '.join(str(k[-1]) for k in keys)}) are carried"
+    log.info("loop %s: traced again (%s)", _where(key), reason)
+    tx.output.loop_notes.append((key, "carry cells", reason))
+    raise LoopRestart(plan_key, wanted, reason)
+
+
+def _cell_key(tx, box):
+    """A name for `box` that finds it again in a new trace of the frame (_find_cell)."""
+    depth, t = 0, tx
+    while t is not None:
+        for name, b in t.cells.items():
+            if b is box:
+                return ("cell", depth, name)
+        depth, t = depth + 1, t.parent
+    for cid, (_, b) in tx.output._cells.items():
+        if b is box:
+            return ("real", cid, box.name)
+    return None
+
+
+def _find_cell(tx, ck):
+    if ck[0] == "real":
+        entry = tx.output._cells.get(ck[1])
+        return None if entry is None else entry[1]
+    t = tx
+    for _ in range(ck[1]):
+        t = t.parent if t is not None else None
+    return None if t is None else t.cells.get(ck[2])
 
 
 def _run_to(tx, header, stop_at_exit, first=False):

@@ -116,6 +116,7 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
         box = self.cells.get(ins.argval)
         if box is None or (self.parent is None and ins.argval in self.code.co_freevars):
             raise Unsupported("assigning to a variable of an enclosing function (nonlocal)", kind="side_effect")
+        loops.note_cell_write(self.output, box)
         box.value = self.pop()
         if box.cell_source is not None:        # a real cell the caller can see: replay the write
             self.output.side_effects.store_cell(box)
