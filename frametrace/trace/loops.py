@@ -420,7 +420,7 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None):
     for k, name in enumerate(carried):
         out = outer.emit("loop_out", state, k, body=body)
         tx.locals[name] = variable(Proxy(out.node, placeholders[name].proxy.fake), saved_locals[name])
-    for k, (name, box) in enumerate(cells, start=len(carried)):
+    for k, (_, box) in enumerate(cells, start=len(carried)):
         out = outer.emit("loop_out", state, k, body=body)
         before = cell_before[id(box)]
         box.value = variable(Proxy(out.node, carried_type(before)[0]), before)

@@ -241,7 +241,7 @@ def test_nonlocal_int_bumped_by_an_inlined_closure_in_a_loop_node():
         def bump():
             nonlocal k
             k += 1
-        for i in range(x.shape[0]):
+        for _i in range(x.shape[0]):
             bump()
         return k
     _sizes_compiled_once(f, [(np.ones(2),), (np.ones(3),), (np.ones(7),), (np.ones(0),), (np.ones(1),)],
@@ -267,7 +267,7 @@ def test_a_cell_of_the_frame_rebound_in_the_loop_and_read_by_a_closure():
 
         def get():
             return k
-        for i in range(x.shape[0]):
+        for _i in range(x.shape[0]):
             k = k + 2
         return get() * x
     _sizes_compiled_once(f, [(np.ones(2),), (np.ones(3),), (np.ones(5),)])
@@ -283,7 +283,7 @@ def test_nested_loops_bump_one_cell_and_an_array_in_another():
             n += 1
             acc = acc + row
         for i in range(x.shape[0]):
-            for j in range(x.shape[1]):
+            for _j in range(x.shape[1]):
                 bump(x[i])
         return n, acc
     _sizes_compiled_once(f, [(np.ones((2, 3)),), (np.arange(12.0).reshape(3, 4),), (np.ones((4, 2)),)])
