@@ -12,6 +12,7 @@ import csrc_free_runtime as rt
 
 from . import compile_events, distributed, internal_errors
 from . import stance as stance_mod
+from .candidates import worth_compiling
 from .config import config
 from .dynamic_policy import FrameState
 from .errors import ConstraintViolationError, GraphBreakError, NumpyError, RecompileError, Unsupported
@@ -82,29 +83,6 @@ def _observe_inputs(cache, values):
             fs.observe_int(src, value)
 
 
-def _has_arrays(values, depth=0) -> bool:
-    import numpy as np
-    for v in values:
-        if isinstance(v, np.ndarray):
-            return True
-        if depth < 2 and isinstance(v, (tuple, list)) and _has_arrays(v, depth + 1):
-            return True
-        if depth < 2 and isinstance(v, dict) and _has_arrays(list(v.values()), depth + 1):
-            return True
-        if depth < 1 and not isinstance(v, type) and \
-                isinstance(d := _own_dict(v), dict) and _has_arrays(list(d.values()), depth + 1):
-            return True
-    return False
-
-
-def _own_dict(v):
-    """An object's own `__dict__`, never through a `__getattr__` of its class (None if none)."""
-    try:
-        return object.__getattribute__(v, "__dict__")
-    except Exception:            # noqa: BLE001 - no __dict__, or reading it raises
-        return None
-
-
 def on_miss(cache, values):
     """The runtime's callback: no entry's guards passed for these frame values."""
     hooked = rt.is_hooked(cache)
@@ -114,8 +92,8 @@ def on_miss(cache, values):
     stance = stance_mod.current()
     if stance == "force_eager":
         return cache.run_original(*values)
-    if hooked and not cache.entries and not _has_arrays(values):
-        # hooked functions compile only when they handle arrays: give this one its code back
+    if hooked and not cache.entries and not worth_compiling(cache, values):
+        # hooked functions compile only when they do array work (candidates.py): give this one its code back
         from .enable import restore
         restore(cache)
         return cache.run_original(*values)
@@ -142,11 +120,12 @@ def on_miss(cache, values):
             if len(cache.entries) >= config.cache_size_limit:
                 return _cache_limit_hit(cache, values, reasons)
             try:
+                advice = recompile_advice(reasons, cache.state.data.setdefault("reason_counts", {}))
                 with compile_context(f"{_frame_id(cache)}/{cache.state.compiles}"):
-                    _log_recompile(cache, values, reasons)
+                    _log_recompile(cache, values, reasons, advice)
                 cache.state.data["reasons"] = reasons
                 cache.state.data.setdefault("recompile_history", []).append(
-                    (f"{_frame_id(cache)}/{cache.state.compiles}", reasons, recompile_advice(reasons)))
+                    (f"{_frame_id(cache)}/{cache.state.compiles}", reasons, advice))
             except Exception as exc:         # a bug of ours (internal_errors.py)
                 return internal_errors.fall_back(cache, values, exc, "evaluating the guards of")
         elif stance == "eager_then_compile" and not cache.state.data.get("seen"):
@@ -156,21 +135,21 @@ def on_miss(cache, values):
         return _compile_and_run(cache, values, options)
 
 
-def _log_recompile(cache, values, reasons):
+def _log_recompile(cache, values, reasons, advice):
     if recompiles_log.isEnabledFor(logging.INFO):
         body = "\n".join(f"    - {r}" for r in (guard_failures(cache, values, verbose=True) or reasons))
-        advice = recompile_advice(reasons)
         recompiles_log.info("Recompiling function %s in %s\n    triggered by the following guard failure(s):\n%s%s",
                             cache.code.co_name, where(cache), body, f"\n{advice}" if advice else "")
 
 
-def recompile_advice(reasons) -> str:
-    """Which annotation would have avoided a size-related recompile (empty if none applies).
+def recompile_advice(reasons, counts=None) -> str:
+    """What would have avoided this recompile (guards/failures.py; empty if nothing applies).
 
     Only the newest entry's failure counts: a static size (`L['x'].shape[0] == 10`) or int that
-    changed; a failed branch guard (`!= 33`) is a specialisation no annotation avoids. Read
-    from the failing guard records the reasons carry (guard_failures), never from their text."""
-    return failure_advice([r.guard for r in reasons[:1] if getattr(r, "guard", None) is not None])
+    changed; a failed branch guard (`!= 33`) is a specialisation no annotation avoids. With the
+    frame's `counts`, a cause seen at three recompiles names its line and the fix. Read from the
+    failing guard records the reasons carry (guard_failures), never from their text."""
+    return failure_advice([r.guard for r in reasons[:1] if getattr(r, "guard", None) is not None], counts)
 
 
 def _cache_limit_hit(cache, values, reasons):

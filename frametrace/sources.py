@@ -113,6 +113,19 @@ class ShapeSource(ChainedSource):
 
 
 @dataclass(frozen=True)
+class LenSource(ChainedSource):
+    """The length of a list input: `len(L['tokens'])` (a size when the length varies)."""
+
+    @property
+    def name(self):
+        return f"len({self.base.name})"
+
+    @property
+    def code(self):
+        return f"len({self.base.code})"
+
+
+@dataclass(frozen=True)
 class GlobalsOfSource(ChainedSource):
     """The globals dict of a function other than the compiled frame's: `G['helper'].__globals__`."""
 

@@ -17,8 +17,12 @@ from ..errors import Unsupported
 
 
 class SideEffects:
-    def __init__(self, on_first_mutation=None):
+    def __init__(self, on_first_mutation=None, frozen_store=None):
         self._on_first_mutation = on_first_mutation or (lambda vt: None)
+        # while frozen: (kind, target, key, value) -> True when a loop body carries that state
+        # (trace/loop_state.py), False when it is a side effect the body may not make
+        self._frozen_store = frozen_store or (lambda kind, target, key, value: False)
+        self.shadow: dict = {}         # (id(obj VT), name) -> value VT: attributes a loop body carries
         self._attrs: dict = {}         # (id(obj VT), name) -> (obj VT, name, value VT)
         self._containers: dict = {}    # id(container VT) -> container VT
         self._globals: dict = {}       # (globals dict code, name) -> value VT
@@ -34,6 +38,8 @@ class SideEffects:
 
     def store_attr(self, obj, name: str, value):
         """`obj.name = value` on an object that came from an input or a global."""
+        if self.frozen and self._frozen_store("attr", obj, name, value):
+            return
         self._check_frozen(f"setting attribute {name!r}")
         if obj.source is None:
             raise Unsupported(f"setting attribute {name!r} of an object created while tracing",
@@ -84,8 +90,16 @@ class SideEffects:
 
     def load_attr(self, obj, name: str):
         """The value a store in this trace gave `obj.name`, or None."""
+        shadowed = self.shadow.get((id(obj), name))
+        if shadowed is not None:
+            return shadowed
         entry = self._attrs.get((id(obj), name))
         return None if entry is None else entry[2]
+
+    def store_item(self, container, key, value) -> bool:
+        """`container[key] = value`: True when a loop body carries that entry (the store is done),
+        False when the caller stores it (and calls mutate())."""
+        return bool(self.frozen) and self._frozen_store("item", container, key, value)
 
     def mutate(self, container):
         """A list or dict VT changed in place; replayed if the caller can see it."""
@@ -119,6 +133,10 @@ class SideEffects:
                 codes += [globals_code, rebuild(value)]
             else:
                 vt = self._containers[key]
+                if getattr(vt, "lazy", False):       # a list input only appended to: its items unread
+                    ops.append(("extend", None))
+                    codes += [rebuild.source_code(vt), "[" + ", ".join(rebuild(v) for v in vt.appended()) + "]"]
+                    continue
                 ops.append(("dict" if vt.python_type() is dict else "list", None))
                 codes += [rebuild.source_code(vt), rebuild.fresh(vt)]
         name = f"___replay_{len(namespace)}"
@@ -137,6 +155,8 @@ def make_replay(ops: tuple):
                 target[name] = new
             elif kind == "list":
                 target[:] = new
+            elif kind == "extend":
+                target.extend(new)
             else:
                 target.clear()
                 target.update(new)

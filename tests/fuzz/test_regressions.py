@@ -464,7 +464,7 @@ def test_kernels_on_a_loop_result_keep_numpy_k_order():
 # ---- a local captured by a closure and written in a loop body (found by the multi-module fuzzer) --
 # `acc` is a cell (an inner function reads it); the loop node did not carry the cell, so the
 # graph's output named a value defined inside the loop body (KeyError: %v7 while lowering; on the
-# NumPy backend too). Fixed: cells rebound in a loop body are carried (trace/loops.py).
+# NumPy backend too). Fixed: cells rebound in a loop body are carried (trace/loop_state.py).
 
 def test_cell_variable_written_in_a_loop_body():
     agree("def f(x):\n    acc = 0.0\n    def inner(t):\n        return t + acc\n"

@@ -28,6 +28,9 @@ def _sel(e, t, c, a, b):
     return e.emit(f"select i1 {c}, {reg(t)} {a}, {reg(t)} {b}", reg(t))
 
 
+_SUFFIX_OF = {"double": "f64", "float": "f32"}
+
+
 def _intr(name):
     return lambda e, t, *xs: e.intrinsic(name, t, *xs)
 
@@ -367,6 +370,10 @@ FLOAT = {
     "clip": _f_clip, "clip_scalar": _f_clip_scalar,
     "red_add": lambda e, t, a, b: e.emit(f"fadd reassoc {reg(t)} {a}, {b}", reg(t)),
     "red_mul": lambda e, t, a, b: e.emit(f"fmul reassoc {reg(t)} {a}, {b}", reg(t)),
+    # acc + a * b of a dot product (loop_arrays.py): reassociable and contractible (one FMA)
+    "red_muladd": lambda e, t, acc, a, b: e.emit(
+        f"call reassoc contract {reg(t)} @llvm.fmuladd.{_SUFFIX_OF[reg(t)]}({reg(t)} {a}, {reg(t)} {b}, "
+        f"{reg(t)} {acc})", reg(t)),
     "red_max": _f_red_extreme("maximum"), "red_min": _f_red_extreme("minimum"),
     "red_fmax": _f_red_extreme("maxnum"), "red_fmin": _f_red_extreme("minnum"),
     "red_max_nonan": _f_red_nonan("maxnum", True), "red_min_nonan": _f_red_nonan("minnum", True),

@@ -5,6 +5,13 @@ import itertools
 
 from ...errors import Unsupported
 
+_SERIALS = itertools.count()
+
+
+def new_serial() -> int:
+    """A number larger than every one handed out before (what was made before a loop body)."""
+    return next(_SERIALS)
+
 
 class NotConstant(Exception):
     pass
@@ -59,25 +66,17 @@ class NullVariable(VariableTracker):
         return "NULL"
 
 
-_CELL_SERIAL = itertools.count()
-
-
 class CellBox:
-    """A closure cell during tracing: holds the VariableTracker of its contents. `cell_source`:
-    where the entry finds the real cell (a closure the trace did not make: an inlined function's,
-    the frame's own free variables), so a write to it is replayed (side_effects.store_cell);
-    None for a cell the trace made. `serial` orders boxes by creation: a loop body or a branch
-    of an `if` tells the cells it found from those made inside it (trace/loops.py)."""
-    __slots__ = ("value", "name", "cell_source", "serial")
+    """A closure cell during tracing: holds the VariableTracker of its contents. `owner`: the
+    code object whose frame made it (None: a cell of a closure the trace did not make).
+    `cell_source`: where the entry finds such a real cell (an inlined function's closure, the
+    frame's own free variables), so a write to it is replayed (side_effects.store_cell); None
+    for a cell the trace made."""
+    __slots__ = ("value", "name", "owner", "cell_source", "serial")
 
-    def __init__(self, value=None, name="", cell_source=None):
-        self.value, self.name, self.cell_source = value, name, cell_source
-        self.serial = next(_CELL_SERIAL)
-
-
-def cell_mark() -> int:
-    """A serial above every CellBox made so far (see CellBox.serial)."""
-    return next(_CELL_SERIAL)
+    def __init__(self, value=None, name="", owner=None, cell_source=None):
+        self.value, self.name, self.owner, self.cell_source = value, name, owner, cell_source
+        self.serial = new_serial()
 
 
 class CellVariable(VariableTracker):

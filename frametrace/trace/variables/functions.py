@@ -148,20 +148,28 @@ class NumpyFunctionVariable(VariableTracker):
         return self.fn
 
     def call_function(self, tx, args, kwargs):
-        if self.fn in (np.array, np.asarray) and args and getattr(args[0], "lazy", False):
+        if self.fn in (np.array, np.asarray) and args and getattr(args[0], "array_ready", False):
             args = [args[0].as_array(tx)] + list(args[1:])      # np.array(list of ints): array data
         if all(a.is_python_constant() for a in args) and all(v.is_python_constant() for v in kwargs.values()) \
                 and _foldable(self.fn):
-            return tx.constant_fold(self.fn, args, kwargs)
+            # a ufunc on constants that reports (np.log(0.0)) runs at run time: its graph node
+            traced = (lambda: self._traced(tx, args, kwargs, lift=True)) if isinstance(self.fn, np.ufunc) else None
+            return tx.constant_fold(self.fn, args, kwargs, traced=traced)
+        return self._traced(tx, args, kwargs)
+
+    def _traced(self, tx, args, kwargs, lift=False):
         from ...ir.numpy_api import lookup_function
+        from ...ir.numpy_api.common import as_array
         from .array import check_mixing
         check_mixing(list(args) + list(kwargs.values()))
         impl = lookup_function(self.fn)
         if impl is None:
             raise Unsupported(f"numpy.{getattr(self.fn, '__name__', self.fn)} is not supported", kind="call",
                               hints=("file an issue naming this function",))
-        return tx.wrap_result(impl(tx.output.builder, *[tx.unwrap(a) for a in args],
-                                   **{k: tx.unwrap(v) for k, v in kwargs.items()}))
+        values = [tx.unwrap(a) for a in args]
+        if lift:                                 # NumPy scalar constants as graph values
+            values = [as_array(tx.output.builder, v, "call") if isinstance(v, np.generic) else v for v in values]
+        return tx.wrap_result(impl(tx.output.builder, *values, **{k: tx.unwrap(v) for k, v in kwargs.items()}))
 
     def var_getattr(self, tx, name):
         value = getattr(self.fn, name, None)
@@ -172,11 +180,34 @@ class NumpyFunctionVariable(VariableTracker):
         return super().var_getattr(tx, name)
 
     def describe(self):
-        return f"numpy.{getattr(self.fn, '__name__', repr(self.fn))}"
+        from ...guards.text import value_text
+        name = getattr(self.fn, "__name__", None)
+        return f"numpy.{name}" if name else value_text(self.fn)
+
+
+class NumpyGridVariable(VariableTracker):
+    """np.mgrid or np.ogrid: `np.mgrid[0:n, 0:m]` is traced (ir/numpy_api/creation.py)."""
+
+    def __init__(self, grid, source=None):
+        self.grid, self.source = grid, source
+
+    def python_type(self):
+        return type(self.grid)
+
+    def as_python_constant(self):
+        return self.grid
+
+    def subscript(self, tx, key):
+        from ...ir.numpy_api.creation import grid_getitem
+        return tx.wrap_result(grid_getitem(tx.output.builder, tx.unwrap(key), sparse=self.grid is np.ogrid))
+
+    def describe(self):
+        return "numpy.ogrid" if self.grid is np.ogrid else "numpy.mgrid"
 
 
 _NOT_FOLDABLE = {"empty", "empty_like", "zeros", "ones", "full", "zeros_like", "ones_like", "full_like",
-                 "array", "asarray", "arange", "linspace", "copy", "concatenate", "stack", "eye", "identity"}
+                 "array", "asarray", "arange", "linspace", "copy", "concatenate", "stack", "eye", "identity",
+                 "ndarray"}
 
 
 def _foldable(fn) -> bool:
