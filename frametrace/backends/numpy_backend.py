@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
+from ..ir.builder import recorded_fake
+from ..ir.fake import FakeScalar
 from ..ir.graph import Graph, IndexSlice, Node
 from ..ir.ops.elementwise import scalar_operator
 from ..ir.ops.mutation import READ_ONLY
@@ -44,6 +46,14 @@ def _out_checks(graph: Graph) -> dict:
         if n.op == "assign" and n.attr("writer") == "ufunc" and isinstance(n.args[1], Node):
             checks.setdefault(n.args[1], []).append(n.args[0])
     return checks
+
+
+def _python_float(node: Node) -> bool:
+    """`node` is `float(a)` of graph data (trace/variables/builtins.py): its value is a Python
+    float, so the arithmetic that follows is Python's (`t * 0.0` of an infinite t is nan without
+    a warning; `t / 0.0` raises ZeroDivisionError), as in the program."""
+    fake = recorded_fake(node)
+    return isinstance(fake, FakeScalar) and fake.pytype is float
 
 
 def generate_source(graph: Graph, given=(), skip=()):
@@ -92,6 +102,8 @@ def generate_source(graph: Graph, given=(), skip=()):
         if args == "" and kwargs:
             kwargs = kwargs[2:]
         call = f"{ref}({args}{kwargs})"
+        if node.op == "astype" and _python_float(node):
+            call = f"float({call})"                # float(a): a Python float, with Python's arithmetic
         pad = "    "
         if node.errstate:                          # a node of a traced `with np.errstate` block
             consts["___errstate"] = np.errstate
