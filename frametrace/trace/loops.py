@@ -322,7 +322,7 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
         inits.append(init)
     ctx = _LoopContext(tx, "counted" if counter is not None else kind, header, exit_ip)
     ctx.counter, ctx.index = counter, index
-    ctx.state = loop_state.LoopState(targets)
+    ctx.state = loop_state.LoopState(targets, tx)
     if is_for:
         ctx.iterator = saved_stack[-1]
     tx.output.builder = body_builder
