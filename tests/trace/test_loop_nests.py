@@ -50,7 +50,7 @@ class Heat3D:
 
 def heat(steps, A, B):
     c = 0.125
-    for t in range(1, steps):        # the two sweeps written out: the body is past 255 code units
+    for _ in range(1, steps):        # the two sweeps written out: the body is past 255 code units
         B[1:-1, 1:-1, 1:-1] = (c * (A[2:, 1:-1, 1:-1] - 2.0 * A[1:-1, 1:-1, 1:-1] + A[:-2, 1:-1, 1:-1])
                                + c * (A[1:-1, 2:, 1:-1] - 2.0 * A[1:-1, 1:-1, 1:-1] + A[1:-1, :-2, 1:-1])
                                + c * (A[1:-1, 1:-1, 2:] - 2.0 * A[1:-1, 1:-1, 1:-1] + A[1:-1, 1:-1, :-2])

@@ -224,7 +224,7 @@ def train_local(X, y, steps, lr):
     """Parameters kept in a dict the function builds (not passed in), returned at the end."""
     params = {"w": np.zeros(X.shape[1], X.dtype), "b": np.zeros(1, X.dtype), "seen": 0}
     history = [0.0, 0.0]
-    for i in range(steps):
+    for _ in range(steps):
         p = X @ params["w"] + params["b"]
         r = p - y
         params["w"] = params["w"] - lr * (X.T @ r)       # rebinds the entry: carried
