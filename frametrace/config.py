@@ -56,6 +56,8 @@ _DEFAULTS = {
     "remote_cache_timeout_s": 0.3,
     # after a remote-cache failure, seconds before it is tried again
     "remote_cache_backoff_s": 30.0,
+    # LLVM optimisation level of every kernel (0-3; -1: chosen per kernel, backends/llvm/tiers.py)
+    "kernel_opt_level": -1,
     # cache entries of LLVM graphs also get a native entry (guards + launch in LLVM IR, ~20x less call overhead)
     "native_dispatch": True,
     # an internal error of a backend raises (tests) instead of falling back to the NumPy backend

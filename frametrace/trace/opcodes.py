@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import builtins
 
+import numpy as np
+
 from .. import pyversion
 from ..errors import NumpyError, Unsupported
 from ..sources import GlobalIn, LocalSource
@@ -117,6 +119,8 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
         if box is None or (self.parent is None and ins.argval in self.code.co_freevars):
             raise Unsupported("assigning to a variable of an enclosing function (nonlocal)", kind="side_effect")
         loop_state.store_cell(self, box, self.pop())       # in a loop body: carried by the loop
+        if box.cell_source is not None:        # a real cell the caller can see: replay the write
+            self.output.side_effects.store_cell(box)
 
     def op_LOAD_CLOSURE(self, ins):
         name = ins.argval
@@ -263,6 +267,11 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
         elif isinstance(x, (SymNumberVariable, ConstantVariable)) and op != "not":
             import operator
             fn = {"-": operator.neg, "+": operator.pos, "~": operator.invert}[op]
+            if isinstance(x, ConstantVariable) and isinstance(x.value, np.generic):
+                # NumPy's scalar math may report (-np.int64(-2 ** 63)): computed at run time then
+                self.push(self.constant_fold(fn, [x], {}, traced=lambda: self.wrap_result(
+                    numpy_api.unary_op(self.output.builder, op, *self.numpy_scalar_operands(x)))))
+                return
             try:
                 value = fn(self.unwrap(x))
             except TypeError as exc:                 # ~1.5: Python raises it
@@ -294,7 +303,7 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
         value = self.pop()
         from ..ir import numpy_api
         if isinstance(obj, ArrayVariable) and not obj.is_python_scalar:
-            numpy_api.setitem(self.output.builder, obj.proxy, self.unwrap(key), self.unwrap(value))
+            numpy_api.setitem(self.output.builder, obj.proxy, self.index_key(key), self.unwrap(value))
         elif isinstance(obj, ListVariable):
             obj.setitem(self, key, value)
         elif isinstance(obj, DictVariable):

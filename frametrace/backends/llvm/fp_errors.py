@@ -7,7 +7,9 @@ evaluated again by NumPy eagerly (the NumPy backend), which raises FloatingPoint
 ("divide by zero encountered in log") or calls the handler exactly as plain NumPy code would,
 with NumPy's own messages and warning filters; its results are returned. The flag is only a
 "maybe" (vector tails, signalling compares on NaN), so NumPy also gets the last word on
-whether anything is reported at all.
+whether anything is reported at all. When the word is looked at, and how a redo keeps the
+order of the other warnings of the call (NumPy steps of the wrapper, NumPy's own Python
+warnings, a warning before an exception): reports.py.
 
 Re-evaluating is only faithful when the first evaluation had no visible effect. A graph that
 writes into an input (`x /= y`) therefore, when some error mode is not "ignore", copies what
@@ -23,10 +25,9 @@ Signed zeros. A float max / min reduction that saw zeros of both signs (fpflags.
 returns the zero NumPy's SIMD order would pick only by chance: those bits make NumPy redo
 the call whatever the error mode, and such graphs save what they write whatever the mode.
 
-Known differences: NumPy steps of the wrapper (fallback ops) that warn do so in the compiled
-run and again in the re-evaluation; under "raise" an in-place graph re-evaluated by the NumPy
-backend stops before its first write (the NumPy backend computes `x /= y` into a temporary),
-where NumPy eager writes x and then raises.
+Known difference: under "raise" an in-place graph re-evaluated by the NumPy backend stops
+before its first write (the NumPy backend computes `x /= y` into a temporary), where NumPy
+eager writes x and then raises.
 
 Self-overlapping destinations. NumPy buffers an in-place update whose destination overlaps
 itself (`as_strided(x, (4, 3), (8, 8)) += 1` adds 1 once to each memory location); a fused
@@ -190,17 +191,16 @@ class Fallback:
             return None
         return [(r, r.copy(order="K")) for r in regions]     # K: an F-ordered region copies fast
 
-    def after(self, outs, inputs, symbol_values, saved):
-        """The kernels set an FP flag: keep `outs`, or let NumPy redo the call and report."""
-        flags = fpflags.take()
-        if not flags or self.quiet(flags):
-            return outs
+    def restore(self, saved) -> bool:
+        """Put back what the call wrote into its inputs, for NumPy to redo it (the kernels set
+        an FP flag: reports.Reports.redo decides); False when that cannot be done (nothing was
+        saved: every mode was "ignore" when the call began, a handler changed it meanwhile)."""
         if self.mutated:
-            if saved is None:                 # (a handler changed the mode meanwhile)
-                return outs
+            if saved is None:
+                return False
             for dst, old in saved:
                 np.copyto(dst, old)
-        return self.run(inputs, symbol_values)
+        return True
 
 
 __all__ = ["ErrorModes", "Fallback", "mutated_inputs", "quiet", "native_redo", "self_overlapping", "snapshot_wanted",

@@ -13,7 +13,7 @@ from collections import Counter
 
 import numpy as np
 
-from ...codegen.llvm_kernels import pack_format
+from ...codegen.llvm_kernels import fpflags, pack_format
 from ...ir.graph import Node
 from ...ir.registry import get_op
 from ...lower.loop_ir import Kernel
@@ -106,12 +106,18 @@ class NativeLoop:
 
     def _resume(self, args, ran, carried):
         """The kernel left at iteration `ran` (a checked op): the generic path runs the rest
-        from that iteration's start, with the carried values it began with."""
+        from that iteration's start, with the carried values it began with. The FP flags of
+        the kernel's iterations stay the wrapper's (the body's own wrapper takes only its own:
+        backends/llvm/reports.py)."""
         runs["resumed"] += 1
         args = list(args)
         args[0] = args[0] + args[2] * ran
         args[3:3 + len(carried)] = carried
-        return self._run_generic(args)
+        flags = fpflags.take()
+        try:
+            return self._run_generic(args)
+        finally:
+            fpflags.WORD.value |= flags
 
     def _run_generic(self, args):
         """Arrays that share memory: the body's own compiled graph, once per iteration."""

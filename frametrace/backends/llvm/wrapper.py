@@ -24,12 +24,15 @@ from ...ir.graph import IndexSlice, Node
 from ...ir.ops.advanced_index import ArrayRef, ConstIndex
 from ...ir.registry import get_op
 from ...lower.fusion import KernelStep, WrapperStep
+from ...lower.matmul import product_of
 from ...lower.schedule import Plan
 from ...lower.weak_ints import check_positions
 from ...ir.ops.elementwise import scalar_operator
 from ...ir.ops.loops import written_values
 from ...ir.ops.raising import weak_arg
+from ...shapes.printer import pycode
 from . import fp_errors, runtime
+from .reports import ReportCode
 from .rest import RestOfCall
 from .layouts import Layouts, alloc, relayout
 
@@ -45,7 +48,7 @@ class _Gen:
                    "_asarray": np.asarray,
                    "_IndexSlice": IndexSlice}
         self.lines: list = []
-        self.warnings: list = []        # report_if warnings: after the FP hand-off (generate)
+        self.pre: list = []             # before the body's try (reports.ReportCode.finish)
         self._consts: dict = {}
         self.kernel_refs: dict = {}     # kernel name -> namespace name of its function
 
@@ -140,6 +143,12 @@ class _Gen:
             # assign_ref: NumPy's own error for a read-only destination is the same
             self.lines.append(f"    {self.plan.var[dst]}[...] = {self.arg(n.args[1])}    # assign")
             return
+        if self.plan.cat[n] == "matmul" and product_of(n) is not None and product_of(n).mixed:
+            v = self.plan.var[n]
+            self.lines.append(f"    {v} = {self.matmul_call(n)}    # {n.op}: {n.type_str()}")
+            if not self.plan.by_value(n):
+                self.lines.append(f"    if type({v}) is not _ndarray: {v} = _asarray({v})")
+            return
         ref = self.const(scalar_operator(n) or op.ref, f"op_{n.op}_")   # `a * b` on NumPy scalars
         attrs = [(k, v) for k, v in n.call_attrs if not (op.kind == "gather" and k == "size")]
         native = getattr(self.plan, "loop_natives", {}).get(n)
@@ -153,11 +162,11 @@ class _Gen:
         if runner is not None:                    # a structured loop: its body compiled on its own
             args.append(f"runner={self.const(runner, 'body')}")
         call = f"{ref}({', '.join(args)})"
+        if n.op == "report_if":                   # a warning or error in NumPy's order (reports.py)
+            self.lines += self.reports.report_if(n, self.arg(n.args[0]))
+            return
         if n.dtype is None:
-            # a warning NumPy's function emits from a computed flag: only once the kernels'
-            # FP flags have not handed the call to NumPy, whose own run warns (fp_errors.py)
-            deferred = n.op == "report_if" and not n.attr("error")
-            (self.warnings if deferred else self.lines).append(f"    {call}")
+            self.lines.append(f"    {call}")
             return
         self.lines.append(f"    {self.plan.var[n]} = {call}    # {n.op}: {n.type_str()}")
         if self.plan.cat[n] in ("fallback", "matmul") and not self.plan.by_value(n):
@@ -178,8 +187,6 @@ class _Gen:
             self.lines.append(f"    if not {plan.var[n]}.flags.writeable: _read_only({message!r})")
         for v in step.copies:                     # the source reads the old contents
             self.lines.append(f"    {v}_before = {v}.copy(order='K')")   # its layout: the kernel reads both alike
-        for n, donor in step.reuse:
-            self.lines.append(f"    {plan.var[n]} = {plan.var[donor]}    # in place: {donor.name} is dead")
         for name, like, dt in step.scratch:
             shape = "".join(f"{plan.size_source(d)}, " for d in like.shape)
             self.lines.append(f"    {name} = _empty(({shape}), {self.const(np.dtype(dt), 'dt')})")
@@ -194,6 +201,12 @@ class _Gen:
             elif n in self.layouts.late:          # ... after values the wrapper computed
                 make = f"_alloc_k(({shape}), {dt}, {self.late_layout(n)}{', True' * zero})"
             self.lines.append(f"    {plan.var[n]} = {make}")
+        for n, donor in step.reuse:               # (after the allocations: the donor may be one)
+            self.lines.append(f"    {plan.var[n]} = {plan.var[donor]}    # in place: {donor.name} is dead")
+        for n, use, when in step.products:        # the sizes pick our nest or BLAS (lower/matmul.py)
+            p = product_of(n)
+            self.lines.append(f"    {use} = 1 if {pycode(when, plan.sym_names)} else 0")
+            self.lines.append(f"    if not {use}: {self.matmul_call(n, out=plan.var[n])}    # BLAS: {n.type_str()}")
         if fill:
             return
         sources = [b.source for b in k.buffers]
@@ -223,6 +236,18 @@ class _Gen:
             self.lines.append(f"    else: {up}_call({fn}, {k.split_extent}, {k.work}, {packed})")
         for name, src in step.binds:              # a data-dependent size (x[mask]'s count)
             self.lines.append(f"    {name} = {src}")
+
+    def matmul_call(self, n: Node, out: str | None = None) -> str:
+        """NumPy's product (BLAS) of a matmul/dot node; operands of another dtype than the
+        result are cast into buffers kept across calls (runtime.matmul_cast)."""
+        a, b = n.args
+        fn = self.const(get_op(n.op).ref if n.op == "dot" else np.matmul, f"op_{n.op}_")
+        tail = "" if out is None else f", out={out}"
+        if isinstance(a, Node) and isinstance(b, Node) and n.dtype.kind in "fc" and \
+                not n.call_attrs and (a.dtype != n.dtype or b.dtype != n.dtype):
+            cast = self.const(runtime.matmul_cast, "mm_cast_")
+            return f"{cast}({fn}, {self.arg(a)}, {self.arg(b)}, {self.const(n.dtype, 'dt')}{tail})"
+        return f"{fn}({self.arg(a)}, {self.arg(b)}{tail})"
 
     def bind_sizes(self, nodes):
         """Data-dependent sizes become known once the value carrying them exists."""
@@ -301,6 +326,7 @@ class _Gen:
             self.ns.update(_layouts=self.layouts, _alloc_k=alloc, _relayout=relayout)
         self.bind_sizes(set(g.inputs))
         self.int64_escape(steps)
+        self.reports = ReportCode(plan, steps, self.flags_may_rise(steps))   # NumPy's order of reports
         for i, step in enumerate(steps):
             self.int_checks(int_checks.get(i, ()))
             if isinstance(step, KernelStep):
@@ -308,15 +334,24 @@ class _Gen:
                 self.kernel_step(step)
                 self.relayout(step)
                 self.bind_sizes({j.node for j in step.jobs})
+                self.lines += self.reports.after_kernel(step)
             else:
+                self.lines += self.reports.before(i, step.node)
                 self.wrapper_step(step.node)
                 self.bind_sizes({step.node})
+                self.lines += self.reports.after(i, step.node)
         self.int_checks(int_checks.get(len(steps), ()))
         for expr, msg in getattr(g, "runtime_asserts", ()):   # facts the trace relied on
             self.lines.append(f"    if not ({self.arg(expr)}): raise AssertionError({msg!r})")
         outs = ", ".join(self.arg(o) for o in g.outputs)
-        head, tail = self.numpy_handoff(steps)
-        self.lines += [f"    _o = [{outs}]"] + tail + self.warnings + ["    return _o"]
+        head = self.numpy_handoff(steps)
+        body = self._with_sizes(self.pre + self.lines + [f"    _o = [{outs}]"])
+        if self.reports.on:                       # FP flags and warnings: reports.py
+            self.ns["_rp"] = self.reports.rp
+            k = next((k + 1 for k, line in enumerate(body) if line.startswith("    _saved =")), 0)
+            self.lines = self.reports.finish(body[:k], body[k:], self.ns["_fb"])
+        else:
+            self.lines = body + ["    return _o"]
         head = ["def run(inputs, symbol_values):"] + head
         if g.inputs:
             head.append(f"    {', '.join(plan.var[n] for n in g.inputs)}, = inputs")
@@ -324,33 +359,36 @@ class _Gen:
             head.append(f"    {', '.join(plan.sym_names[s] for s in g.symbols)}, = symbol_values")
         if self.layouts.nodes:
             head.append("    _L = _layouts(inputs, symbol_values)")
-        return "\n".join(head + self._with_sizes(self.lines)) + "\n"
+        return "\n".join(head + self.lines) + "\n"
+
+    def kernels(self, steps) -> list:
+        """The call's kernels: its own, its element loops', its array loops' (array_loops.py)."""
+        return [s.kernel for s in steps if isinstance(s, KernelStep)] + \
+            [nl.kernel for nl in getattr(self.plan, "loop_natives", {}).values()] + \
+            [k for al in getattr(self.plan, "array_loops", {}).values() for k in al.kernels]
+
+    def flags_may_rise(self, steps) -> bool:
+        """May a kernel of the call set an FP flag (fpflags.may_raise)?"""
+        return any(fpflags.may_raise(k) for k in self.kernels(steps))
 
     def numpy_handoff(self, steps):
-        """(head, tail) lines handing the call to NumPy (fp_errors.py): a destination input
-        that overlaps itself, FP exception flags the kernels set."""
-        g, head, tail = self.plan.graph, [], []
+        """The head lines handing the call to NumPy (fp_errors.py) when a destination input
+        overlaps itself, and the snapshot of what the call writes for a NumPy redo when a kernel
+        sets an FP flag (`pre`; reports.py decides on the flags)."""
+        g, head = self.plan.graph, []
         mutated = fp_errors.mutated_inputs(g)
-        kernels = [s.kernel for s in steps if isinstance(s, KernelStep)] + \
-            [nl.kernel for nl in getattr(self.plan, "loop_natives", {}).values()] + \
-            [k for al in getattr(self.plan, "array_loops", {}).values() for k in al.kernels]   # array_loops.py
-        fp = any(fpflags.may_raise(k) for k in kernels)
-        if not (mutated and steps) and not fp:
-            return head, tail
-        signs = any(fpflags.tracks_zero_signs(k) for k in kernels)
+        fp = self.flags_may_rise(steps)
+        if not (mutated and steps) and not fp and not self.reports.on:
+            return head
+        signs = any(fpflags.tracks_zero_signs(k) for k in self.kernels(steps))
         self.ns.update(_fb=fp_errors.Fallback(g, mutated, signs), _fpw=fp_errors.WORD,
                        _self_overlapping=fp_errors.self_overlapping)
         for i in mutated:
             head.append(f"    if _self_overlapping(inputs[{i}]): return _fb.run(inputs, symbol_values)")
         if fp:
             regions = self.written_regions() if mutated else []
-            self.lines.insert(0, f"    _saved = _fb.snapshot(({''.join(r + ', ' for r in regions)}))")
-            after = "_fb.after(_o, inputs, symbol_values, _saved)"
-            if self.warnings:     # they follow unless NumPy redid the call (and warned itself)
-                tail += [f"    _r = {after} if _fpw.value else _o", "    if _r is not _o: return _r"]
-            else:
-                tail.append(f"    if _fpw.value: return {after}")
-        return head, tail
+            self.pre.append(f"    _saved = _fb.snapshot(({''.join(r + ', ' for r in regions)}))")
+        return head
 
     def written_regions(self) -> list:
         """Expressions of the memory the graph's mutations write in its inputs, for the FP

@@ -8,6 +8,9 @@ non-negative axis tuples).
 """
 from __future__ import annotations
 
+import functools
+import warnings
+
 import numpy as np
 
 from ...errors import NumpyError
@@ -43,6 +46,17 @@ def reshape(b, x, shape, fname="np.reshape"):
     if not _views_an_input(x) and reshape_is_view(b, x, shape) is False:
         x = b.emit("copy", x, order="C")
     return b.emit("reshape", x, shape=shape)
+
+
+@functools.cache
+def setting_shape_warns() -> bool:
+    """Whether this NumPy warns on `x.shape = ...` (deprecated in NumPy 2.5): the trace then leaves it
+    to NumPy, which gives the warning."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        a = np.zeros(2)
+        a.shape = (2, 1)
+    return bool(caught)
 
 
 def set_shape(b, x, shape):

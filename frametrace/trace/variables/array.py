@@ -64,7 +64,10 @@ class ArrayVariable(VariableTracker):
         if self.source is not None:
             raise Unsupported("setting the shape of an input array (the caller's object would change)",
                               kind="side_effect", hints=("write x = x.reshape(...) instead",))
-        from ...ir.numpy_api.shaping import set_shape
+        from ...ir.numpy_api.shaping import set_shape, setting_shape_warns
+        if setting_shape_warns():
+            raise Unsupported(f"setting .shape warns in NumPy {np.__version__} (deprecated); it runs eagerly",
+                              kind="side_effect", hints=("write x = x.reshape(...) instead",))
         old, new = self.proxy, set_shape(tx.output.builder, self.proxy, tx.unwrap(value))
         tx.rebind_array(old, new)
         self.proxy = new

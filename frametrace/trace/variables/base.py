@@ -68,11 +68,14 @@ class NullVariable(VariableTracker):
 
 class CellBox:
     """A closure cell during tracing: holds the VariableTracker of its contents. `owner`: the
-    code object whose frame made it (None: a cell of the compiled frame's closure)."""
-    __slots__ = ("value", "name", "owner", "serial")
+    code object whose frame made it (None: a cell of a closure the trace did not make).
+    `cell_source`: where the entry finds such a real cell (an inlined function's closure, the
+    frame's own free variables), so a write to it is replayed (side_effects.store_cell); None
+    for a cell the trace made."""
+    __slots__ = ("value", "name", "owner", "cell_source", "serial")
 
-    def __init__(self, value=None, name="", owner=None):
-        self.value, self.name, self.owner = value, name, owner
+    def __init__(self, value=None, name="", owner=None, cell_source=None):
+        self.value, self.name, self.owner, self.cell_source = value, name, owner, cell_source
         self.serial = new_serial()
 
 

@@ -12,9 +12,9 @@ from ...ir.fake import FakeScalar
 from .array import ArrayVariable
 from .base import VariableTracker
 from .constant import ConstantVariable, SymNumberVariable, wrap_number
-from .containers import (DictVariable, IntListVariable, ListIteratorVariable, ListVariable, RangeVariable,
+from .containers import (DictVariable, InputListVariable, ListIteratorVariable, ListVariable, RangeVariable,
                          TupleVariable, constant_key)
-from .functions import PartialVariable, SuperVariable, UserClassVariable, is_user_class
+from .functions import PartialVariable, SuperVariable, class_variable
 from .indexed import IndexedIterable, indexable
 
 
@@ -55,8 +55,8 @@ class BuiltinVariable(VariableTracker):
             if not shape:
                 raise Unsupported("len() of a 0-d array", kind="call")
             return wrap_number(shape[0])
-        if isinstance(obj, IntListVariable) and obj.lazy:
-            return wrap_number(obj.as_array(tx).proxy.shape[0])
+        if isinstance(obj, InputListVariable) and obj.lazy:
+            return obj.length(tx)
         if isinstance(obj, RangeVariable):
             return obj.length(tx)
         if isinstance(obj, (TupleVariable, ListVariable, DictVariable)):
@@ -68,8 +68,9 @@ class BuiltinVariable(VariableTracker):
         return ConstantVariable(issubclass(obj.python_type(), cls))
 
     def call_type(self, tx, obj):
-        t = obj.python_type()
-        return UserClassVariable(t) if is_user_class(t) else ConstantVariable(t)
+        # the type of a traced object is guarded (its exact type when it was wrapped): a user
+        # class is held by the entry, so its attributes are read, guarded and stored through it
+        return class_variable(tx, obj.python_type())
 
     def call_range(self, tx, *args):
         if not 1 <= len(args) <= 3:
@@ -174,7 +175,9 @@ class BuiltinVariable(VariableTracker):
         box = tx.cells.get("__class__")
         if box is None or box.value is None or not tx.code.co_argcount:
             raise Unsupported("super() outside a method", kind="call")
-        first = tx.code.co_varnames[0]
+        first = tx.code.co_varnames[0]       # what CPython reads: the frame's first local
+        if first not in tx.locals and first in tx.lazy:       # an argument not wrapped yet
+            tx.locals[first] = tx.wrap_value(*tx.lazy.pop(first))
         obj = tx.locals.get(first)
         if obj is None and first in tx.cells:
             obj = tx.cells[first].value
