@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 from ..errors import Unsupported
 from .variables.base import CellBox, new_serial
+from .variables.containers import DictVariable, ListVariable
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,7 @@ class LoopState:
         # containers the loop's frame holds in locals when the loop starts: id -> local name
         self.tx = tx
         self.locals = {} if tx is None else {id(v): n for n, v in tx.locals.items()
-                                             if getattr(v, "items", None) is not None}
+                                             if isinstance(v, (DictVariable, ListVariable))}
         self.keys = {t.runtime_key() for t in self.targets}
         self._saved: list = []
         self._shadow_saved: list = []
@@ -220,7 +221,7 @@ def _local_container(tx, slot):
     while t is not None and t.code is not code:
         t = t.parent
     obj = None if t is None else t.locals.get(name)
-    return obj if isinstance(getattr(obj, "items", None), (dict, list)) else None
+    return obj if isinstance(obj, (DictVariable, ListVariable)) else None
 
 
 def _find_cell(tx, slot):

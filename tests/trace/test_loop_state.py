@@ -286,3 +286,19 @@ def test_new_keys_and_dicts_made_in_the_body_stay_correct():
     x = np.arange(5.0)
     want, _, got, _ = run_both(new_keys, x)
     same_state(want, got)
+
+
+def two_loops(x, table):
+    for i in range(x.shape[0]):
+        tmp = x[i] * 2.0                                 # unusable after the loop (not carried)
+        x[i] = tmp
+    for j in range(x.shape[0]):                          # its locals are looked at when it starts
+        table["sum"] = table["sum"] + x[j]
+    return x, table
+
+
+@pytest.mark.parametrize("n", [0, 1, 70])
+def test_a_loop_after_one_that_left_a_local_unusable(n):
+    x = np.random.default_rng(n).standard_normal(n)
+    want, _, got, _ = run_both(two_loops, x, {"sum": 0.0}, fullgraph=True)
+    same_state(want, got)
