@@ -19,9 +19,10 @@ regions up to 4 KiB to its stack whatever the mode: cheaper than asking NumPy). 
 cannot be dropped for `x += y`: the flag is known only after the loop has overwritten x,
 and it is only a "maybe", so NumPy must see the old x again to decide and report.
 
-Signed zeros. A float max / min reduction that saw zeros of both signs (fpflags.ZERO_SIGNS)
-returns the zero NumPy's SIMD order would pick only by chance: those bits make NumPy redo
-the call whatever the error mode, and such graphs save what they write whatever the mode.
+Signed zeros. A float max / min reduction whose result is a zero of both signs (a row holding
+0.0 and -0.0 and nothing larger; fpflags.ZERO_SIGNS) returns the zero NumPy's SIMD order would
+pick only by chance: those bits make NumPy redo the call whatever the error mode, and such
+graphs save what they write whatever the mode.
 
 Known differences: NumPy steps of the wrapper (fallback ops) that warn do so in the compiled
 run and again in the re-evaluation; under "raise" an in-place graph re-evaluated by the NumPy

@@ -37,6 +37,8 @@ Compile-time and speed rules (measured in benchmarks/README.md):
 """
 from __future__ import annotations
 
+import struct
+
 from ...lower.loop_ir import (Acc, Affine, Append, Arg, Const, DataLoad, Gather, Kernel, Let, Load, Loop, Op, Store,
                               Update, Var, walk_exprs)
 from ...lower.peephole import EXPENSIVE
@@ -119,7 +121,6 @@ class FunctionEmitter:
         self.tiny = kernel.work.isdigit() and 0 < int(kernel.work) <= TINY_WORK   # "0": unknown
         self.fp = fpflags.uses_status_register(kernel)   # entry reads the FP status flags (fpflags.py)
         self.flags = None            # the integer flag accumulator (an alloca), once raise_flag used
-        self.zeros: dict = {}        # int type -> (smin, umin) accumulators of zero_signs
         self.bail_to = None          # inside the kernel's bail loop: (status pointer, its var, its exit)
 
     # -- basic emission ----------------------------------------------------------------
@@ -168,30 +169,6 @@ class FunctionEmitter:
         self.line(f"store i64 {self.env[var]}, ptr {ptr}")
         self.line(f"br label %{exit_}")
         self.label(go)
-
-    def zero_signs(self, dt: str, x: str):
-        """Record the sign of float x if it is a zero (fpflags.ZERO_SIGNS) with two integer
-        minima of its bits, one vpminsq + one vpminuq per vector (a select-and-OR per element
-        cost ~2x the max itself): -0.0's bits are the least signed integer, +0.0's the least
-        unsigned one. The body's exit turns them into the flag bits."""
-        it = T.reg("int64" if dt == "float64" else "int32")
-        if it not in self.zeros:
-            w = int(it[1:])
-            accs = (f"%zs.neg.{it}", f"%zs.pos.{it}")
-            self.allocas += [f"  {accs[0]} = alloca {it}", f"  store {it} {2 ** (w - 1) - 1}, ptr {accs[0]}",
-                             f"  {accs[1]} = alloca {it}", f"  store {it} -1, ptr {accs[1]}"]
-            self.zeros[it] = accs
-        b = self.emit(f"bitcast {T.reg(dt)} {x} to {it}", it)
-        for acc, fn in zip(self.zeros[it], ("smin", "umin")):
-            old = self.emit(f"load {it}, ptr {acc}", it)
-            self.line(f"store {it} {self.emit(f'call {it} @llvm.{fn}.{it}({it} {old}, {it} {b})', it)}, ptr {acc}")
-
-    def _zero_sign_bits(self):
-        for it, (neg, pos) in self.zeros.items():
-            w = int(it[1:])
-            for acc, least, bit in ((neg, -2 ** (w - 1), fpflags.NEG_ZERO), (pos, 0, fpflags.POS_ZERO)):
-                seen = self.emit(f"icmp eq {it} {self.emit(f'load {it}, ptr {acc}', it)}, {least}", "i1")
-                self.raise_bits(self.emit(f"select i1 {seen}, i32 {bit}, i32 0", "i32"))
 
     def intrinsic(self, name: str, dt: str, *xs) -> str:
         ty = T.reg(dt)
@@ -256,6 +233,8 @@ class FunctionEmitter:
             return T.cast(self, self.ev(e.args[0]), e.args[0].dtype, e.dtype)
         if e.op == SEGMENT:
             return self._segment(e)
+        if e.op == "mask_nan":
+            return self._mask_nan(e)
         if e.op == "where":
             c, a, b = (self.ev(x) for x in e.args)
             ty = T.reg(e.dtype)
@@ -265,6 +244,30 @@ class FunctionEmitter:
             return CHECKED[e.op](self, t, *(self.ev(x) for x in e.args))
         rule = RULES[T.kind(t)][e.op]
         return rule(self, t, *(self.ev(x) for x in e.args))
+
+    def _mask_nan(self, e: Op) -> str:
+        """mask_nan(x, fill): x with NaN replaced by the constant `fill` (the identity of a float
+        max / min reduction, lower/reductions.py), a value the optimiser cannot see through:
+        with a visible -inf, InstCombine folds `maxnum(acc, select(nan, -inf, x))` into
+        `select(nan, acc, maxnum(acc, x))`, which no longer is a max reduction, and the loop
+        stays scalar (~15x slower)."""
+        x, ty = self.ev(e.args[0]), T.reg(e.dtype)
+        nan = self.emit(f"fcmp uno {ty} {x}, {x}", "i1")
+        return self.emit(f"select i1 {nan}, {ty} {self.opaque(e.args[1])}, {ty} {x}", ty)
+
+    def opaque(self, c: Const) -> str:
+        """A float constant defined once in the entry block through an empty inline asm: the
+        same bits, but no optimisation can rely on its value."""
+        key = ("opaque", c)
+        if key not in self.cse:
+            it = f"i{T.bits(c.dtype)}"
+            fmt = "<f" if c.dtype == "float32" else "<d"
+            word = int.from_bytes(struct.pack(fmt, c.value), "little", signed=True)
+            name = f"%opaque{len(self.allocas)}"
+            self.allocas += [f'  {name}.bits = call {it} asm "", "=r,0"({it} {word})',
+                             f"  {name} = bitcast {it} {name}.bits to {T.reg(c.dtype)}"]
+            self.cse[key] = name
+        return self.cse[key]
 
     def _segment(self, e: Op) -> str:
         """a if index < bound else b, evaluating only the chosen branch (lower/segments.py):
@@ -517,7 +520,6 @@ class FunctionEmitter:
         k = self.k
         self.label("entry")
         self.body(k.body)
-        self._zero_sign_bits()
         if self.flags is not None:
             self.lines += fpflags.exit_ir(self.flags)
         self.line("ret void")

@@ -13,8 +13,8 @@ cached machine code stays valid across processes), from two sources:
 * An integer flag accumulator (FunctionEmitter.raise_flag), for what the hardware does not
   raise by itself: integer `//` and `%` by zero ("divide", as NumPy's integer loops report),
   int MIN // -1 ("over"), the log family's pole ("divide") and domain ("invalid"), which the
-  vectorised math library computes with selects and bit tricks, and the zero signs a float
-  max / min reduction sees (ZERO_SIGNS below). Each is `acc |= cond ? BIT : 0`, integer
+  vectorised math library computes with selects and bit tricks, and a float max / min whose
+  result is a zero while its row held zeros of both signs (ZERO_SIGNS below). Each is `acc |= cond ? BIT : 0`, integer
   operations the optimiser can neither fold away nor hoist out of the flag reads (a flag forced
   by an FP operation on a constant, `1.0 / select(c, 0.0, 1.0)`, was folded into
   `select(c, inf, 1.0)` once the sizes were run-time values), and in a loop an OR reduction
@@ -45,7 +45,7 @@ import ctypes
 import llvmlite.binding as llvm
 
 from ...ir import ops as _registered  # noqa: F401  (registers every op the queries below read)
-from ...ir.registry import Reduction, lowered_as, ops_where
+from ...ir.registry import ops_where
 from ...lower.loop_ir import Const, Op, walk_exprs
 from ...lower.pointwise import SCALAR_INT   # integer ops on NumPy scalars: overflow reported
 
@@ -53,10 +53,10 @@ SYMBOL = "frametrace_fpflags"
 INVALID, DIVIDE, OVERFLOW, UNDERFLOW = 0x1, 0x4, 0x8, 0x10   # MXCSR status bits NumPy reports
 REPORTED = INVALID | DIVIDE | OVERFLOW | UNDERFLOW
 KINDS = {INVALID: "invalid", DIVIDE: "divide", OVERFLOW: "over", UNDERFLOW: "under"}   # np.geterr() keys
-# Not FP errors: a float max/min reduction saw a zero of this sign. Its result is a zero only
-# when every zero it saw compares equal to it; with both signs seen, which one NumPy returns
-# depends on the order its SIMD loop combines elements (np.max([0., -0.]) is -0.0, and
-# np.max([-0.]*20 + [0.]) is 0.0), so NumPy redoes the call whatever the error mode.
+# Not FP errors: a float max/min reduction whose result is a zero saw zeros of both signs
+# (fix_zero_sign, lower/reductions.py): which one NumPy returns depends on the order its SIMD
+# loop combines elements (np.max([0., -0.]) is -0.0, and np.max([-0.]*20 + [0.]) is 0.0), so
+# NumPy redoes the call whatever the error mode.
 NEG_ZERO, POS_ZERO = 0x100, 0x200
 ZERO_SIGNS = NEG_ZERO | POS_ZERO
 BIT = {**{name: bit for bit, name in KINDS.items()}, "neg_zero": NEG_ZERO, "pos_zero": POS_ZERO}
@@ -69,18 +69,19 @@ llvm.add_symbol(SYMBOL, ADDRESS)
 # accumulator, never the status register)
 _INT_DIVIDE = ops_where(lambda op: op.fp_errors == "int_divide")
 # ops that never raise a reported flag on any input; plus the loop-IR ops that are no
-# registered op: index arithmetic and the bool reduction combiners
-# (red_peak_max / red_peak_min: argmax's first pass, NaN tracked apart: nothing NumPy reports;
-# its vmaxpd on a NaN sets "invalid" in the status register, seen only when another op of the
-# kernel makes it read the register: a spurious "ask NumPy", as for any signalling compare)
+# registered op: index arithmetic, the bool reduction combiners, and the float max / min
+# combiners lower/reductions.py emits (over NaN-masked elements: vmaxpd never sees a NaN;
+# argmax's first pass red_peak_* is unmasked: its vmaxpd on a NaN sets "invalid" in the status
+# register, seen only when another op makes the kernel read it: a spurious "ask NumPy", as for
+# any signalling compare) with the zero-sign fix of their result (its flag goes through the
+# accumulator)
 _QUIET = ops_where(lambda op: op.fp_errors == "none") | {"affine", "red_and", "red_or", "sort_vec", "sort_pick",
-                                                          "red_peak_max", "red_peak_min"}
-# the combiners of max / min reductions (their identity is an extreme value), and the `nnan`
-# ones lower/reductions.py runs float max / min / nanmax / nanmin as: float ones track the
-# signs of the zeros they see
-_EXTREMA = frozenset(r.combiner for r in lowered_as(Reduction).values()
-                     if r.identity in ("lowest", "highest", "nan_lowest", "nan_highest")) | {"red_max_nonan",
-                                                                                              "red_min_nonan"}
+                                                          "red_peak_max", "red_peak_min", "red_max_nonan",
+                                                          "red_min_nonan", "fix_zero_sign", "mask_nan"}
+# what makes a kernel raise the zero-sign bits: the zero of a float max / min with both signs
+# seen, a sort of float rows whose order of zeros / NaNs may differ from NumPy's, a gather
+# that may be out of bounds
+_ZERO_SIGN_OPS = frozenset({"fix_zero_sign", "sort_vec"})
 
 
 def _const_of(e):
@@ -129,7 +130,7 @@ def tracks_zero_signs(kernel) -> bool:
     """Does the kernel reduce floats with max / min, sort float rows or gather at positions
     that may be out of bounds (it may set both ZERO_SIGNS bits, and then NumPy must redo the
     call even with every error mode "ignore")?"""
-    return any(isinstance(x, Op) and (x.op in _EXTREMA | {"sort_vec"} and x.dtype.startswith("float")
+    return any(isinstance(x, Op) and (x.op in _ZERO_SIGN_OPS and x.dtype.startswith("float")
                                       or x.op == "gather_pos")
                for e in _exprs(kernel.body) for x in walk_exprs(e))
 
@@ -138,8 +139,7 @@ def uses_status_register(kernel) -> bool:
     """Must the kernel's entry read the FP status flags around its body? Not when everything
     that may report is an integer division (its flags go through the accumulator): such a
     body stays inlined into its entry."""
-    return any(_raises(x) and not _integer_divide(x) and x.op not in _EXTREMA
-               for e in _exprs(kernel.body) for x in walk_exprs(e))
+    return any(_raises(x) and not _integer_divide(x) for e in _exprs(kernel.body) for x in walk_exprs(e))
 
 
 def _integer_divide(e) -> bool:
