@@ -60,6 +60,8 @@ class KernelStep:
     zero_fill: bool = False                         # it only fills new arrays with zeros: the wrapper
                                                     #   allocates them zeroed (calloc; np.empty: not
                                                     #   at all) and skips it
+    check: Kernel | None = None                     # its flag check, run before it writes the
+                                                    #   caller's arrays (backends/llvm/flag_checks.py)
 
 
 def _same(a, b) -> bool:

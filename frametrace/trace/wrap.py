@@ -35,7 +35,9 @@ def _is_numpy_callable(value) -> bool:
         return True
     if isinstance(value, type) and issubclass(value, (np.generic, np.dtype)):
         return True
-    module = getattr(value, "__module__", None) or ""
+    module = getattr(value, "__module__", None)
+    if not isinstance(module, str):              # (a native entry's builtin keeps a tuple there)
+        return False
     return callable(value) and (module == "numpy" or module.startswith("numpy."))
 
 

@@ -34,7 +34,7 @@ from ...lower.fusion import KernelStep, group
 from ...lower.loop_ir import Op, format_kernel
 from ...lower.schedule import Plan
 from ..numpy_backend import compile_graph as reference_graph
-from . import jit, runtime, tiers, wrapper
+from . import flag_checks, jit, runtime, tiers, wrapper
 from .array_loops import array_loop
 from .loops import NotNative, native_loop
 
@@ -84,6 +84,7 @@ def _compile(graph: Graph):
     steps = stages["steps"](plan)
     kernels = [s.kernel for s in steps if isinstance(s, KernelStep)]
     quick = tiers.assign(plan, kernels, getattr(graph, "hints", None))    # small symbolic kernels
+    kernels += flag_checks.choose(plan, steps)    # an in-place kernel's flag check (after tiers: its tier)
     kernels += [nl.kernel for nl in plan.loop_natives.values()]
     ir = stages["llvm_ir"](kernels) if kernels else ""
     module = stages["module"](ir, [k.name for k in kernels]) if kernels else None

@@ -20,7 +20,8 @@ wrapper (wrapper.py) do, in the same order, for the subset it accepts:
 
 Basic-slice views of inputs and same-dtype copies into them (`a[3] = r`, `a[:2, :2] = 0.0`:
 wrapper steps "getitem" and "assign") are done here natively (native_views.py).
-Anything else (graph breaks, NumPy fallback steps, other views built by NumPy, unbacked sizes,
+Pure NumPy calls (np.matmul, opaque functions) are made through the C API (native_calls.py).
+Anything else (graph breaks, other NumPy fallback steps, other views built by NumPy, unbacked sizes,
 overlap copies, globals/attributes as graph inputs, float arithmetic in guards) raises
 NotNative and the entry keeps its Python path only. Every check that fails at run time
 returns the miss sentinel *before* anything is allocated, so a miss has no side effects.
@@ -45,7 +46,7 @@ from ...lower.fusion import KernelStep
 from ...lower.views import broadcast_ok
 from ...lower.weak_ints import range_checks
 from ...codegen.llvm_kernels import fpflags
-from . import fp_errors, native_fp, runtime, strict
+from . import fp_errors, native_calls, native_fp, runtime, strict
 from .layouts import Layouts
 from .native_guards import IR, OVERFLOW_DECLS, NotNative, Translator, V
 from .native_views import COPY_KINDS, Views, constant_bytes
@@ -93,6 +94,7 @@ class _Builder:
         self.vw = Views(self)
         self.descs: dict = {}         # wrapper variable -> native_views.Desc of an input or its view
         self.copies: dict = {}        # assign node (a wrapper step) -> (dst Desc, source)
+        self.calls: dict = {}         # NumPy-call step node -> (callable, args): native_calls.py
 
     # -- the whole function ----------------------------------------------------------------
     def build(self, guards, bindings, graph_call, input_codes, return_code, graph, run, name):
@@ -115,15 +117,27 @@ class _Builder:
             self._layout_and_range_checks(plan, steps, graph)
             self._numpy_handoff_checks(plan, steps, graph)
         result = self._plan_return(ast.parse(return_code, mode="eval").body, plan, graph)
-        fp = any(fpflags.may_raise(s.kernel) for s in steps if isinstance(s, KernelStep))
+        flags = fp_errors.GraphFlags(0)   # what NumPy may report for the kernels' work
+        for s in steps:
+            if isinstance(s, KernelStep):
+                flags.kinds |= fpflags.kinds(s.kernel)
+        fp = flags.kinds != 0
         regions = native_fp.written_regions(self, plan, graph) if fp else []
         ir.fail = None                 # from here on, nothing may miss
-        signs = any(fpflags.tracks_zero_signs(s.kernel) for s in steps if isinstance(s, KernelStep))
-        saved = native_fp.snapshot(self, regions, always=signs) if fp else None
-        for step in steps:
+        test_at = getattr(plan, "flag_test_at", None) if plan is not None else None   # (flag_checks.py)
+        saved = native_fp.snapshot(self, regions if test_at is None else [], flags) if fp else None
+        for i, step in enumerate(steps):
+            if i == test_at and saved is not None and getattr(step, "check", None) is not None:
+                k = step.check
+                small = k.work.isdigit() and int(k.work) <= native_fp.SMALL_CHECK
+                self._launch(plan, step, run, check=lambda pack, k=k, small=small: native_fp.test_before_writing(
+                    self, flags, lambda: self._call_kernel(plan, k, run, pack), small))
+                continue
+            if i == test_at and saved is not None:
+                native_fp.test_before_writing(self, flags)
             self._launch(plan, step, run)
         if fp:
-            native_fp.miss_on_fp_flags(self, saved)
+            native_fp.miss_on_fp_flags(self, saved, flags)
         out = self._make(result)
         for p in self.owned:
             ir.call("void", "Py_DecRef", f"ptr {p}")
@@ -267,7 +281,9 @@ class _Builder:
             self.descs[plan.var[n]] = self.vw.getitem(plan, n, self.input_desc(plan, n.args[0]))
             return
         if n.op != "assign":
-            raise NotNative(f"wrapper step {n.op}")
+            if not native_calls.plan_call(self, plan, n):   # np.matmul, an opaque call: made here
+                raise NotNative(f"wrapper step {n.op}")
+            return
         dst, src = n.args
         d = self.input_desc(plan, dst)
         if dst.dtype.kind not in COPY_KINDS:
@@ -416,9 +432,14 @@ class _Builder:
         ir.do("ret ptr null")
         ir.block(ok)
 
-    def _launch(self, plan, step, run):
+    def _launch(self, plan, step, run, check=None):
+        """Emit step: a copy, or a kernel's allocations and call (after `check(pack)`, the
+        flag check of a writing kernel, given the packed arguments both calls share)."""
         ir = self.ir
-        if not isinstance(step, KernelStep):       # a view (nothing to do) or a copy
+        if not isinstance(step, KernelStep):       # a view (nothing to do), a copy or a NumPy call
+            if step.node in self.calls:
+                native_calls.emit_call(self, plan, step.node)
+                return
             d, src = self.copies.get(step.node, (None, None))
             if isinstance(src, tuple) and src[0] == "owned":
                 src = self.vw.broadcast(self.vw.of_obj(plan, plan.var[src[1]], src[1]), src[1].shape, d)
@@ -446,6 +467,13 @@ class _Builder:
             ty, value = self.slots[(k.name, j)]
             p = ir.op(f"getelementptr inbounds i64, ptr {pack}, i64 {len(k.buffers) + j}")
             ir.do(f"store {ty} {value}, ptr {p}, align 8")
+        if check is not None:
+            check(pack)
+        self._call_kernel(plan, k, run, pack)
+
+    def _call_kernel(self, plan, k, run, pack):
+        """The call of kernel k over its split extent, without the GIL when its work is large."""
+        ir = self.ir
         fn = ir.op(f"inttoptr i64 {run.module.address(k.name)} to ptr")
         call = f"call void {fn}(i64 0, i64 {self.size(plan, k.split_extent)}, ptr {pack})"
         work = self.size(plan, k.work)

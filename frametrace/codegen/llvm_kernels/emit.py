@@ -235,6 +235,15 @@ class FunctionEmitter:
             return self._segment(e)
         if e.op == "mask_nan":
             return self._mask_nan(e)
+        if e.op == "keep_bits":                   # acc | the bits of x, zero-extended to i64
+            acc, x = self.ev(e.args[0]), self.ev(e.args[1])
+            dt = e.args[1].dtype
+            if dt != "bool" and T.bits(dt) > 1 and T.kind(dt) == "f":
+                x = self.emit(f"bitcast {T.reg(dt)} {x} to i{T.bits(dt)}", f"i{T.bits(dt)}")
+            w = 1 if dt == "bool" else T.bits(dt)
+            if w < 64:
+                x = self.emit(f"zext i{w} {x} to i64", "i64")
+            return self.emit(f"or i64 {acc}, {x}", "i64")
         if e.op == "where":
             c, a, b = (self.ev(x) for x in e.args)
             ty = T.reg(e.dtype)
@@ -520,6 +529,8 @@ class FunctionEmitter:
         k = self.k
         self.label("entry")
         self.body(k.body)
+        if k.keep is not None:                   # consumed: what feeds it stays (flag_check.py)
+            self.line(f'call void asm sideeffect "", "r"(i64 {self.ev(Var(k.keep, "int64"))})')
         if self.flags is not None:
             self.lines += fpflags.exit_ir(self.flags)
         self.line("ret void")

@@ -77,53 +77,97 @@ _INT_DIVIDE = ops_where(lambda op: op.fp_errors == "int_divide")
 # accumulator)
 _QUIET = ops_where(lambda op: op.fp_errors == "none") | {"affine", "red_and", "red_or", "sort_vec", "sort_pick",
                                                           "red_peak_max", "red_peak_min", "red_max_nonan",
-                                                          "red_min_nonan", "fix_zero_sign", "mask_nan"}
+                                                          "red_min_nonan", "fix_zero_sign", "mask_nan",
+                                                          "keep_bits"}
 # what makes a kernel raise the zero-sign bits: the zero of a float max / min with both signs
 # seen, a sort of float rows whose order of zeros / NaNs may differ from NumPy's, a gather
 # that may be out of bounds
 _ZERO_SIGN_OPS = frozenset({"fix_zero_sign", "sort_vec"})
 
 
+# Which kinds NumPy itself may report for an op (an element of a kernel's expressions), so
+# that a graph needs NumPy's help (a saved copy of what it writes, a redo) only when the error
+# mode of one of them is not "ignore": `M *= 0.995` can only underflow, ignored by default.
+# Float ops NumPy never reports for, whatever the operands (NaN and inf included; checked
+# against NumPy in tests/backends/llvm/test_inplace_updates.py), though the status register
+# may say "invalid" for them (signalling compares): a flag the graph's kinds mask out.
+_NEVER_REPORTED = frozenset({"less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
+                             "maximum", "minimum", "fmax", "fmin", "clip", "clip_scalar", "heaviside",
+                             "argbetter_max", "argbetter_min"})
+# float arithmetic -> the kinds NumPy may report for it (anything else float: all four)
+_ARITH_KINDS = {"add": OVERFLOW | INVALID, "subtract": OVERFLOW | INVALID, "red_add": OVERFLOW | INVALID,
+                "multiply": OVERFLOW | UNDERFLOW | INVALID, "red_mul": OVERFLOW | UNDERFLOW | INVALID,
+                "square": OVERFLOW | UNDERFLOW}
+
+
 def _const_of(e):
     return abs(e.value) if isinstance(e, Const) and isinstance(e.value, float) and e.value == e.value else None
 
 
-def _quiet_with_constant(e) -> bool:
-    """x + c, x - c (|c| <= 2**64: cannot overflow, inf + c is no invalid, and a sum that is
-    subnormal is exact: no underflow), x * 1, x / 1: no reported flag for any x, so `x += 1`
-    needs no check. (x * 0.5 or x / 2 of a subnormal x underflows.)"""
-    if len(e.args) != 2:
-        return False
-    c = _const_of(e.args[1]) if e.op == "true_divide" else (_const_of(e.args[1]) if _const_of(e.args[1])
-                                                             is not None else _const_of(e.args[0]))
+def _with_constant(e):
+    """The kinds of `x op c` (or `c op x` for + - *) with a constant float c, or None. x + c,
+    x - c with |c| <= 2**64: nothing (cannot overflow, inf + c is no invalid, a subnormal sum is
+    exact); x * c: 0 < |c| < 1 only underflows, |c| == 1 is exact, c == 0 or inf only makes
+    inf * 0 invalid; x / c the other way round. (Signalling NaN inputs aside: NumPy arrays
+    practically never hold them.)"""
+    if len(e.args) != 2 or e.op not in ("add", "subtract", "multiply", "true_divide"):
+        return None
+    c = _const_of(e.args[1])
+    if c is None and e.op != "true_divide":
+        c = _const_of(e.args[0])
     if c is None:
-        return False
+        return None
     if e.op in ("add", "subtract"):
-        return c <= 2.0 ** 64
-    return e.op in ("multiply", "true_divide") and c == 1
+        return 0 if c <= 2.0 ** 64 else None
+    if e.op == "multiply":
+        return (INVALID if c in (0.0, float("inf")) else 0 if c == 1 else
+                UNDERFLOW if c < 1 else OVERFLOW | UNDERFLOW)
+    return (DIVIDE | INVALID if c == 0 else INVALID if c == float("inf") else 0 if c == 1 else
+            UNDERFLOW if c > 1 else OVERFLOW | UNDERFLOW)
+
+
+def op_kinds(e) -> int:
+    """The flag kinds (REPORTED bits) NumPy may report while computing expression node `e`."""
+    if not isinstance(e, Op):
+        return 0
+    operand = getattr(e.args[0], "dtype", e.dtype) if e.args else e.dtype
+    if e.op == "cast":                            # float -> int: invalid; float64 -> float32: over / under
+        if not operand.startswith("float"):
+            return 0
+        if not e.dtype.startswith("float"):
+            return INVALID
+        return OVERFLOW | UNDERFLOW if (operand, e.dtype) == ("float64", "float32") else 0
+    if operand.startswith("float") or e.dtype.startswith("float"):
+        if e.op in _QUIET or e.op in _NEVER_REPORTED:
+            return 0
+        known = _with_constant(e)
+        return known if known is not None else _ARITH_KINDS.get(e.op, REPORTED)
+    if e.op in SCALAR_INT:
+        return OVERFLOW
+    divisor = e.args[1] if len(e.args) == 2 else None      # x // 3: never zero, never -1
+    if isinstance(divisor, Const) and divisor.value not in (0, -1):
+        return 0
+    return DIVIDE | OVERFLOW if e.op in _INT_DIVIDE and operand != "bool" else 0
 
 
 def _raises(e) -> bool:
-    if not isinstance(e, Op) or _quiet_with_constant(e):
-        return False
-    operand = getattr(e.args[0], "dtype", e.dtype) if e.args else e.dtype
-    if e.op == "cast":                            # float -> int or a narrower float
-        return operand.startswith("float") and (not e.dtype.startswith("float")
-                                                or (operand, e.dtype) == ("float64", "float32"))
-    if operand.startswith("float") or e.dtype.startswith("float"):
-        return e.op not in _QUIET
-    if e.op in SCALAR_INT:
-        return True
-    divisor = e.args[1] if len(e.args) == 2 else None      # x // 3: never zero, never -1
-    if isinstance(divisor, Const) and divisor.value not in (0, -1):
-        return False
-    return e.op in _INT_DIVIDE and operand != "bool"
+    return op_kinds(e) != 0
+
+
+def kinds(kernel) -> int:
+    """The flag kinds NumPy may report for the kernel's work, plus both ZERO_SIGNS bits when
+    it may ask NumPy to redo the call whatever the error mode (tracks_zero_signs)."""
+    out = 0
+    for e in _exprs(kernel.body):
+        for x in walk_exprs(e):
+            out |= op_kinds(x)
+    return out | (ZERO_SIGNS if tracks_zero_signs(kernel) else 0)
 
 
 def may_raise(kernel) -> bool:
     """Does any expression of the kernel compute something that may set a reported flag (or
     the zero-sign bits: a quiet sort of short rows too, lower/sorting.py)?"""
-    return any(_raises(x) for e in _exprs(kernel.body) for x in walk_exprs(e)) or tracks_zero_signs(kernel)
+    return kinds(kernel) != 0
 
 
 def tracks_zero_signs(kernel) -> bool:
@@ -210,5 +254,6 @@ def take() -> int:
     return v
 
 
-__all__ = ["may_raise", "tracks_zero_signs", "uses_status_register", "entry_ir", "exit_ir", "take", "ADDRESS",
+__all__ = ["may_raise", "kinds", "op_kinds",
+           "tracks_zero_signs", "uses_status_register", "entry_ir", "exit_ir", "take", "ADDRESS",
            "KINDS", "BIT", "ZERO_SIGNS", "DECLS", "WORD_DECL", "SYMBOL"]
