@@ -307,7 +307,7 @@ def test_flags_raised_before_the_first_write_need_no_copy(last_run):
     f = ft.compile(scaled_rows, backend="llvm")
     data = rng.standard_normal((7, 5))
     for n in (7.0, 1.0, 7.0):                  # n - 1 == 0: divide by zero
-        for name, state in _states():
+        for _, state in _states():
             cov = np.zeros((5, 5))
             _same(_run(f, (cov, data, n), state), _run(scaled_rows, (cov, data, n), state))
     assert "if _fpw.value and _fb.flagged(): return _fb.run(" in last_run[0].source
