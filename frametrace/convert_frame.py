@@ -232,6 +232,9 @@ def _compile_and_run(cache, values, options):
     result = entry.call(*values)
     if result is rt.MISS:      # the guards must accept the values they were built from
         raise_internal(cache, entry, values)
+    if config.autotune_entries and entry.info.extra.get("same_as_eager"):
+        from csrc_free_runtime.tuning import tune
+        entry.info.extra["tuning"] = tune(cache, entry)   # compiled or eager: the faster, from now on
     return result
 
 

@@ -147,11 +147,22 @@ def compile_frame(cache, values, options, frame_state, compile_id):
     info = EntryInfo(compile_id, cache.argnames, guards, namespace, graph, len(graph.nodes), source,
                      backend_source, output.shape_env)
     info.extra["backend_time"] = backend_time
+    info.extra["same_as_eager"] = brk is None and graph_call is not None and _same_as_eager(namespace[graph_call])
     if brk is not None:
         info.extra["graph_break"] = brk.reason
         info.extra["restart_reasons"] = [f"{brk.reason.explanation} at {brk.reason.location}"]
     _log_compile(code, compile_id, graph, guards, source, backend_source)
     return rt.CacheEntry(entry, check, compile_id, source, info, native=native)
+
+
+def _same_as_eager(run) -> bool:
+    """Does the compiled graph give NumPy's results bit for bit (an LLVM graph without
+    reassociated sums or approximated math)? Then the runtime may time it against the eager
+    frame (config.autotune_entries)."""
+    if getattr(run, "kernels", None) is None:
+        return False                           # the NumPy backend: nothing to gain
+    from ..backends.llvm.exact import same_as_eager
+    return same_as_eager(run)
 
 
 def _native_entry(cache, guards, bindings, graph_call, input_codes, return_code, namespace, graph, options):
