@@ -119,6 +119,7 @@ def compile_frame(cache, values, options, frame_state, compile_id):
     graph.outputs = tuple(rebuild.outputs)
     graph.runtime_asserts = [(a.expr, a.msg) for a in output.shape_env.runtime_asserts]
     graph.hints = {s: h for s in graph.symbols if (h := output.shape_env.hints.get(s)) is not None}
+    graph.size_replacements = dict(output.shape_env.replacements)    # (passes/sizes.py)
     run_passes(graph)
 
     for sg in output.shape_env.produce_guards():

@@ -312,3 +312,41 @@ def test_flags_raised_before_the_first_write_need_no_copy(last_run):
             _same(_run(f, (cov, data, n), state), _run(scaled_rows, (cov, data, n), state))
     assert "if _fpw.value and _fb.flagged(): return _fb.run(" in last_run[0].source
     assert "_fb.snapshot(" not in last_run[0].source
+
+
+def test_masked_write_with_related_sizes_is_one_kernel(last_run):
+    """mask.shape == z[1:-1, 1:-1].shape is learnt while tracing (a size replacement): the input's
+    shape is rewritten with it (passes/sizes.py), so the masked write is a kernel, not NumPy's
+    where, for every size of one dynamic graph."""
+    f = ft.compile(fill_masked2, backend="llvm", dynamic=True)
+    for n in (5, 17, 40):
+        z = rng.integers(0, 5, (n, n))
+        mask = rng.random((n - 2, n - 2)) < 0.4
+        _same(_run(f, (z, mask), {}), _run(fill_masked2, (z, mask), {}))
+    assert len(last_run) == 1 and "_op_where" not in last_run[0].source
+    assert "where(" in last_run[0].loop_ir
+
+
+def fill_masked2(z, mask):
+    z[...] = 0
+    z[1:-1, 1:-1][mask] = 1
+    return z
+
+
+def fill_views(z):
+    z[::2, 1:] = 0
+    z.T[-1] = 0
+    z[:, 0] = 0.0
+    z[1:3] = 0
+    return z
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_zero_fills_of_views(order):
+    """`z[...] = 0` into views (native entry: memset per dense row or of the whole region)."""
+    f = ft.compile(fill_views, backend="llvm")
+    for shape in ((4, 5), (7, 3), (64, 64)):
+        z = np.asarray(rng.standard_normal(shape), order=order)
+        _same(_run(f, (z,), {}), _run(fill_views, (z,), {}))
+        zi = np.asarray(rng.integers(1, 9, shape), order=order)
+        _same(_run(f, (zi,), {}), _run(fill_views, (zi,), {}))
