@@ -25,6 +25,19 @@ def log_softmax(x):
     return x - m - np.log(np.exp(x - m).sum(axis=-1, keepdims=True))
 
 
+class LayerNorm:
+    """A normalisation layer without learnt weights: the row mean and variance fused with the
+    normalisation."""
+
+    def __init__(self, eps, gain):
+        self.eps, self.gain = eps, gain
+
+    def __call__(self, x):
+        m = x.mean(axis=-1, keepdims=True)
+        v = ((x - m) ** 2).mean(axis=-1, keepdims=True)
+        return (x - m) / np.sqrt(v + self.eps) * self.gain
+
+
 class Attention:
     """Scores, a stable softmax and the weighted values, as a model's method."""
 
@@ -91,6 +104,9 @@ def _identical(got, want, names=None, rtol=0.0):
         assert g.dtype == w.dtype and g.shape == w.shape
         if rtol:
             np.testing.assert_allclose(g, w, rtol=rtol, atol=rtol, equal_nan=True)
+            if w.dtype.kind == "f":                       # zeros keep NumPy's sign
+                zero = (w == 0) & (g == 0)
+                assert (np.signbit(g[zero]) == np.signbit(w[zero])).all(), (names, g, w)
         else:
             bad = ~((g == w) | (np.isnan(g) & np.isnan(w)) if w.dtype.kind == "f" else (g == w))
             if w.dtype.kind == "f":
@@ -111,7 +127,8 @@ def test_row_statistics_keep_numpys_nan_and_zero_signs(dtype, m):
     assert ft.stats().graph_breaks == 0
 
 
-@pytest.mark.parametrize("fn", [softmax, log_softmax])
+@pytest.mark.parametrize("fn", [softmax, log_softmax, LayerNorm(1e-5, 2.0)], ids=["softmax", "log_softmax",
+                                                                                   "layernorm"])
 @pytest.mark.parametrize("m", [1, 5, 1030])
 def test_softmax_family_on_special_rows(fn, m):
     x, names = _matrix(m, "float64")
