@@ -15,8 +15,11 @@ spurious lanes of a vector loop: the results stand.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ...codegen.llvm_kernels import fpflags
 from ...ir.graph import Node
+from ...ir.ops.elementwise import scalar_operator
 from ...ir.ops.loops import written_values
 from ...ir.registry import get_op
 from ...lower.flag_check import check_kernel
@@ -54,8 +57,41 @@ def choose(plan, steps) -> list:
     if check is None:
         return []
     w.check = check
+    w.numpy_call = _lone_ufunc(plan, steps, w)
     plan.flag_test_at = first
     return [check]
+
+
+def _lone_ufunc(plan, steps, w):
+    """(ufunc, operands, destination, bytes per element) when the whole graph is one in-place ufunc into an input
+    (`x += y`, `M *= c`: operands are input nodes or Python constants), else None. Where its
+    check must run, the check and the kernel read the operands twice where NumPy's own call
+    (`np.add(x, y, x)`, what `x += y` runs eagerly) reads them once: above a size the native
+    entry makes that call instead (native_fp.numpy_or_check), NumPy's values and reports by
+    construction."""
+    if steps != [w] or len(w.jobs) != 1:
+        return None
+    a = w.jobs[0].node
+    if a.op != "assign" or a.attr("writer") != "ufunc" or len(a.args) != 2 or not isinstance(a.args[1], Node):
+        return None
+    dst, v = a.args
+    op = get_op(v.op)
+    if op.kind != "elementwise" or op.ufunc is None or v.op == "power" or v.call_attrs or v.errstate \
+            or a.errstate or scalar_operator(v) is not None or plan.users.get(v) != [a] \
+            or v in plan.output_set or not isinstance(dst, Node) or plan.cat.get(dst) != "input" \
+            or tuple(dst.shape) != tuple(v.shape):
+        return None
+    operands, arrays = [], {dst}
+    for x in v.args:
+        if isinstance(x, Node) and plan.cat.get(x) == "input":
+            operands.append(x)                     # an array, or a Python scalar argument
+            if not plan.by_value(x) and x.dtype is not None:
+                arrays.add(x)
+        elif type(x) in (int, float, bool):
+            operands.append(("const", x))
+        else:
+            return None
+    return op.ufunc, operands, dst, sum(np.dtype(x.dtype).itemsize for x in arrays)
 
 
 def _kinds(plan, step) -> int:

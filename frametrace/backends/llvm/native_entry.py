@@ -95,6 +95,7 @@ class _Builder:
         self.descs: dict = {}         # wrapper variable -> native_views.Desc of an input or its view
         self.copies: dict = {}        # assign node (a wrapper step) -> (dst Desc, source)
         self.calls: dict = {}         # NumPy-call step node -> (callable, args): native_calls.py
+        self.scalar_args: dict = {}   # var of a by-value input -> its object (native_fp.numpy_or_check)
 
     # -- the whole function ----------------------------------------------------------------
     def build(self, guards, bindings, graph_call, input_codes, return_code, graph, run, name):
@@ -130,6 +131,16 @@ class _Builder:
             if i == test_at and saved is not None and getattr(step, "check", None) is not None:
                 k = step.check
                 small = k.work.isdigit() and int(k.work) <= native_fp.SMALL_CHECK
+                lone = self._lone_ufunc(plan, step)
+                least = native_fp.lone_ufunc_min(step.numpy_call) if lone is not None else 0
+                if lone is not None and not (k.work.isdigit() and int(k.work) < least):
+                    done = ir.label("lonedone")    # NumPy's own call where the check must run
+                    self._launch(plan, step, run, check=lambda pack, k=k, lone=lone, done=done: native_fp.numpy_or_check(
+                        self, flags, lone, self.size(plan, k.work), k.work.isdigit(),
+                        lambda: self._call_kernel(plan, k, run, pack), done, least))
+                    ir.do(f"br label %{done}")
+                    ir.block(done)
+                    continue
                 self._launch(plan, step, run, check=lambda pack, k=k, small=small: native_fp.test_before_writing(
                     self, flags, lambda: self._call_kernel(plan, k, run, pack), small))
                 continue
@@ -177,6 +188,7 @@ class _Builder:
             var = plan.var[node]
             if plan.by_value(node):
                 tr.env[var] = tr.number(code)
+                self.scalar_args[var] = tr.arg(code).ref
             elif tr.types.get(code) is np.ndarray:
                 self.objs[var] = tr.arg(code).ref
             else:
@@ -470,6 +482,27 @@ class _Builder:
         if check is not None:
             check(pack)
         self._call_kernel(plan, k, run, pack)
+
+    def _lone_ufunc(self, plan, step):
+        """(ufunc, operand pointers) of a graph that is one in-place ufunc (step.numpy_call,
+        flag_checks.py), its output passed positionally as NumPy's `out`; None when an
+        operand is not an object the entry holds."""
+        if getattr(step, "numpy_call", None) is None:
+            return None
+        ufunc, operands, dst, _ = step.numpy_call
+        self.tr.keep.append(ufunc)
+        ptrs = []
+        for x in list(operands) + [dst]:
+            if isinstance(x, tuple):
+                self.tr.keep.append(x[1])
+                ptrs.append(self.ir.const_ptr(x[1]))
+            elif plan.var.get(x) in self.objs:
+                ptrs.append(self.objs[plan.var[x]])
+            elif plan.var.get(x) in self.scalar_args:     # a Python scalar argument, as NumPy gets it
+                ptrs.append(self.scalar_args[plan.var[x]])
+            else:
+                return None
+        return ufunc, ptrs
 
     def _call_kernel(self, plan, k, run, pack):
         """The call of kernel k over its split extent, without the GIL when its work is large."""

@@ -350,3 +350,35 @@ def test_zero_fills_of_views(order):
         _same(_run(f, (z,), {}), _run(fill_views, (z,), {}))
         zi = np.asarray(rng.integers(1, 9, shape), order=order)
         _same(_run(f, (zi,), {}), _run(fill_views, (zi,), {}))
+
+
+def _natives(fn):
+    from csrc_free_runtime import all_caches
+    return [e.native for c in all_caches() if c.fn is fn for e in c.entries if e.native is not None]
+
+
+def scale_by(m, c):
+    m *= c
+    return m
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_a_lone_inplace_ufunc_is_numpys_call_where_its_check_would_read_twice(dynamic):
+    """`x += y` alone, its check wanted (the default state reports overflow): from
+    native_fp.lone_ufunc_min elements the native entry calls np.add(x, y, x) itself (one pass,
+    NumPy's reports by construction) instead of check + kernel (two); below, check + kernel. Every
+    error state, every size, with and without a flag, f8 and f4, and a Python scalar operand."""
+    from frametrace.backends.llvm import native_fp
+    for fn, make in ((iadd, lambda kind, n, dt: _data(kind, n, dt)),
+                     (scale_by, lambda kind, n, dt: (_data(kind, n, dt)[0], 1e308 if kind == "over" else 0.5))):
+        f = ft.compile(fn, backend="llvm", dynamic=dynamic)
+        for dt in ("f8", "f4"):
+            for n in (5, 2000, 2600, 9000):
+                for kind in ("clean", "over", "invalid", "under"):
+                    args = make(kind, n, dt)
+                    for _, state in _states():
+                        _same(_run(f, args, state), _run(fn, args, state))
+        natives = _natives(fn)
+        assert natives and all(nt.hits > 0 for nt in natives)
+        assert any("lonnp" in nt.ir for nt in natives)
+    assert native_fp.lone_ufunc_min((np.add, [], None, 16)) == native_fp.LONE_UFUNC_BYTES // 16
