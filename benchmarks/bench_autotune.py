@@ -64,7 +64,6 @@ def _rng(seed=0):
 
 WORKLOADS = {   # name -> (function, argument maker)
     "matmul4": (matmul, lambda: (_rng().random((4, 4)), _rng(1).random((4, 4)))),
-    "matmul256": (matmul, lambda: (_rng().random((256, 256)), _rng(1).random((256, 256)))),
     "add1_8": (add1, lambda: (np.ones(8),)),
     "xpy4096": (xpy, lambda: (_rng().random(4096), _rng(1).random(4096) * 1e-9)),
     "scale300x600": (scale, lambda: (_rng().random((300, 600)),)),

