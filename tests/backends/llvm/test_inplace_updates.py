@@ -382,3 +382,28 @@ def test_a_lone_inplace_ufunc_is_numpys_call_where_its_check_would_read_twice(dy
         assert natives and all(nt.hits > 0 for nt in natives)
         assert any("lonnp" in nt.ir for nt in natives)
     assert native_fp.lone_ufunc_min((np.add, [], None, 16)) == native_fp.LONE_UFUNC_BYTES // 16
+
+
+def test_a_lone_inplace_ufunc_on_overlapping_and_strided_operands():
+    """NumPy's call handles what NumPy handles: the same array twice, overlapping views passed
+    as two arguments, Fortran-ordered and reversed operands, above and below the threshold."""
+    f = ft.compile(iadd, backend="llvm", dynamic=True)
+    for n in (40, 9000):
+        a, _ = _data("over", n + 1)
+        cases = [(a[:-1], a[:-1]), (a[:-1], a[1:]), (a[1:], a[:-1]), (a[::-1], a)]
+        m = np.asfortranarray(rng.standard_normal((n // 20 + 2, 20)))
+        m[1, 3] = np.finfo(np.float64).max
+        cases += [(m, m * 0.5), (m, m[::-1])]
+        for x, y in cases:
+            for _, state in _states():
+                base = x.base if x.base is not None else x
+
+                def run(fn, x=x, y=y, base=base):
+                    keep = base.copy()
+                    out = _run(lambda: fn(x, y), (), state)
+                    after = base.copy()
+                    base[...] = keep
+                    return out, after
+                (got, got_after), (want, want_after) = run(f), run(iadd)
+                _same(got, want)
+                np.testing.assert_array_equal(got_after, want_after)
