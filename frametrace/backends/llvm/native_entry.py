@@ -135,9 +135,10 @@ class _Builder:
                 least = native_fp.lone_ufunc_min(step.numpy_call) if lone is not None else 0
                 if lone is not None and not (k.work.isdigit() and int(k.work) < least):
                     done = ir.label("lonedone")    # NumPy's own call where the check must run
-                    self._launch(plan, step, run, check=lambda pack, k=k, lone=lone, done=done: native_fp.numpy_or_check(
-                        self, flags, lone, self.size(plan, k.work), k.work.isdigit(),
-                        lambda: self._call_kernel(plan, k, run, pack), done, least))
+                    def numpy_or_check(pack, k=k, lone=lone, done=done, least=least):
+                        native_fp.numpy_or_check(self, flags, lone, self.size(plan, k.work), k.work.isdigit(),
+                                                 lambda: self._call_kernel(plan, k, run, pack), done, least)
+                    self._launch(plan, step, run, check=numpy_or_check)
                     ir.do(f"br label %{done}")
                     ir.block(done)
                     continue

@@ -215,4 +215,5 @@ def numpy_or_check(b, flags, call, work, static, launch_check, done, least):
     ir.block(go)
 
 
-__all__ = ["SMALL_SNAPSHOT", "lone_ufunc_min", "numpy_or_check", "miss_on_fp_flags", "snapshot", "test_before_writing", "written_regions"]
+__all__ = ["SMALL_SNAPSHOT", "lone_ufunc_min", "numpy_or_check", "miss_on_fp_flags", "snapshot",
+           "test_before_writing", "written_regions"]

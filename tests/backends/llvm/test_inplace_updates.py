@@ -398,7 +398,7 @@ def test_a_lone_inplace_ufunc_on_overlapping_and_strided_operands():
             for _, state in _states():
                 base = x.base if x.base is not None else x
 
-                def run(fn, x=x, y=y, base=base):
+                def run(fn, x=x, y=y, base=base, state=state):
                     keep = base.copy()
                     out = _run(lambda: fn(x, y), (), state)
                     after = base.copy()
