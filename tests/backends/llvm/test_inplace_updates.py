@@ -407,3 +407,22 @@ def test_a_lone_inplace_ufunc_on_overlapping_and_strided_operands():
                 (got, got_after), (want, want_after) = run(f), run(iadd)
                 _same(got, want)
                 np.testing.assert_array_equal(got_after, want_after)
+
+
+def test_the_error_state_answer_follows_seterr_between_calls():
+    """The native entry keeps its answer per error state (GraphFlags.snapshot_wanted): np.seterr
+    between calls, nested errstate blocks and a restored state each get their own answer."""
+    f = ft.compile(iadd, backend="llvm")
+    old = np.geterr()
+    try:
+        for n in (100, 5000):
+            for modes in ({"over": "raise"}, {"over": "ignore"}, {"over": "warn"}, {"all": "ignore"},
+                          {"over": "raise"}):
+                np.seterr(**modes)
+                x, y = _data("over", n)
+                _same(_run(f, (x, y), {}), _run(iadd, (x, y), {}))
+                with np.errstate(over="ignore"):
+                    _same(_run(f, (x, y), {}), _run(iadd, (x, y), {}))
+                _same(_run(f, (x, y), {}), _run(iadd, (x, y), {}))
+    finally:
+        np.seterr(**old)
