@@ -24,6 +24,11 @@ def xpy(x, y):
     return x
 
 
+def sgd(w, g, lr):
+    w -= lr * g
+    return w
+
+
 def scale(m):
     m *= 0.995
     return m
@@ -61,6 +66,7 @@ def _rng(seed=0):
 
 WORKLOADS = {   # name -> (function, argument maker, target speed-up or None)
     "xpy": (xpy, lambda: (_rng().random(4096), _rng(1).random(4096) * 1e-9), 1.5),
+    "sgd": (sgd, lambda: (_rng().random(4096), _rng(1).random(4096), 1e-3), None),
     "scale": (scale, lambda: (_rng().random((300, 600)),), 1.5),
     "masked": (masked, lambda: (np.zeros((256, 256), np.int64), _rng().random((254, 254)) < 0.3), 1.0),
     "life": (life, lambda: ((_rng().random((256, 256)) < 0.3).astype(np.int64),), 3.0),
