@@ -293,10 +293,16 @@ def install(fn, global_owned=False):
                 cache = _new_cache(fn, code)
                 rec = _Record(code, make_trampoline_code(code, cache), cache)
             else:
+                # shared by the functions of this code object; code objects compare equal by
+                # content (a module imported twice, one source exec'd in two namespaces): another
+                # code object, or other globals, gets a cache of its own
                 pair = _code_caches.get(code)
-                if pair is None:
+                if pair is None or pair[0].code is not code or pair[0].fn.__globals__ is not fn.__globals__:
                     cache = _new_cache(fn, code)
-                    pair = _code_caches[code] = (cache, make_trampoline_code(code, cache))
+                    own = (cache, make_trampoline_code(code, cache))
+                    if pair is None:
+                        _code_caches[code] = own
+                    pair = own
                 rec = _Record(code, pair[1], pair[0])
             _records[fn] = rec
         rec.global_owned |= global_owned

@@ -44,7 +44,8 @@ _new_cfunction.argtypes = [ctypes.POINTER(_PyMethodDef), ctypes.py_object, ctype
 _C_FUNCTIONS = ("Py_IncRef", "Py_DecRef", "PyDict_GetItem", "PyDict_Contains", "PyObject_GetAttr",
                 "PyErr_Clear", "PyTuple_New", "PyTuple_SetItem", "PyLong_FromLongLong",
                 "PyLong_AsLongLongAndOverflow", "PyFloat_AsDouble", "PyEval_SaveThread",
-                "PyEval_RestoreThread")
+                "PyEval_RestoreThread", "PyObject_GetItem", "PyDict_Size", "PyDict_Next",
+                "PyObject_RichCompareBool", "PyObject_IsTrue", "PyList_New", "PyList_SetItem")
 
 # NumPy C-API table indices (numpy/_core/include/numpy/__multiarray_api.h, NumPy 2.x)
 _NUMPY_API = {"PyArray_Return": 76, "PyArray_New": 93}

@@ -10,6 +10,8 @@ See README.md and ../shared/DESIGN.md for the whole contract.
 """
 from __future__ import annotations
 
+import sys
+
 from . import errors
 from .config import config
 from .enable import disable, enable, enabled
@@ -49,6 +51,9 @@ def reset():
             cache.state.data["options"] = options
     rt.cache.reset_hits()
     counters.reset()
+    kernels = sys.modules.get("frametrace.backends.llvm.kernel_cache")     # loaded only once used
+    if kernels is not None:
+        kernels.forget()
 
 
 def set_logs(**channels):

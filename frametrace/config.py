@@ -40,9 +40,10 @@ _DEFAULTS = {
     # Python loops over a symbolic range, or a data-dependent while, become one loop node whose
     # body is traced once (trace/loops.py); False unrolls every loop as TorchDynamo does
     "loop_nodes": True,
-    # a `for` over a constant range of at least this many iterations is a loop node too
-    # (shorter ones, and loops over tuples and lists, are unrolled)
-    "loop_unroll_limit": 32,
+    # a `for` loop whose trip count is a constant is unrolled instead of being a loop node when
+    # trips x (nodes of its body, nested bodies included) is at most this (a few taps of a stencil,
+    # RGB channels); loops over lists and tuples of Python objects are always unrolled
+    "loop_unroll_budget": 64,
     # how deep user calls are inlined
     "max_inline_depth": 32,
     # MPI ranks exchange observed sizes at each compile (frametrace.distributed)
@@ -55,6 +56,8 @@ _DEFAULTS = {
     "remote_cache_timeout_s": 0.3,
     # after a remote-cache failure, seconds before it is tried again
     "remote_cache_backoff_s": 30.0,
+    # LLVM optimisation level of every kernel (0-3; -1: chosen per kernel, backends/llvm/tiers.py)
+    "kernel_opt_level": -1,
     # cache entries of LLVM graphs also get a native entry (guards + launch in LLVM IR, ~20x less call overhead)
     "native_dispatch": True,
     # an entry whose results are the same compiled or eager is timed against the original function on

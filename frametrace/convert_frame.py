@@ -10,8 +10,9 @@ import warnings
 
 import csrc_free_runtime as rt
 
-from . import compile_events, distributed
+from . import compile_events, distributed, internal_errors
 from . import stance as stance_mod
+from .candidates import worth_compiling
 from .config import config
 from .dynamic_policy import FrameState
 from .errors import ConstraintViolationError, GraphBreakError, NumpyError, RecompileError, Unsupported
@@ -82,21 +83,6 @@ def _observe_inputs(cache, values):
             fs.observe_int(src, value)
 
 
-def _has_arrays(values, depth=0) -> bool:
-    import numpy as np
-    for v in values:
-        if isinstance(v, np.ndarray):
-            return True
-        if depth < 2 and isinstance(v, (tuple, list)) and _has_arrays(v, depth + 1):
-            return True
-        if depth < 2 and isinstance(v, dict) and _has_arrays(list(v.values()), depth + 1):
-            return True
-        if depth < 1 and hasattr(v, "__dict__") and not isinstance(v, type) and \
-                _has_arrays(list(vars(v).values()), depth + 1):
-            return True
-    return False
-
-
 def on_miss(cache, values):
     """The runtime's callback: no entry's guards passed for these frame values."""
     hooked = rt.is_hooked(cache)
@@ -106,8 +92,8 @@ def on_miss(cache, values):
     stance = stance_mod.current()
     if stance == "force_eager":
         return cache.run_original(*values)
-    if hooked and not cache.entries and not _has_arrays(values):
-        # hooked functions compile only when they handle arrays: give this one its code back
+    if hooked and not cache.entries and not worth_compiling(cache, values):
+        # hooked functions compile only when they do array work (candidates.py): give this one its code back
         from .enable import restore
         restore(cache)
         return cache.run_original(*values)
@@ -120,7 +106,10 @@ def on_miss(cache, values):
         if cache.action is not rt.Mode.DEFAULT:
             return cache.run_original(*values)
         if cache.entries:
-            reasons = guard_failures(cache, values)
+            try:
+                reasons = guard_failures(cache, values)
+            except Exception as exc:         # a bug of ours: the frame runs eagerly (internal_errors.py)
+                return internal_errors.fall_back(cache, values, exc, "evaluating the guards of")
             if stance == "eager_on_recompile":
                 return cache.run_original(*values)
             if stance == "fail_on_recompile":
@@ -130,11 +119,15 @@ def on_miss(cache, values):
                     + "\n".join(f"    - {r}" for r in reasons))
             if len(cache.entries) >= config.cache_size_limit:
                 return _cache_limit_hit(cache, values, reasons)
-            with compile_context(f"{_frame_id(cache)}/{cache.state.compiles}"):
-                _log_recompile(cache, values, reasons)
-            cache.state.data["reasons"] = reasons
-            cache.state.data.setdefault("recompile_history", []).append(
-                (f"{_frame_id(cache)}/{cache.state.compiles}", reasons, recompile_advice(reasons)))
+            try:
+                advice = recompile_advice(reasons, cache.state.data.setdefault("reason_counts", {}))
+                with compile_context(f"{_frame_id(cache)}/{cache.state.compiles}"):
+                    _log_recompile(cache, values, reasons, advice)
+                cache.state.data["reasons"] = reasons
+                cache.state.data.setdefault("recompile_history", []).append(
+                    (f"{_frame_id(cache)}/{cache.state.compiles}", reasons, advice))
+            except Exception as exc:         # a bug of ours (internal_errors.py)
+                return internal_errors.fall_back(cache, values, exc, "evaluating the guards of")
         elif stance == "eager_then_compile" and not cache.state.data.get("seen"):
             cache.state.data["seen"] = True
             _observe_inputs(cache, values)
@@ -142,21 +135,21 @@ def on_miss(cache, values):
         return _compile_and_run(cache, values, options)
 
 
-def _log_recompile(cache, values, reasons):
+def _log_recompile(cache, values, reasons, advice):
     if recompiles_log.isEnabledFor(logging.INFO):
         body = "\n".join(f"    - {r}" for r in (guard_failures(cache, values, verbose=True) or reasons))
-        advice = recompile_advice(reasons)
         recompiles_log.info("Recompiling function %s in %s\n    triggered by the following guard failure(s):\n%s%s",
                             cache.code.co_name, where(cache), body, f"\n{advice}" if advice else "")
 
 
-def recompile_advice(reasons) -> str:
-    """Which annotation would have avoided a size-related recompile (empty if none applies).
+def recompile_advice(reasons, counts=None) -> str:
+    """What would have avoided this recompile (guards/failures.py; empty if nothing applies).
 
     Only the newest entry's failure counts: a static size (`L['x'].shape[0] == 10`) or int that
-    changed; a failed branch guard (`!= 33`) is a specialisation no annotation avoids. Read
-    from the failing guard records the reasons carry (guard_failures), never from their text."""
-    return failure_advice([r.guard for r in reasons[:1] if getattr(r, "guard", None) is not None])
+    changed; a failed branch guard (`!= 33`) is a specialisation no annotation avoids. With the
+    frame's `counts`, a cause seen at three recompiles names its line and the fix. Read from the
+    failing guard records the reasons carry (guard_failures), never from their text."""
+    return failure_advice([r.guard for r in reasons[:1] if getattr(r, "guard", None) is not None], counts)
 
 
 def _cache_limit_hit(cache, values, reasons):
@@ -179,14 +172,15 @@ def _compile_and_run(cache, values, options):
     compile_id = f"{frame_id}/{cache.state.compiles}"
     start = time.perf_counter()
     reasons = cache.state.data.pop("reasons", None)
-    compile_events.start(cache.code, compile_id, reasons)
     try:
+        compile_events.start(cache.code, compile_id, reasons)
         with compile_context(compile_id):
             # compiler collectives: every rank of an MPI job marks the same sizes dynamic (no-op when off)
             distributed.exchange(cache.code, frame_state(cache),
                                  {f"L[{name!r}]": v for name, v in zip(cache.argnames, values)})
             with rt.suspend_discovery():
                 entry = compile_frame(cache, values, options, frame_state(cache), compile_id)
+        _add_entry(cache, entry, compile_id, start)
     except NumpyError:
         # NumPy itself raises here: run eagerly so the user sees NumPy's own exception
         counters.bump("eager_fallbacks")
@@ -209,6 +203,20 @@ def _compile_and_run(cache, values, options):
             restore(cache)              # not compilable: its own code back (unless entries remain)
         counters.bump("eager_fallbacks")
         return cache.run_original(*values)
+    except Exception as exc:         # a bug of ours: the frame runs eagerly (internal_errors.py)
+        return internal_errors.fall_back(cache, values, exc, "compiling")
+    result = entry.call(*values)
+    if result is rt.MISS:      # the guards must accept the values they were built from
+        bug = internal_errors.rejects_own_inputs(cache, entry, values)
+        return internal_errors.fall_back(cache, values, bug, "checking the new entry of")
+    if config.autotune_entries and entry.info.extra.get("same_as_eager"):
+        from csrc_free_runtime.tuning import tune
+        entry.info.extra["tuning"] = tune(cache, entry)   # compiled or eager: the faster, from now on
+    return result
+
+
+def _add_entry(cache, entry, compile_id, start):
+    """Count, log and add a new entry (and save what automatic dynamic learnt)."""
     cache.state.compiles += 1
     counters.bump("frames_compiled")
     brk = entry.info.extra.get("graph_break")
@@ -229,20 +237,6 @@ def _compile_and_run(cache, values, options):
     if rt.is_hooked(cache):
         from .enable import restore_if_no_array_work
         restore_if_no_array_work(cache, entry.info)
-    result = entry.call(*values)
-    if result is rt.MISS:      # the guards must accept the values they were built from
-        raise_internal(cache, entry, values)
-    if config.autotune_entries and entry.info.extra.get("same_as_eager"):
-        from csrc_free_runtime.tuning import tune
-        entry.info.extra["tuning"] = tune(cache, entry)   # compiled or eager: the faster, from now on
-    return result
-
-
-def raise_internal(cache, entry, values):
-    from .errors import InternalError
-    failing = entry.info.failing_guards(values)
-    raise InternalError(f"frametrace bug: the entry compiled for {cache.code.co_name} rejects its own inputs; "
-                        f"failing guards: {failing}\n{entry.info.entry_source}")
 
 
 def install():

@@ -3,6 +3,11 @@
 Automatic dynamic keeps, per code object, what each input looked like at earlier compiles
 (`FrameState`: sizes per array source, values per int source; `None` = seen varying). A
 size that differs from what an earlier compile saw becomes dynamic at the recompile.
+
+Ints read from a list, tuple or dict (`L['ids'][3]`) vary together: when one item of a container
+changes, every int item of it is dynamic from the next compile on (its group `L['ids'][*]` is
+recorded as varying), so a window of ids that changes every call costs one recompile, not one
+per position that happened to change.
 """
 from __future__ import annotations
 
@@ -32,6 +37,7 @@ class FrameState:
     def __init__(self):
         self.sizes: dict = {}      # source name -> tuple(int | None) or VARYING (ndim changed)
         self.ints: dict = {}       # source name -> int | None
+        self.item_prints: dict = {}   # container `L['ids'][*]` -> hash of its int items (observe_items)
         self.changed = False
 
     def observe_array(self, name, shape):
@@ -47,13 +53,39 @@ class FrameState:
             self.changed = True
         return new
 
-    def observe_int(self, name, value):
+    def observe_int(self, name, value, group=None):
+        """Record int `value` of source `name` (an item of container `group`, if given); returns
+        what is known: the value, or None once it (or any item of its group) was seen varying."""
         old = self.ints.get(name, "unset")
         new = value if old == "unset" or old == value else None
         if new != old:
             self.ints[name] = new
             self.changed = True
+        if group is not None:
+            if new is None and self.ints.get(group, "unset") is not None:
+                self.ints[group] = None
+                self.changed = True
+            if self.ints.get(group, "unset") is None:
+                return None
         return new
+
+    def observe_items(self, group: str, fingerprint: int) -> None:
+        """Record the int items of one container at once (a hash of (index, value) pairs), so an
+        item read before the one that changed is dynamic too. Only "varying" is kept (and saved
+        by PGO, as `L['ids'][*]: scalar ?`); the fingerprint lives in this process."""
+        old = self.item_prints.get(group)
+        self.item_prints[group] = fingerprint
+        if old is not None and old != fingerprint and self.ints.get(group, "unset") is not None:
+            self.ints[group] = None
+            self.changed = True
+
+
+def item_group(source) -> str | None:
+    """`L['ids'][*]` for an int item of a container (`L['ids'][3]`), else None."""
+    from .sources import GetItemSource
+    if isinstance(source, GetItemSource) and type(source.index) is int:
+        return f"{source.base.name}[*]"
+    return None
 
 
 def _listed(name: str) -> bool:
@@ -100,9 +132,22 @@ class DynamicPolicy:
             return DYNAMIC
         return STATIC if config.assume_static_by_default else DYNAMIC
 
-    def int_is_dynamic(self, name, value, state: FrameState) -> bool:
-        seen = state.observe_int(name, value)
-        if _listed(name):
+    def length_is_dynamic(self, name, n, state: FrameState) -> bool:
+        """The length of a list input (`len(L['xs'])`): static first, a size once it varied.
+        Unlike an array's sizes, a list's length on an attribute or global is not kept static
+        (a history list on `self` grows every call)."""
+        seen = state.observe_int(name, n)
+        if _listed(name) or _listed(name[4:-1]):          # `len(L['xs'])` or `L['xs']`
+            return True
+        if self.dynamic is not None:
+            return self.dynamic
+        if config.automatic_dynamic_shapes and seen is None:
+            return True
+        return not config.assume_static_by_default
+
+    def int_is_dynamic(self, name, value, state: FrameState, group=None) -> bool:
+        seen = state.observe_int(name, value, group)
+        if _listed(name) or (group is not None and _listed(group)):
             return True
         if self.dynamic is False:
             return False

@@ -17,6 +17,7 @@ import sysconfig
 
 from csrc_free_runtime import Mode, global_hook
 
+from .candidates import graph_does_array_work
 from .convert_frame import FrameOptions
 
 _SKIP_PREFIXES = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")})
@@ -55,11 +56,12 @@ def restore(cache):
 
 
 def restore_if_no_array_work(cache, info):
-    """Called after a compile: a hooked function whose graph is empty and that takes no
-    arrays gets its original code back (near zero cost from then on)."""
+    """Called after a compile: a hooked function whose graph holds no array (only Python or
+    NumPy scalar arithmetic, or nothing) and that did not break gets its original code back
+    (near zero cost from then on: a guard check costs more than such a body)."""
     if not global_hook.is_hooked(cache):
         return
-    if not info.graph_nodes and not info.graph.inputs and "graph_break" not in info.extra:
+    if "graph_break" not in info.extra and not graph_does_array_work(info.graph):
         global_hook.unhook(cache)
 
 

@@ -12,8 +12,8 @@ from .convert_frame import FrameOptions
 def compile(fn=None, *, dynamic=None, fullgraph=False, backend=None):
     """Compile `fn` on its first call (and on guard failures), run the compiled code afterwards.
 
-    Usable bare (`@ft.compile`), with arguments (`@ft.compile(dynamic=True)`), or on a bound
-    method (`ft.compile(model.forward)`).
+    Usable bare (`@ft.compile`), with arguments (`@ft.compile(dynamic=True)`), on a bound
+    method (`ft.compile(model.forward)`), an object with `__call__` or a `functools.partial`.
 
     dynamic:   None = static first, sizes that change become dynamic (automatic dynamic);
                True = every size symbolic; False = every size static (one graph per size).
@@ -27,6 +27,11 @@ def compile(fn=None, *, dynamic=None, fullgraph=False, backend=None):
     if isinstance(fn, types.MethodType):
         inner = compile(fn.__func__, dynamic=dynamic, fullgraph=fullgraph, backend=backend)
         return types.MethodType(inner, fn.__self__)
+    if isinstance(fn, functools.partial):
+        # the function it wraps is compiled; the bound arguments are passed as at each call
+        # (they are the frame's inputs then, guarded like any other argument)
+        inner = compile(fn.func, dynamic=dynamic, fullgraph=fullgraph, backend=backend)
+        return functools.partial(inner, *fn.args, **fn.keywords)
     if not isinstance(fn, types.FunctionType):
         call = vars(type(fn)).get("__call__")
         if isinstance(call, types.FunctionType):

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .compile_times import CompileTime, frame_name
+
 
 @dataclass
 class ExplainOutput:
@@ -11,7 +13,7 @@ class ExplainOutput:
     break_reasons: list = field(default_factory=list)
     guards: list = field(default_factory=list)
     graphs: list = field(default_factory=list)
-    compile_times: list = field(default_factory=list)
+    compile_times: list = field(default_factory=list)  # compile_times.CompileTime per compiled graph
     recompiles: list = field(default_factory=list)     # (compile id, guard failures, advice) seen so far
     name: str = ""
 
@@ -30,6 +32,9 @@ class ExplainOutput:
         if self.guards:
             lines.append("Guards:")
             lines += [f"  {g}" for g in self.guards]
+        if self.compile_times:
+            lines.append("Compile times:")
+            lines += [f"  {c}" for c in self.compile_times]
         if self.recompiles:
             lines.append("Recompiles of the compiled function so far:")
             for cid, reasons, advice in self.recompiles:
@@ -59,7 +64,6 @@ def explain(fn, *args, **kwargs) -> ExplainOutput:
     try:
         compiled(*args, **kwargs)
     finally:
-        delta = {k: counters.values[k] - saved[k] for k in saved}
         counters.values.update(saved)
     for cache in _caches_reached(compiled._frametrace_cache):
         for entry in reversed(cache.entries):
@@ -72,13 +76,15 @@ def explain(fn, *args, **kwargs) -> ExplainOutput:
             if brk is not None:
                 out.break_reasons.append(brk)
             out.guards += [g.name for g in info.guards]
+            if info.phase_times is not None:
+                out.compile_times.append(CompileTime(info.compile_id, frame_name(cache.code), info.graph_nodes,
+                                                     info.phase_times))
         failure = cache.state.data.get("failure")
         if failure is not None:
             out.break_reasons.append(failure)
     out.recompiles = history
     out.graph_count = len(out.graphs)
     out.graph_break_count = len(out.break_reasons)
-    out.compile_times = [delta.get("frames_compiled", 0)]
     return out
 
 

@@ -40,7 +40,7 @@ class _Formatter(logging.Formatter):
         if cid is not None:
             prefix += f"[{cid}] "
         channel = record.name.rsplit(".", 1)[-1]
-        if channel in ("recompiles", "graph_breaks", "guards", "output_code", "graph_code", "loops"):
+        if channel in ("recompiles", "graph_breaks", "guards", "output_code", "graph_code", "loops", "compile"):
             prefix += f"[__{channel}] "
         message = record.getMessage()
         if record.exc_info:

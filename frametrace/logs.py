@@ -1,9 +1,10 @@
-"""Log channels (`dynamic`, `recompiles`, `graph_breaks`, `graph_code`, `guards`, `output_code`)."""
+"""Log channels (`dynamic`, `recompiles`, `graph_breaks`, `graph_code`, `guards`, `output_code`,
+`loops`, `compile`: what each compile cost, per phase)."""
 from __future__ import annotations
 
 import logging
 
-CHANNELS = ("dynamic", "recompiles", "graph_breaks", "graph_code", "guards", "output_code", "loops")
+CHANNELS = ("dynamic", "recompiles", "graph_breaks", "graph_code", "guards", "output_code", "loops", "compile")
 
 
 def get_logger(channel: str) -> logging.Logger:

@@ -122,8 +122,14 @@ def observe_strides(state: FrameState, name: str, strides) -> None:
 
 
 def _dynamic_sources(state: FrameState) -> list[str]:
+    """Source names seen varying; the items of a container seen varying as a whole are named once,
+    by their group (`L['ids'][*]`, dynamic_policy.item_group)."""
     names = [n for n, size in state.sizes.items() if size is VARYING or None in size]
-    return names + [n for n, v in state.ints.items() if v is None and n not in names]
+    groups = {n[:-len("[*]")] for n, v in state.ints.items() if v is None and n.endswith("[*]")}
+    for n, v in state.ints.items():
+        if v is None and n not in names and not (n.endswith("]") and n[:n.rfind("[")] in groups):
+            names.append(n)
+    return names
 
 
 # ---------------------------------------------------------------------------------------------

@@ -113,6 +113,19 @@ class ShapeSource(ChainedSource):
 
 
 @dataclass(frozen=True)
+class LenSource(ChainedSource):
+    """The length of a list input: `len(L['tokens'])` (a size when the length varies)."""
+
+    @property
+    def name(self):
+        return f"len({self.base.name})"
+
+    @property
+    def code(self):
+        return f"len({self.base.code})"
+
+
+@dataclass(frozen=True)
 class GlobalsOfSource(ChainedSource):
     """The globals dict of a function other than the compiled frame's: `G['helper'].__globals__`."""
 
@@ -149,6 +162,30 @@ class GlobalIn(Source):
 
 
 @dataclass(frozen=True)
+class HeldSource(Source):
+    """An object the entry holds itself, bound as `ref` in its namespace (OutputGraph.hold): the
+    globals of another module whose function the frame inlines with no path to the function
+    from the frame's values (a method read off a guarded class), or a user class reached through
+    a guarded type (`type(self)`, `super()`). Sound because what the trace reached it through is
+    guarded to stay that object (a function's `__globals__` cannot be rebound); reads through it
+    are guarded like any other. `label` names it in guards and logs (`fa_losses.__dict__`)."""
+    ref: str
+    label: str
+
+    @property
+    def name(self):
+        return self.label
+
+    @property
+    def code(self):
+        return self.ref
+
+    @property
+    def is_attribute_or_global(self):
+        return True
+
+
+@dataclass(frozen=True)
 class ClosureSource(ChainedSource):
     """The contents of closure cell `index` of a function: `G['f'].__closure__[0].cell_contents`."""
     index: int
@@ -160,6 +197,21 @@ class ClosureSource(ChainedSource):
     @property
     def code(self):
         return f"{self.base.code}.__closure__[{self.index}].cell_contents"
+
+
+@dataclass(frozen=True)
+class CellSource(ChainedSource):
+    """Closure cell `index` of a function itself (what a `nonlocal` write replays into):
+    `G['f'].__closure__[0]`."""
+    index: int
+
+    @property
+    def name(self):
+        return f"{self.base.name}.__closure__[{self.index}]"
+
+    @property
+    def code(self):
+        return f"{self.base.code}.__closure__[{self.index}]"
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,8 @@ class Stats:
     graph_breaks: int = 0        # frames (or parts) that could not be traced as one graph
     cache_hits: int = 0          # calls served by an existing entry
     eager_fallbacks: int = 0     # calls run eagerly because the frame could not be compiled
+    internal_errors: int = 0     # bugs of frametrace that made a frame run eagerly, or a graph run
+                                 #   on the NumPy backend (frametrace/internal_errors.py)
 
 
 class _Counters:

@@ -65,11 +65,16 @@ def _written_through_out(graph: Graph) -> dict:
     return out
 
 
-def generate_source(graph: Graph):
+def generate_source(graph: Graph, given=(), skip=()):
+    """The source of `run(inputs, symbol_values)`. For a re-run after part of the call was
+    computed, and reported, elsewhere (the llvm wrapper: backends/llvm/reports.py), the nodes at
+    the positions `given` take their values from `run(..., given_values)` (in that order), and
+    the nodes at the positions `skip` (a report_if already reported) are left out."""
     names: dict = {}
     consts: dict = {"___IndexSlice": IndexSlice}
     sym_names = {s: f"s_{s}" for s in graph.symbols}
-    lines = ["def run(inputs, symbol_values):"]
+    given = {pos: k for k, pos in enumerate(given)}
+    lines = ["def run(inputs, symbol_values, given_values=()):"]
     if graph.inputs:
         lines.append("    " + ", ".join("%s" % f"in_{i}" for i in range(len(graph.inputs)))
                      + (", = inputs" if len(graph.inputs) == 1 else " = inputs"))
@@ -82,6 +87,13 @@ def generate_source(graph: Graph):
     through_out = _written_through_out(graph)
     done_by_out = set()                            # assigns their ufunc already made
     for i, node in enumerate(graph.nodes):
+        if i in skip:
+            continue
+        if i in given:
+            names[node] = f"v{i}"
+            lines.append(f"    v{i} = given_values[{given[i]}]    # computed and reported already")
+            _bind_unbacked(node, i, names, sym_names, lines)
+            continue
         for dst in out_checks.get(node, ()):
             if dst in names:                   # (a destination computed later: checked by assign)
                 lines.append(f"    if not {names[dst]}.flags.writeable: raise ValueError({READ_ONLY['ufunc']!r})")
@@ -119,10 +131,7 @@ def generate_source(graph: Graph):
         else:
             names[node] = f"v{i}"
             lines.append(f"{pad}v{i} = {call}    # {node.type_str()}")
-            for d, dim in enumerate(node.shape):     # unbacked sizes are bound from results
-                if isinstance(dim, sympy.Symbol) and dim not in sym_names:
-                    sym_names[dim] = f"s_{dim}"
-                    lines.append(f"    s_{dim} = v{i}.shape[{d}]")
+            _bind_unbacked(node, i, names, sym_names, lines)
     for expr, msg in getattr(graph, "runtime_asserts", ()):
         lines.append(f"    if not ({_arg_code(expr, names, sym_names, consts)}):")
         lines.append(f"        raise AssertionError({msg!r})")
@@ -131,8 +140,18 @@ def generate_source(graph: Graph):
     return "\n".join(lines) + "\n", consts
 
 
-def compile_graph(graph: Graph):
-    source, namespace = generate_source(graph)
+def _bind_unbacked(node, i, names, sym_names, lines):
+    """Unbacked sizes are bound from the results that carry them."""
+    for d, dim in enumerate(node.shape or ()):
+        if isinstance(dim, sympy.Symbol) and dim not in sym_names:
+            sym_names[dim] = f"s_{dim}"
+            lines.append(f"    s_{dim} = v{i}.shape[{d}]")
+
+
+def compile_graph(graph: Graph, given=(), skip=()):
+    """The graph as a Python function calling each op's reference; `given`, `skip`: node
+    positions (generate_source)."""
+    source, namespace = generate_source(graph, given, skip)
     exec(compile(source, "<frametrace numpy backend>", "exec"), namespace)
     run = namespace["run"]
     run.source = source

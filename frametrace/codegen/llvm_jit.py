@@ -16,6 +16,8 @@ import threading
 
 import llvmlite.binding as llvm
 
+from .. import compile_times
+
 __all__ = ["CompiledModule", "compile_ir", "host_cpu", "host_target_machine", "optimize"]
 
 # Name tag of vector wrappers that only exist for the loop vectoriser (llvm_math._slowpath).
@@ -108,6 +110,11 @@ class CompiledModule:
 
 def compile_ir(ir_text: str, names: list[str] | tuple[str, ...] = (), opt: int = 3) -> CompiledModule:
     """Parse, verify, optimise at `opt` and JIT `ir_text`; `names` are checked to exist."""
+    with compile_times.phase("llvm"):
+        return _compile_ir(ir_text, names, opt)
+
+
+def _compile_ir(ir_text, names, opt) -> CompiledModule:
     tm = host_target_machine(opt)
     mod = llvm.parse_assembly(ir_text)
     mod.triple = tm.triple

@@ -1,9 +1,11 @@
 """GuardBuilder: the one place guard records are made, one method per kind.
 
 Objects a guard compares with (types, identities, dtypes, code objects, exact constants) are
-bound to names in `namespace` (kept alive by the entry); records are deduplicated."""
+bound to names in `namespace` (kept alive by the entry); records are deduplicated, and each
+keeps the user location tracing was at when it was first made (`location_provider`)."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,7 +34,8 @@ class RootGlobals(Source):
 
 
 class GuardBuilder:
-    def __init__(self):
+    def __init__(self, location_provider=None):
+        self.location_provider = location_provider   # () -> the user Location tracing is at, or None
         self.guards: list = []
         self.namespace: dict = {}        # ___name -> object the guards compare with
         self._seen: set = set()
@@ -52,6 +55,9 @@ class GuardBuilder:
         key = guard.code
         if key not in self._seen:
             self._seen.add(key)
+            if guard.location is None and self.location_provider is not None:
+                # the user line that made it a guard (the recompile advice names it)
+                guard = dataclasses.replace(guard, location=self.location_provider())
             self.guards.append(guard)
         return guard
 

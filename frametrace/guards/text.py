@@ -2,6 +2,8 @@
 (`L['x'].shape[0] == 10`, `type(L['s']) is numpy.float64`)."""
 from __future__ import annotations
 
+import builtins
+
 from ..shapes.printer import guard_source
 from .kinds import GuardKind as K
 
@@ -61,3 +63,27 @@ def describe(value) -> str:
         return "None"
     name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
     return f"<{type(value).__name__} {name}>" if name else f"<{type(value).__name__} object>"
+
+
+_PLAIN = (int, float, bool, complex, str, bytes, type(None))
+
+
+def value_text(value, limit: int = 40) -> str:
+    """A value as break and recompile reasons name it: literals by value (shortened), everything
+    else by type and name (`str.zfill`, `float.is_integer`, `class collections.OrderedDict`,
+    `Foo object`), never by address, so that equal causes read the same."""
+    if type(value) in _PLAIN or (type(value) in (tuple, list) and all(type(v) in _PLAIN for v in value)):
+        text = repr(value)
+        return text if len(text) <= limit else text[:limit - 3] + "..."
+    if isinstance(value, type):
+        return f"class {qualname(value)}"
+    owner = getattr(value, "__self__", None)
+    name = getattr(value, "__name__", None)
+    if name is not None and owner is not None and not isinstance(owner, type(builtins)):
+        cls = owner if isinstance(owner, type) else type(owner)
+        return f"{cls.__qualname__}.{name}"             # a bound method: float.is_integer
+    if name is not None and callable(value):
+        module = getattr(value, "__module__", None) or getattr(owner, "__name__", None)
+        qual = getattr(value, "__qualname__", name)
+        return f"{module}.{qual}" if module and module != "builtins" else qual
+    return f"{type(value).__qualname__} object"

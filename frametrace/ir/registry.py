@@ -64,6 +64,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+import sympy
 
 # ----------------------------------------------------------------------------- lowerings
 # What a backend does with an op; the LLVM backend's classify / pointwise / reductions /
@@ -181,6 +182,9 @@ class OpDef:
     layout: str | None = None   # "c": always a C-ordered result; "keep": a reduction keeping
                                 # the operand's order over the kept axes
     fp_errors: str = "float"    # one of FP_ERRORS: the FP error kinds its loop may report
+    warns: Callable | None = None   # (node) -> [(condition, message)]: the RuntimeWarnings NumPy's
+                                    # own Python code issues from sizes alone, before computing
+                                    # (np.mean of an empty slice); condition: a bool or sympy bool
 
 
 OPS: dict[str, OpDef] = {}
@@ -188,9 +192,11 @@ OPS: dict[str, OpDef] = {}
 
 def register(name: str, *, kind: str, ufunc: np.ufunc | None = None, ref: Callable | None = None,
              may_raise: Callable | None = None, aliases: bool = False, lowering=None,
-             cost: str = "cheap", layout: str | None = None, fp_errors: str = "float"):
+             cost: str = "cheap", layout: str | None = None, fp_errors: str = "float",
+             warns: Callable | None = None):
     """Decorator registering `meta` for op `name`; the reference defaults to the ufunc.
     `may_raise(node) -> bool`: whether that node may raise at run time (None: never).
+    `warns(node)`: the Python-level warnings of its reference that depend on sizes (OpDef).
     `lowering`, `cost`, `layout`, `fp_errors`: see the module doc and FP_ERRORS."""
     assert kind in KINDS, kind
     if not isinstance(lowering, LOWERINGS):
@@ -205,7 +211,7 @@ def register(name: str, *, kind: str, ufunc: np.ufunc | None = None, ref: Callab
         if impl is None:
             raise ValueError(f"op {name!r} needs a NumPy reference")
         OPS[name] = OpDef(name, kind, meta, impl, ufunc, (meta.__doc__ or "").strip(), may_raise, aliases,
-                          lowering, cost, layout, fp_errors)
+                          lowering, cost, layout, fp_errors, warns)
         return meta
     return deco
 
@@ -214,6 +220,25 @@ def may_raise(node) -> bool:
     """Whether running `node` can raise (or, for a mutation, has an effect) at run time."""
     op = get_op(node.op)
     return op.kind == "mutation" or (op.may_raise is not None and bool(op.may_raise(node)))
+
+
+def may_warn(node) -> bool:
+    """Whether NumPy running `node` may warn (an FP error, its own Python warnings): every
+    op but views and elementwise / copy ops that report no FP error. (report_if warns only
+    through its flag: the backends run it.)"""
+    if node.op in ("input", "report_if"):
+        return False
+    op = get_op(node.op)
+    return op.kind != "view" and not (op.fp_errors == "none" and op.kind in ("elementwise", "copy"))
+
+
+def size_warnings(node) -> list:
+    """(condition, message) of the RuntimeWarnings NumPy's code issues for `node` from its
+    sizes (OpDef.warns), without the conditions that are False as written."""
+    warns = get_op(node.op).warns if node.op != "input" else None
+    if warns is None:
+        return []
+    return [(c, m) for c, m in warns(node) if c is not False and c is not sympy.false]
 
 
 def get_op(name: str) -> OpDef:

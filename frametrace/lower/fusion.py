@@ -20,7 +20,7 @@ from ..ir.registry import Reduction, lowered_as
 from . import compact
 from .kernels import Conflict, KernelBuilder
 from .loop_ir import Kernel, Load, Store, walk_exprs
-from .matmul import kernel_matmul
+from .matmul import choice as product_choice, kernel_product, kernel_when, product_of
 from .pointwise import NotLowerable
 from .reductions import kept_dims, red_axes
 from .schedule import Plan, kernel_assign, node_args
@@ -37,7 +37,7 @@ class Job:
 
     @property
     def standalone(self) -> bool:
-        return self.kind in ("scan", "assign", "mm", "compact")
+        return self.kind in ("scan", "assign", "compact")
 
 
 @dataclass
@@ -57,6 +57,8 @@ class KernelStep:
     overlap: list = field(default_factory=list)     # (buffer index, dst source): copy if overlapping
     empty_checks: list = field(default_factory=list)  # reductions that raise on empty axes
     binds: list = field(default_factory=list)       # (size name, source): read after the kernel
+    products: list = field(default_factory=list)    # (node, use var, condition): a matrix product whose
+                                                    #   nest runs when the sizes say (lower/matmul.py)
     zero_fill: bool = False                         # it only fills new arrays with zeros: the wrapper
                                                     #   allocates them zeroed (calloc; np.empty: not
                                                     #   at all) and skips it
@@ -82,6 +84,8 @@ def _outer_dims(job: Job):
         x = job.node.args[0]
         kept = tuple(x.shape[d] for d in kept_dims(job.node))
         return kept, len(kept)
+    if job.kind == "mm":                                     # rows of the product
+        return job.node.shape, product_of(job.node).L
     return job.node.shape, None
 
 
@@ -111,22 +115,41 @@ def choose_outer(jobs: list):
 
 def _reusable_buffer(plan: Plan, jobs: list, b: KernelBuilder):
     """A dead temporary the single elementwise job of this kernel can overwrite in place
-    (the matmul result under `maximum(x @ w + b, 0)`): same shape and dtype, owned by us,
-    no views of it, no later reader, and read here only at the element being written."""
-    if len(jobs) != 1 or jobs[0].kind != "store":
+    (the matmul result under `maximum(x @ w + b, 0)`, or the rows of a product this kernel
+    computes before the job: `np.tanh(x @ w + b)` never allocates the product): same shape
+    and dtype, owned by us, no views of it, no later reader, and read here only at the
+    element being written. Besides the store, the kernel may hold the products and the
+    reductions it reads (whose phases run before its store, row by row)."""
+    if jobs[-1].kind != "store" or not all(j.kind in ("mm", "red") for j in jobs[:-1]) or \
+            (len(jobs) > 1 and not any(j.kind == "mm" for j in jobs)):
         return None
-    out = jobs[0].node
-    store = next(s for ph in b.phases for s in ph.body if isinstance(s, Store))
+    out = jobs[-1].node
+    in_kernel = {j.node for j in jobs if j.kind == "mm"}
+    store = next(s for ph in b.phases for s in ph.body if isinstance(s, Store) and s.buf == b.buffer(out, written=True))
     loads = [e for e in walk_exprs(store.value) if isinstance(e, Load)]
     for i, d in enumerate(b.buffer_nodes):
-        owned = d in plan.stored or (plan.cat[d] == "matmul" and d.ndim >= 1)
+        owned = d in plan.stored or d in in_kernel or (plan.cat[d] == "matmul" and d.ndim >= 1)
+        if len(jobs) > 1 and d not in in_kernel:
+            continue                          # other phases may read it at other rows
         if not owned or d is out or d in plan.output_set or d.dtype != out.dtype \
                 or not _same_dims(d.shape, out.shape) or plan.last_use(d) > plan.pos[out] \
                 or any(plan.cat[u] == "view" for u in plan.users[d]):
             continue
-        if all(ld.index == store.index for ld in loads if ld.buf == i):
+        if all(_same_element(ld.index, store.index, out.shape) for ld in loads if ld.buf == i):
             return d
     return None
+
+
+def _same_element(a: tuple, b: tuple, shape) -> bool:
+    """Two indices of one array name the same element: equal along each dim, or the dim has
+    one element (a broadcast read of a size-1 dim is at 0, the store at the loop variable)."""
+    return len(a) == len(b) and all(x == y or (isinstance(d, int) and d == 1) for x, y, d in zip(a, b, shape))
+
+
+def use_var(plan: Plan, n: Node):
+    """The wrapper variable saying whether a product's nest runs this call (its sizes decide:
+    lower/matmul.py "auto"), or None when the nest always runs."""
+    return f"{plan.var[n]}_use" if product_choice(n) == "auto" else None
 
 
 def _standalone_outer(job: Job):
@@ -137,11 +160,9 @@ def _standalone_outer(job: Job):
     elif job.kind == "red_rmw":         # dims before the first reduced one
         axes, shape = red_axes(n), n.args[0].shape
         L = min(axes) if axes else len(shape)
-    elif job.kind == "assign":
+    else:                               # assign
         shape = n.args[0].shape
         L = max(len(shape) - 1, 0)
-    else:                               # mm: rows
-        L, shape = 1, n.shape
     return L, tuple(shape[:L])
 
 
@@ -181,7 +202,7 @@ def _build(plan: Plan, jobs: list, name: str, final: bool, target=None) -> Kerne
         elif j.kind == "scan":
             b.add_scan(j.node)
         elif j.kind == "mm":
-            b.add_matmul(j.node)
+            b.add_matmul(j.node, use_var(plan, j.node))
         else:
             base, chain = plan.assign_base(j.node)
             dst, src = j.node.args
@@ -204,7 +225,7 @@ def _make_job(plan: Plan, n: Node):
         return Job(n, "scan")
     if c == "assign" and kernel_assign(plan, n):
         return Job(n, "assign")
-    if c == "matmul" and kernel_matmul(n):
+    if c == "matmul" and kernel_product(n):
         return Job(n, "mm")
     if c == "compact":
         return Job(n, "compact")
@@ -259,11 +280,24 @@ def _rmw_rule(cur: list, job: Job) -> bool:
     return all(j.kind == "red_rmw" for j in cur + [job]) and _same_rmw(cur[0], job)
 
 
+# jobs (stored values, reductions, assignments) one kernel takes at most: every join rebuilds the
+# open kernel (try_join), so an unbounded group costs time quadratic in its jobs; reductions are
+# bounded tighter: each recomputes the lazy values it reads (schedule.MAX_LAZY_DEPTH has figures)
+MAX_KERNEL_JOBS = 64
+MAX_KERNEL_REDUCTIONS = 8
+
+
+def _bounded(cur: list, job: Job) -> bool:
+    reds = sum(j.kind in ("red", "red_rmw") for j in cur)
+    return len(cur) < MAX_KERNEL_JOBS and (job.kind not in ("red", "red_rmw") or reds < MAX_KERNEL_REDUCTIONS)
+
+
 # name -> predicate(open kernel's jobs, new job): may the job join? (then it must also build)
 JOIN_RULES = (
+    ("bounded", _bounded),              # compile time linear in the graph's size
     ("accumulating", _rmw_rule),        # column reductions share a pass only with their kind
-    ("standalone", lambda cur, job: job.kind == "red_rmw" or not (      # scans, assigns, int
-        job.standalone or any(j.standalone for j in cur))),             #   matmul: alone
+    ("standalone", lambda cur, job: job.kind == "red_rmw" or not (      # scans, assigns,
+        job.standalone or any(j.standalone for j in cur))),             #   compactions: alone
     ("outer_loops", lambda cur, job: job.kind == "red_rmw" or choose_outer(cur + [job]) is not None),
 )
 
@@ -299,10 +333,12 @@ class _Grouper:
             if j.kind in ("store", "scan", "mm", "red_rmw") or (
                     j.kind == "red" and plan.red_stored(j.node, jobs)):
                 plan.stored.add(j.node)
-                if donor is None:
+                if donor is None or j.kind != "store":
                     step.allocs.append(j.node)
                 else:
                     step.reuse.append((j.node, donor))
+            if j.kind == "mm" and use_var(plan, j.node) is not None:
+                step.products.append((j.node, use_var(plan, j.node), kernel_when(product_of(j.node))))
             if j.kind in ("red", "red_rmw") and j.node.op in NONEMPTY:   # raises on an empty axis
                 step.empty_checks.append(j.node)
             if j.kind == "assign":
@@ -350,9 +386,16 @@ class _Grouper:
         if plan.cat[n] in ("pw", "red", "input") or (plan.cat[n] == "view" and not plan.need.get(n)):
             return                                           # lazy: computed where it is read
         if self.cur and (plan.is_barrier(n) or any(a in {j.node for j in self.cur}
-                                                   for a in node_args(n))):
+                                                   for a in node_args(n)) or self._reports_first(n)):
             self.close()
         self.steps.append(WrapperStep(n))
+
+    def _reports_first(self, n: Node) -> bool:
+        """A NumPy step that may warn, or a report_if (a warning, a ValueError), waits for the
+        open kernel when its jobs, before it in program order, may report (an FP error,
+        np.mean over nothing): NumPy's order of reports (backends/llvm/reports.py)."""
+        return (self.plan.warns_in_wrapper(n) or n.op == "report_if") and any(
+            self.plan.may_report(j.node) for j in self.cur)
 
 
 def zero_fill(n: Node) -> bool:

@@ -15,9 +15,9 @@ from ..ir.graph import Node
 from ..ir.registry import Sort, lowering
 from . import accumulate, peephole, sorting
 from .classify import view_is_inlinable
-from .loop_ir import (Affine, Arg, Buffer, Const, Gather, Kernel, Load, Loop, Op, Slot, Store, Var, cast,
+from .loop_ir import (Affine, Arg, Buffer, Const, Gather, Kernel, Load, Loop, Op, Slot, Store, Var, cast, nested,
                       walk_exprs)
-from .matmul import matmul_body
+from .matmul import add_product, product_work
 from .pointwise import kind, lower_elementwise, operand
 from .reductions import Phase, outer_of_result, reduction_phases, result_index
 from .segments import has_segments, segment, split_body
@@ -43,6 +43,7 @@ class KernelBuilder:
         self.phases: list[Phase] = []
         self.lets: set = set()
         self._storing = None                    # the value add_store is storing
+        self.extra_work: list = []              # sympy work of matrix products (their inner loops)
         self._n = 0
 
     # -- arguments ---------------------------------------------------------------------
@@ -83,6 +84,8 @@ class KernelBuilder:
             if a.is_integer is False:
                 return self.slot(self.plan.size_var(a), "float64")
             return self.size(a)
+        if a in self.plan.depth_cuts and a in self.in_group and a is not self._storing:
+            raise Conflict(f"{a} is read from its stored array, after this kernel")   # bounded depth
         key = (a, idx)
         if key not in self.memo:
             self.memo[key] = self._value(a, idx)
@@ -97,6 +100,11 @@ class KernelBuilder:
                     for a, v, d in zip(outer, self.outer_vars, self.outer)):
                 raise Conflict(f"{node} read at {outer}")
             return self.red_vals[node]
+        if cat == "matmul" and node in self.in_group:     # a product's rows, computed by this kernel
+            if not all(a == Affine.var(v) or (a == Affine() and _is_one(d))
+                       for a, v, d in zip(idx[:self.L], self.outer_vars, self.outer)):
+                raise Conflict(f"{node} read at another row than the one this kernel computes")
+            return Load(self.buffer(node), idx, node.dtype.name)
         if cat == "view" and self.inline_views_of is not None and view_is_inlinable(node) and \
                 self._view_of(node, self.inline_views_of):      # (a general reshape base is loaded below)
             return self.value(node.args[0], view_index(node, idx, self.size_arg))
@@ -255,16 +263,17 @@ class KernelBuilder:
         ph.splittable = True
         self.commit(ph)
 
-    def add_matmul(self, node: Node):
-        self.custom_body = matmul_body(self, node)
-        self.custom_split = self.plan.size_source(node.shape[0])
+    def add_matmul(self, node: Node, use: str | None = None):
+        """A matrix product for the current outer index (lower/matmul.py); `use`: the wrapper
+        variable saying whether the nest runs this call (0: BLAS computed it already)."""
+        if use is not None and any(x in self.in_group for x in node.args):
+            raise Conflict(f"{node}: BLAS may compute it, before this kernel stores its operand")
+        ph = Phase((), ())
+        ph.body = add_product(self, node, None if use is None else self.slot(use, "int64"))
+        self.commit(ph)
+        self.extra_work.append(product_work(node))
 
     def kernel(self) -> Kernel:
-        if getattr(self, "custom_body", None) is not None:
-            k = Kernel(self.name, self.custom_body, self.buffers, self.slots, self.custom_split)
-            k.work = self.plan.expr_source(sympy.sympify(self.jobs[0].node.shape[0])
-                                           * self.jobs[0].node.shape[1] * self.jobs[0].node.args[0].shape[1])
-            return k
         body = []
         for ph in peephole.optimize(self.phases):
             body += ph.pre + _nest(ph.vars, ph.extents, ph.body, ph.guard) + ph.post
@@ -288,7 +297,7 @@ class KernelBuilder:
 
     def _work(self) -> str:
         """Python expression estimating the kernel's cost (elements x weight)."""
-        total = 0
+        total = sum(self.extra_work, sympy.Integer(0))
         for ph in self.phases:
             n = 1
             for e in list(self.outer) + [_graph_size(self, e) for e in ph.extents]:
@@ -296,10 +305,9 @@ class KernelBuilder:
             total = total + n
         weight = 1
         for ph in self.phases:
-            for s in ph.body:
-                for e in walk_exprs(s.value):
-                    if isinstance(e, Op) and e.op in peephole.EXPENSIVE:
-                        weight += 8
+            for e in _stmt_exprs(ph.body):
+                if isinstance(e, Op) and e.op in peephole.EXPENSIVE:
+                    weight += 8
         return self.plan.expr_source(sympy.sympify(total) * weight)
 
 
@@ -323,12 +331,28 @@ def _nest(vars_, extents, body, guard=None):
     return list(body)
 
 
-def _exprs(ph: Phase):
-    for s in ph.pre + ph.body:
-        for attr in ("value", "init"):
+def _stmt_exprs(stmts):
+    for s in stmts:
+        for attr in ("value", "init", "cond"):
             e = getattr(s, attr, None)
             if e is not None:
                 yield from walk_exprs(e)
+        for inner in nested(s):
+            yield from _stmt_exprs(inner)
+
+
+def _exprs(ph: Phase):
+    yield from _stmt_exprs(ph.pre + ph.body)
+
+
+def _stores(stmts) -> set:
+    out = set()
+    for s in stmts:
+        if isinstance(s, Store):
+            out.add(s.buf)
+        for inner in nested(s):
+            out |= _stores(inner)
+    return out
 
 
 def _reads(ph: Phase) -> set:
@@ -336,8 +360,9 @@ def _reads(ph: Phase) -> set:
 
 
 def _stores_read(last: Phase, ph: Phase) -> bool:
-    """ph loads a buffer that last stores into: keep them in separate loops."""
-    stored = {s.buf for s in last.body if isinstance(s, Store)}
+    """ph loads a buffer that last stores into (also inside nested loops: a matrix product's
+    rows): keep them in separate loops."""
+    stored = _stores(last.body)
     return any(isinstance(e, Load) and e.buf in stored for e in _exprs(ph))
 
 

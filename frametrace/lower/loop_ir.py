@@ -23,6 +23,11 @@ Statements:
                                 compaction onto a 1-d buffer of `cap` elements: if cond,
                                 buffers[buf][counter] = value and the accumulator `counter`
                                 (int64) grows by one (x[mask]: lower/compact.py)
+  If(cond, body, orelse)        run `body` when the bool `cond` holds, else `orelse`: a choice
+                                made once per call or row, on run-time facts (a matrix
+                                product's loop order from its operands' strides, or BLAS having
+                                computed it already: lower/matmul.py). Lets made inside a
+                                branch are local to it.
 
 Indices are `Affine` forms, one per buffer dimension: sum(coef * loop var) + const + syms,
 where `syms` are int64 `Arg`s times ints (symbolic offsets: the start of `x[s0 - 1:]`).
@@ -61,6 +66,17 @@ class Var:
 
     def __str__(self):
         return self.name
+
+
+@dataclass(frozen=True)
+class Stride:
+    """The byte stride of buffer `buf` along dimension `dim` (int64, known at run time)."""
+    buf: int
+    dim: int
+    dtype: str = "int64"
+
+    def __str__(self):
+        return f"stride(b{self.buf}, {self.dim})"
 
 
 @dataclass(frozen=True)
@@ -215,6 +231,22 @@ class Append:
     cond: object               # bool
 
 
+@dataclass
+class If:
+    cond: object               # bool expression
+    body: list
+    orelse: list = field(default_factory=list)
+
+
+def nested(s) -> list:
+    """The statement lists inside statement `s` (a loop's body, both branches of an If)."""
+    if isinstance(s, Loop):
+        return [s.body]
+    if isinstance(s, If):
+        return [s.body, s.orelse]
+    return []
+
+
 # ----------------------------------------------------------------------------- kernel
 
 
@@ -293,5 +325,11 @@ def _format_body(body, lines, ind):
             lines.append(f"{ind}b{s.buf}[{_positions(s.index, s.pos)}] = {s.value}")
         elif isinstance(s, Append):
             lines.append(f"{ind}if {s.cond}: b{s.buf}[{s.counter}++ < {s.cap}] = {s.value}")
+        elif isinstance(s, If):
+            lines.append(f"{ind}if {s.cond}:")
+            _format_body(s.body, lines, ind + "  ")
+            if s.orelse:
+                lines.append(f"{ind}else:")
+                _format_body(s.orelse, lines, ind + "  ")
         else:
             raise TypeError(s)

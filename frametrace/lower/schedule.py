@@ -10,24 +10,52 @@ values, reductions, scans, assignments) into kernels.
 """
 from __future__ import annotations
 
+import bisect
 import math
 
 import sympy
 
-from ..ir.graph import Graph, Node
+from ..ir.graph import SCALAR_MATH, Graph, Node
 from ..ir.ops.loops import written_values
 from ..ir.ops.opaque import OPAQUE
-from ..ir.registry import get_op, lowering, may_raise
+from ..ir.registry import get_op, lowering, may_raise, may_warn, size_warnings
 from .classify import categorize, view_is_inlinable
+from .matmul import choice as product_choice
 from .pointwise import SUPPORTED_DTYPES
 from .views import broadcast_ok, is_one
 
 WRAPPER = ("fallback", "matmul", "scalar")       # computed by NumPy / Python in the wrapper
+# a lazy value reads at most this many lazy values in a row: every walk of a kernel expression
+# (lowering, hashing, emission) recurses once per level, and an unrolled chain of thousands of
+# elementwise steps exceeded Python's recursion limit (the graph then ran on NumPy). Storing
+# one value every 24 steps costs a store and a load per 24 operations, and bounds what a kernel
+# recomputes (a lazy value is recomputed by each reduction reading it): 1000 unrolled steps of
+# `x = x / (x.sum() + 1)` compile in 4.7 s instead of 18 s with 48, and run 2.4x faster
+MAX_LAZY_DEPTH = 24
 _IMPURE_KINDS = ("mutation", "other")            # fallbacks of these kinds are barriers
 
 
 def node_args(node: Node):
     return node.inputs()
+
+
+def _written_between(positions: list, lo, hi) -> bool:
+    """Is there a write at a position strictly between lo and hi (positions ascending)?"""
+    i = bisect.bisect_right(positions, lo)
+    return i < len(positions) and positions[i] < hi
+
+
+def reports_fp(n: Node) -> bool:
+    """May NumPy report an FP error computing node n (registry fp_errors: a float loop, an
+    integer divide, NumPy's scalar math on ints)?"""
+    if n.op == "input":
+        return False
+    op = get_op(n.op)
+    if op.fp_errors == "none":
+        return False
+    if op.fp_errors == "int_divide" or n.attr(SCALAR_MATH):
+        return True
+    return any(getattr(x, "dtype", None) is not None and x.dtype.kind in "fc" for x in (n, *n.inputs()))
 
 
 def _wrapper_assign(plan, n: Node) -> bool:
@@ -105,6 +133,7 @@ class Plan:
         self.need: dict = {}
         self.stored: set = set()              # kernel-stored values (filled by fusion)
         self.read_copies: set = set()         # assigns reading a copy of their destination
+        self.depth_cuts: set = set()          # values stored to bound expression depth (_bound_lazy_depth)
         self._materialize()
         self.var = self._names()
         self.size_exprs: dict = {}            # wrapper size variable -> sympy expr
@@ -154,12 +183,75 @@ class Plan:
         for n in self.nodes:
             if self.cat[n] == "assign" and n in self.live:
                 self.need[self.assign_base(n)[0]] = True
+        self._bound_lazy_depth()
         self._mutation_hazards()
+        self._reports_order()
         for n in reversed(self.nodes):        # wrapper views need their operand
             if self.need.get(n) and self.cat[n] == "view":
                 x = n.args[0]
                 if isinstance(x, Node) and self.cat[x] != "input":
                     self.need[x] = True
+
+    def _bound_lazy_depth(self):
+        """Store every value that would read MAX_LAZY_DEPTH lazy values in a row (see there);
+        a kernel reads it back from memory, never recomputes it inside the kernel storing it
+        (as it does other stored values: those count as lazy here)."""
+        depth: dict = {}
+        for n in self.nodes:
+            if self.cat[n] not in ("pw", "view") or n not in self.live:
+                continue
+            if self.cat[n] == "view" and self.need.get(n):      # a NumPy view in the wrapper
+                depth[n] = 0
+                continue
+            d = 1 + max((depth.get(a, 0) for a in node_args(n)), default=0)
+            if d > MAX_LAZY_DEPTH:
+                deepest = max(node_args(n), key=lambda a: depth.get(a, 0))
+                cut = n if self.cat[n] == "pw" else deepest    # a view stays an index map
+                self.need[cut] = True
+                self.depth_cuts.add(cut)
+                depth[cut] = 0
+                d = 0 if cut is n else 1 + max((depth.get(a, 0) for a in node_args(n)), default=0)
+            depth[n] = d
+
+    def _reports_order(self):
+        """NumPy reports a value's FP errors where the program computes it. A lazy value that
+        may report, whose first consumer comes after a NumPy step that may warn, would be
+        computed (and flagged) after that step: it is stored before it instead
+        (backends/llvm/reports.py: reports in NumPy's order)."""
+        steps = [self.pos[n] for n in self.nodes if n in self.live and self.warns_in_wrapper(n)]
+        if not steps:
+            return
+        computed: dict = {}                   # node -> program position of the job computing it
+        for n in reversed(self.nodes):
+            if n not in self.live:
+                continue
+            if self.cat[n] not in ("pw", "view") or self.need.get(n):
+                computed[n] = self.pos[n]
+                continue
+            at = min((computed.get(u, self.pos[u]) for u in self.users[n]), default=self.pos[n])
+            k = bisect.bisect_right(steps, self.pos[n])        # the first such step after n
+            if self.cat[n] == "pw" and k < len(steps) and steps[k] < at and reports_fp(n):
+                self.need[n] = True
+                at = self.pos[n]
+            computed[n] = at
+
+    def warns_in_wrapper(self, n: Node) -> bool:
+        """Is n a NumPy step of the wrapper that may warn as it runs (a fallback, BLAS matmul,
+        NumPy's `dst[...] = src`)? Python scalar arithmetic ("scalar") never warns."""
+        c = self.cat[n]
+        return may_warn(n) and (c == "fallback" or (c == "matmul" and product_choice(n) != "kernel") or (
+            c == "assign" and _wrapper_assign(self, n)))
+
+    def may_report(self, n: Node) -> bool:
+        """May computing n in a kernel (with the lazy values it reads) report an FP error or a
+        size warning?"""
+        memo = self.__dict__.setdefault("_may_report", {})
+        if n not in memo:
+            memo[n] = False                   # (no cycles in a graph; guards the recursion)
+            memo[n] = bool(size_warnings(n)) or reports_fp(n) or any(
+                self.may_report(a) for a in node_args(n) if self.cat.get(a) in ("pw", "view")
+                and not self.need.get(a))
+        return memo[n]
 
     def assign_base(self, n: Node):
         """(base node, [views]) of an assign destination: views walked down to real memory."""
@@ -212,10 +304,12 @@ class Plan:
     def _mutation_hazards(self):
         """A lazy value defined before a write to memory it reads, and used after it, is
         stored before the write (NumPy computed it then)."""
-        writes = [(self.pos[n], self.alias_class(w)) for n in self.nodes
-                  if n in self.live and (self.cat[n] == "assign" or (
-                      self.cat[n] == "fallback" and get_op(n.op).kind in _IMPURE_KINDS))
-                  for w in self._written(n)]
+        writes: dict = {}                     # alias class -> program positions of writes to it
+        for n in self.nodes:
+            if n in self.live and (self.cat[n] == "assign" or (
+                    self.cat[n] == "fallback" and get_op(n.op).kind in _IMPURE_KINDS)):
+                for w in self._written(n):
+                    writes.setdefault(self.alias_class(w), []).append(self.pos[n])
         if not writes:
             return
         # consumers first: a value whose every reader after the write is now stored is read
@@ -223,14 +317,29 @@ class Plan:
         # `N = a + b + c ...; Z[...] = 0; ... N ...` only N is stored, not each partial sum.
         # (_last_use(n) depends only on the `need` of n's users, all decided before n.)
         memo: dict = {}
+        leaves: dict = {}                     # node -> alias classes of what it reads lazily
         for n in reversed(self.nodes):        # values, and element reads (x[1] is a copy)
             value = self.cat[n] == "pw" or (self.cat[n] == "view" and n.scalar)
             if not value or self.need.get(n) or n not in self.live:
                 continue
-            classes = {self.alias_class(r) for r in self.lazy_reads(n) | {n}}
+            classes = self._lazy_read_classes(n, leaves) | {self.alias_class(n)}
             last = self._last_use(n, memo)
-            if any(self.pos[n] < p < last and c in classes for p, c in writes):
+            if any(_written_between(writes.get(c, ()), self.pos[n], last) for c in classes):
                 self.need[n] = True
+
+    def _lazy_read_classes(self, n: Node, memo: dict) -> frozenset:
+        """The alias classes of lazy_reads(n), memoised (asked consumers first, by
+        _mutation_hazards: a node's entry is made and read while its operands are undecided)."""
+        out = memo.get(n)
+        if out is None:
+            parts = []
+            for a in node_args(n):
+                if self.cat[a] in ("pw", "view") and not self.need.get(a):
+                    parts.append(self._lazy_read_classes(a, memo))
+                elif self.cat[a] != "red":
+                    parts.append(frozenset((self.alias_class(a),)))
+            out = memo[n] = frozenset().union(*parts) if len(parts) != 1 else parts[0]
+        return out
 
     def _written(self, n: Node) -> list:
         """The values whose memory a write step may change: an assign's base; an impure
@@ -241,26 +350,33 @@ class Plan:
 
     # -- facts used by fusion ----------------------------------------------------------
     def readers(self) -> dict:
-        """reduction -> job nodes whose kernel expression may read it (over-approximated:
-        through every elementwise producer, stored or not)."""
+        """reduction -> job nodes whose kernel expression may read it: through lazy elementwise
+        values and views. A stored value's readers are not its reduction's: in another kernel
+        they load the array, and in the same kernel they recompute it, but then its own job,
+        a reader too, is in that kernel. Memoised per lazy value: linear in the graph."""
         if getattr(self, "_readers", None) is None:
             self._readers = {}
+            reach: dict = {}                  # lazy value -> reductions its expression reads
             for n in self.nodes:
                 job = self.cat[n] in ("red", "scan") or (self.cat[n] == "pw" and self.need.get(n)) \
                     or (self.cat[n] == "assign" and kernel_assign(self, n)) or self.cat[n] == "compact"
                 if n not in self.live or not job:
                     continue
-                stack, seen = list(node_args(n)), set()
-                while stack:
-                    a = stack.pop()
-                    if a in seen:
-                        continue
-                    seen.add(a)
-                    if self.cat[a] == "red":
-                        self._readers.setdefault(a, set()).add(n)
-                    elif self.cat[a] == "pw" or (self.cat[a] == "view" and not self.need.get(a)):
-                        stack.extend(node_args(a))
+                for r in self._reductions_read(n, reach):
+                    self._readers.setdefault(r, set()).add(n)
         return self._readers
+
+    def _reductions_read(self, n: Node, reach: dict) -> frozenset:
+        """The reductions n's expression reads through lazy values (memo: `reach`)."""
+        parts = []
+        for a in node_args(n):
+            if self.cat[a] == "red":
+                parts.append(frozenset((a,)))
+            elif self.cat[a] in ("pw", "view") and not self.need.get(a):
+                if a not in reach:
+                    reach[a] = self._reductions_read(a, reach)
+                parts.append(reach[a])
+        return frozenset().union(*parts) if len(parts) != 1 else parts[0]
 
     def red_stored(self, r: Node, jobs) -> bool:
         """A reduction is stored when anything outside its kernel reads it."""
@@ -294,6 +410,8 @@ class Plan:
             return n.attr("kind") == "scalar" or (n.scalar and n.shape == ())
         if self.cat[n] == "scalar":
             return True
+        if self.cat[n] == "matmul" and n in self.stored:
+            return False                           # a 0-d product our kernel stored: read from its array
         return self.cat[n] in ("fallback", "matmul", "view") and n.scalar and n.shape == ()
 
     def scalar_source(self, n: Node) -> str:

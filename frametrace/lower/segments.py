@@ -21,7 +21,7 @@ loops of one range keep their `split` mark (each clamps itself to the thread's c
 """
 from __future__ import annotations
 
-from .loop_ir import Affine, Arg, Const, Loop, Op, walk_exprs
+from .loop_ir import Affine, Arg, Const, If, Loop, Op, walk_exprs
 
 SEGMENT = "segment"
 MAX_SPLITS = 32          # loop splits per kernel (each copies a loop body); beyond, branches stay
@@ -110,10 +110,11 @@ def _map_stmt(s, fn):
 
 
 def _stmt_exprs(s):
-    if isinstance(s, Loop):
-        for x in s.body:
+    if isinstance(s, (Loop, If)):
+        for x in s.body + getattr(s, "orelse", []):
             yield from _stmt_exprs(x)
-        return
+        if isinstance(s, Loop):
+            return
     for attr in ("value", "init", "cond"):
         e = getattr(s, attr, None)
         if e is not None:

@@ -82,6 +82,21 @@ def can_split(code) -> str | None:
     return None
 
 
+def _super_first_local(code, argnames) -> list:
+    """Instructions that make the first local of a generated function hold the method's first
+    argument (`self`), for a frame whose code may call `super()` without arguments: CPython finds
+    `super()`'s object in the frame's first local slot, which in a break or resume function is a
+    saved stack value. Empty when nothing is needed. (Run after the saved stack is pushed: that
+    slot is dead from then on in a resume function; a break function saves and restores it.)"""
+    if "__class__" not in code.co_freevars or not argnames:
+        return []
+    first = next((n for n in code.co_varnames if not n.startswith(STACK_PREFIX)), None)
+    first = parameter_name(first) if first is not None else None
+    if first is None or first == argnames[0] or first not in argnames:
+        return []
+    return [Instr("LOAD_FAST", first), Instr("STORE_FAST", argnames[0])]
+
+
 def parameter_name(local: str) -> str:
     """The resume function's parameter for a local: the local's own name when it is an identifier
     (pytest's assertion rewriting makes locals like `@py_assert1`, which generated Python source
@@ -126,11 +141,13 @@ def make_resume_code(code, offset: int, layout: tuple, local_names: list, stop_o
     # once pushed, so `locals()` in the block never sees them (a resume function is traced, and the
     # tracer's locals() leaves them out; when one runs eagerly they stay visible there)
     unbind = [Instr("DELETE_FAST", name, lineno=lineno) for name in stack_args(layout)] if stop_offsets else []
-    prologue = _push_stack(layout, lineno) + unbind + [Instr("JUMP_FORWARD", label, lineno=lineno)]
+    argnames = stack_args(layout) + list(local_names)
+    prologue = _push_stack(layout, lineno) + unbind + _at_line(_super_first_local(code, argnames), lineno) \
+        + [Instr("JUMP_FORWARD", label, lineno=lineno)]
     body[first + 1:first + 1] = prologue
     new = Bytecode(body)
     new.freevars, new.cellvars = list(bc.freevars), list(bc.cellvars)
-    new.argnames = stack_args(layout) + list(local_names)
+    new.argnames = argnames
     new.argcount = len(new.argnames)
     new.posonlyargcount = 0
     new.kwonlyargcount = 0
@@ -141,6 +158,12 @@ def make_resume_code(code, offset: int, layout: tuple, local_names: list, stop_o
     new.first_lineno = code.co_firstlineno
     new.docstring = None
     return new.to_code()
+
+
+def _at_line(instrs, lineno):
+    for ins in instrs:
+        ins.lineno = lineno
+    return instrs
 
 
 def _return_locals(offset, lineno):
@@ -170,6 +193,14 @@ def make_break_code(code, index: int, layout: tuple, local_names: list, resume_f
     instrs = pyversion.instructions(code)
     ins = instrs[index]
     lineno = ins.positions.lineno or code.co_firstlineno
+    argnames = stack_args(layout) + list(local_names)
+    swap = _at_line(_super_first_local(code, argnames), lineno)
+    if swap:          # the first local is a saved stack value the resume call needs: keep it aside
+        saved = [Instr("LOAD_FAST", argnames[0], lineno=lineno), Instr("STORE_FAST", "___first", lineno=lineno)]
+        restore = [Instr("LOAD_FAST", "___first", lineno=lineno), Instr("STORE_FAST", argnames[0], lineno=lineno)]
+        swap, unswap = saved + swap, restore
+    else:
+        unswap = []
     out = [Instr("RESUME", 0, lineno=lineno)]
     if code.co_freevars:            # the break function shares the frame's closure (a STORE_DEREF writes it)
         out.insert(0, Instr("COPY_FREE_VARS", len(code.co_freevars), lineno=lineno))
@@ -180,9 +211,10 @@ def make_break_code(code, index: int, layout: tuple, local_names: list, resume_f
         kw_names = _kw_names_before(code, instrs, index)
         if kw_names is not None:
             out.append(Instr("KW_NAMES", kw_names, lineno=lineno))
-        out += [Instr(name, ins.arg, lineno=lineno) for name in pyversion.CALL_PREFIX]
+        out += swap + [Instr(name, ins.arg, lineno=lineno) for name in pyversion.CALL_PREFIX]
         out += [Instr(ins.opname, ins.arg, lineno=lineno), Instr("STORE_FAST", "___result", lineno=lineno)]
-        out += _call_resume(resume_fns["next"], below + (False,), local_names, lineno, result_slot=len(below))
+        out += unswap + _call_resume(resume_fns["next"], below + (False,), local_names, lineno,
+                                     result_slot=len(below))
     elif ins.opname in pyversion.POP_JUMPS or ins.opname in pyversion.POP_JUMPS_NONE:
         below = layout[:-1]
         jump_if = pyversion.POP_JUMPS.get(ins.opname)
@@ -205,8 +237,10 @@ def make_break_code(code, index: int, layout: tuple, local_names: list, resume_f
         out += _push_at(top, len(below), lineno)
         bc_orig, offset_to_pos = _abstract_with_labels(code)
         original = bc_orig[offset_to_pos[ins.offset]]
+        out += swap
         out.append(Instr(original.name, original.arg, lineno=lineno) if original.require_arg()
                    else Instr(original.name, lineno=lineno))
+        out += unswap
         if pushes:
             out.append(Instr("STORE_FAST", "___result", lineno=lineno))
             out += _call_resume(resume_fns["next"], below + (False,), local_names, lineno, result_slot=len(below))
@@ -218,7 +252,7 @@ def make_break_code(code, index: int, layout: tuple, local_names: list, resume_f
     bc.freevars = list(code.co_freevars)
     # a function's own locals (without these flags `locals()` in its frame would be the module's globals)
     bc.flags = inspect.CO_OPTIMIZED | inspect.CO_NEWLOCALS | (0 if code.co_freevars else inspect.CO_NOFREE)
-    bc.argnames = stack_args(layout) + list(local_names)
+    bc.argnames = argnames
     bc.argcount = len(bc.argnames)
     bc.name = f"__break_at_{ins.offset}_{code.co_name}"
     bc.qualname = bc.name

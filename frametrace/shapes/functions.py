@@ -1,13 +1,22 @@
-"""Sympy functions with Python's integer semantics: `FloorDiv(a, b)` is `a // b`, `PythonMod(a, b)`
-is `a % b` (the result takes the sign of the divisor), for every integer value, negatives included.
+"""Sympy functions with Python's semantics.
 
-Both evaluate on integers and apply a few exact rewrites (table in `_floordiv_rules` /
-`_mod_rules`); every rewrite is valid for all integer values of the symbols involved, because
-every symbol a ShapeEnv creates is an integer.
+`FloorDiv(a, b)` is `a // b`, `PythonMod(a, b)` is `a % b` (the result takes the sign of the
+divisor), for every integer value, negatives included. Both evaluate on integers and apply a
+few exact rewrites (table in `_floordiv_rules` / `_mod_rules`); every rewrite is valid for all
+integer values of the symbols involved, because every size symbol a ShapeEnv creates is an
+integer.
+
+Python float arithmetic rounds at every step, so it is not sympy's: `2.0 * (1.0 / t) / ((1.0 /
+n) * (1.0 / n))` is not `2.0 * n**2 / t` in floats (npbench adi: 2.7e-5 relative after a
+dozen time steps). An operation with a float result (`1.0 / n`, `n * 0.5`, `n ** -1`) is one
+opaque `FloatOp` node (FloatAdd ... FloatPow) that sympy leaves alone: it evaluates only when
+its operands are numbers, computed by Python itself, and prints as the Python operation, so
+the run-time value is the program's, bit for bit.
 """
 from __future__ import annotations
 
 import math
+import operator
 
 import sympy
 
@@ -160,6 +169,106 @@ class ToFloat(sympy.Function):
         return None
 
 
+class FloatOp(sympy.Function):
+    """`a <op> b` as Python computes it, with a float result (module doc): integer-valued
+    operands are exact Python ints, float-valued ones Python floats."""
+    nargs = (2,)
+    is_integer = False
+    is_real = True
+    symbol = "?"
+
+    @staticmethod
+    def operator(a, b):
+        raise NotImplementedError
+
+    @classmethod
+    def eval(cls, a, b):
+        if a.is_number and b.is_number:
+            value = cls.operator(_python_number(a), _python_number(b))
+            if isinstance(value, float) and math.isfinite(value):
+                return sympy.Float(value)
+        return None
+
+    def _sympystr(self, printer):
+        a, b = self.args
+        return f"({printer._print(a)} {self.symbol} {printer._print(b)})"
+
+
+def _python_number(x):
+    """A sympy number as the Python value a program computing it would hold."""
+    if x.is_Integer:
+        return int(x)
+    if x.is_Rational:
+        return int(x.p) / int(x.q)
+    return float(x)
+
+
+class FloatAdd(FloatOp):
+    symbol, operator = "+", staticmethod(operator.add)
+
+
+class FloatSub(FloatOp):
+    symbol, operator = "-", staticmethod(operator.sub)
+
+
+class FloatMul(FloatOp):
+    symbol, operator = "*", staticmethod(operator.mul)
+
+
+class FloatTrueDiv(FloatOp):
+    symbol, operator = "/", staticmethod(operator.truediv)
+
+
+class FloatFloorDiv(FloatOp):
+    symbol, operator = "//", staticmethod(operator.floordiv)
+
+
+class FloatMod(FloatOp):
+    symbol, operator = "%", staticmethod(operator.mod)
+
+
+class FloatPow(FloatOp):
+    symbol, operator = "**", staticmethod(operator.pow)
+    is_real = None                       # (-8.0) ** (1 / 3) is a complex number in Python
+
+
+def _dyadic(x) -> bool:
+    """A rational k / 2**m with |x| < 2**20 and m <= 20."""
+    return bool(x.is_Rational) and int(x.q) & (int(x.q) - 1) == 0 and int(x.q) <= 2 ** 20 and abs(x) < 2 ** 20
+
+
+def exact_value(expr):
+    """The value of a float expression of sizes as an exact sympy number, when the program's
+    float arithmetic computes it without rounding (sizes below 2**30): integers, dyadic
+    constants, sums, differences, products by a dyadic constant and divisions by a power of
+    two of such values (`n / 2`, `0.5 * n + 1.0`); else None (`n / 3` is rounded)."""
+    e = sympy.sympify(expr)
+    if e.is_Integer or (e.is_Symbol and e.is_integer):
+        return e
+    if e.is_Float:
+        r = sympy.Rational(*float(e).as_integer_ratio())
+        return r if _dyadic(r) else None
+    if isinstance(e, ToFloat):
+        return exact_value(e.args[0])
+    ops = {FloatAdd: sympy.Add, FloatSub: lambda a, b: a - b, FloatMul: sympy.Mul,
+           FloatTrueDiv: lambda a, b: a / b}
+    if not (type(e) in ops or (e.is_integer and (e.is_Add or e.is_Mul))):
+        return None
+    args = [exact_value(a) for a in e.args]
+    if any(a is None for a in args):
+        return None
+    if isinstance(e, FloatTrueDiv) and not (args[1].is_Integer and args[1] != 0 and _dyadic(1 / args[1])):
+        return None                           # only a division by a power of two is exact
+    if isinstance(e, FloatMul) and not any(a.is_number and _dyadic(a) for a in args):
+        return None                           # two sizes: the product may need rounding
+    return ops.get(type(e), type(e))(*args)
+
+
+# SymFloat arithmetic (symint.py): Python operator name -> its FloatOp
+FLOAT_OPS = {"add": FloatAdd, "sub": FloatSub, "mul": FloatMul, "truediv": FloatTrueDiv,
+             "floordiv": FloatFloorDiv, "mod": FloatMod, "pow": FloatPow}
+
+
 def is_float_expr(expr) -> bool:
     """Whether a size expression is float-valued (a SymFloat's), not an integer one."""
-    return expr.is_integer is False or isinstance(expr, ToFloat) or bool(expr.atoms(sympy.Float))
+    return expr.is_integer is False or isinstance(expr, (ToFloat, FloatOp)) or bool(expr.atoms(sympy.Float))

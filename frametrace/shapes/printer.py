@@ -5,14 +5,15 @@
 
 Every compound operand is parenthesised, so the text never depends on Python's operator
 precedence. Integer arithmetic prints as `+ - * // % **`, which is exact on Python ints;
-`/` appears only where the expression itself is a true division (a SymFloat made by `/`).
+`/` appears only where the expression itself is a true division (a SymFloat made by `/`), and
+float arithmetic (functions.FloatOp) prints as the Python operations the program made, in order.
 """
 from __future__ import annotations
 
 import sympy
 from sympy.core.relational import Relational
 
-from .functions import FloorDiv, PythonMod, ToFloat
+from .functions import FloatOp, FloorDiv, PythonMod, ToFloat
 
 _REL_OPS = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Lt: "<", sympy.Le: "<=",
             sympy.Gt: ">", sympy.Ge: ">="}
@@ -91,6 +92,8 @@ class _Printer:
             return f"{fn}(" + ", ".join(self.top(a) for a in _sorted(e.args)) + ")", False
         if isinstance(e, (sympy.floor, sympy.ceiling)):
             return self.rounding(e), True
+        if isinstance(e, FloatOp):               # Python's float operation, as written
+            return f"({self.sub(e.args[0])} {e.symbol} {self.sub(e.args[1])})", True
         if isinstance(e, ToFloat):
             return f"float({self.top(e.args[0])})", False
         if isinstance(e, sympy.Abs):

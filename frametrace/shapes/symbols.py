@@ -22,7 +22,7 @@ class SymbolFactory:
     # ---- symbols ---------------------------------------------------------------------------
     def create_symbol(self, hint: int, source: str, *, dynamic: str = "dynamic", min=None,
                       max=None, strict: bool = False, positive: bool = True, duck=None,
-                      machine_int: bool = False):
+                      machine_int: bool = False, zero_one: bool = True):
         """A SymInt for the size (or int argument) `source` whose value now is `hint`.
 
         dynamic: "static" -> the int hint; "unbacked" -> an unbacked symbol bound to source;
@@ -33,6 +33,8 @@ class SymbolFactory:
         machine_int=True (a Python int argument): compiled code holds the value in an int64,
         so the symbol's range is also bounded by int64 (guarded: a bigger int misses), and a
         hint outside int64 is specialised (NumPy's answer for `x * 2**64` depends on it).
+        zero_one=False: no 0/1 specialisation (range from 0 for a size): an int input or a
+        list's length, specialised only where the trace branches on it.
         """
         hint = int(hint)
         if dynamic == "static":
@@ -48,7 +50,7 @@ class SymbolFactory:
             return wrap(known, "int", self)         # the same size asked for twice
         loc = self.current_location()
         size = positive and hint >= 0
-        if self.specialize_zero_one and not self.backed_size_oblivious and hint in (0, 1):
+        if zero_one and self.specialize_zero_one and not self.backed_size_oblivious and hint in (0, 1):
             log.debug("create_symbol %s = %s specialized (0/1 specialization)", source, hint)
             if strict:
                 self.constraint_violations.append(C.specialized_to_constant(
@@ -63,7 +65,7 @@ class SymbolFactory:
             self._source_to_var[source] = sym
             log.info("create_symbol %s duck sized %s", sym, source)
             return wrap(sym, "int", self)
-        lower = (2 if self.specialize_zero_one and not self.backed_size_oblivious else 0) \
+        lower = (2 if zero_one and self.specialize_zero_one and not self.backed_size_oblivious else 0) \
             if size else -_INF
         vr = ValueRanges(lower, _INF)
         if machine_int:

@@ -13,7 +13,7 @@ import numbers
 
 import sympy
 
-from .functions import FloorDiv, PythonMod
+from .functions import FLOAT_OPS, FloatTrueDiv, FloorDiv, PythonMod, exact_value
 from .minmax import distribute
 
 _REL = {"eq": sympy.Eq, "ne": sympy.Ne, "lt": sympy.Lt, "le": sympy.Le, "gt": sympy.Gt,
@@ -104,22 +104,26 @@ class SymNodeBase:
         a, b = (o[0], self.expr) if reflected else (self.expr, o[0])
         ka, kb = (o[1], self.kind) if reflected else (self.kind, o[1])
         kind = "float" if "float" in (ka, kb) else "int"
+        if b.is_zero and (op == "truediv" or (kind == "float" and op in ("floordiv", "mod"))):
+            raise ZeroDivisionError("division by zero" if op == "truediv" else
+                                    f"float {'floor division' if op == 'floordiv' else 'modulo'} by zero")
+        if op == "pow" and kind == "int":
+            kind = self._pow_kind(b)
+        if kind == "float" or op == "truediv":
+            # Python rounds each float operation: one opaque node each, never sympy algebra
+            return wrap(FLOAT_OPS[op](a, b), "float", self.env)
         if op == "add":
             e = a + b
         elif op == "sub":
             e = a - b
         elif op == "mul":
             e = a * b
-        elif op == "truediv":
-            if b.is_zero:
-                raise ZeroDivisionError("division by zero")
-            e, kind = a / b, "float"
         elif op == "floordiv":
             e = FloorDiv(a, b)
         elif op == "mod":
             e = PythonMod(a, b)
         elif op == "pow":
-            e, kind = self._pow(a, b, kind)
+            e = a ** b
         else:
             raise AssertionError(op)
         if op in ("add", "sub", "mul") and kind == "int":
@@ -133,13 +137,13 @@ class SymNodeBase:
             return distribute(e, self.env.bound_sympy)
         return e
 
-    def _pow(self, a, b, kind):
-        if kind == "int":
-            if b.is_Integer and int(b) < 0:
-                return a ** b, "float"           # int ** negative int is a float in Python
-            if not b.is_number and not self.env.evaluate_expr(sympy.Ge(b, 0)):
-                return a ** b, "float"
-        return a ** b, kind
+    def _pow_kind(self, b) -> str:
+        """int ** b: an int for b >= 0, a float for a negative b (as in Python)."""
+        if b.is_Integer and int(b) < 0:
+            return "float"
+        if not b.is_number and not self.env.evaluate_expr(sympy.Ge(b, 0)):
+            return "float"
+        return "int"
 
     def __add__(self, o): return self._binop(o, "add")
     def __radd__(self, o): return self._binop(o, "add", True)
@@ -260,8 +264,13 @@ class SymFloat(SymNodeBase):
         return int(float(self))
 
     def _rounded(self, up: bool):
-        num, den = self.expr.as_numer_denom()
-        if num.is_integer and den.is_integer:     # a ratio of integers: exact floor/ceil
+        e = self.expr
+        if isinstance(e, FloatTrueDiv) and e.args[0].is_integer and e.args[1].is_integer:
+            num, den = e.args                 # a ratio of ints (Python's quotient agrees below 2**53)
+        else:                                 # a float Python computes exactly (n * 0.5 + 1)
+            num, den = (sympy.together(v).as_numer_denom() if (v := exact_value(e)) is not None
+                        else (None, None))
+        if num is not None and num.is_integer and den.is_integer:    # exact floor/ceil
             e = FloorDiv(-num, den) if up else FloorDiv(num, den)
             return wrap(-e if up else e, "int", self.env)
         v = float(self)

@@ -27,45 +27,60 @@ def if_convert(tx, ins, cond) -> None:
     target = tx.offset_to_index[ins.argval]
     fall = tx.ip
     ctx = tx.output.loop_stack[-1]
+    ctx.converted = True                                 # unrolled, this `if` would break the graph
+    # the loop's header and exit are positions in the loop's own frame, not in an inlined callee's
+    header = ctx.header if ctx.tx is tx else -1
+    exit_ip = ctx.exit_ip if ctx.tx is tx else len(tx.instructions) + 1
     if target <= fall:
         raise Unsupported("a backward conditional jump inside a loop body", kind="loop")
     taken = truth_value(tx, cond, jump_if)               # the jump is taken when this holds
     bb = tx.output.builder
+    _pull(tx)                                            # state the loops carry goes along with the locals
     saved_locals, saved_stack = dict(tx.locals), list(tx.stack)
     lazy_before = set(tx.lazy)                           # arguments not read yet
     not_taken = bb.emit("logical_not", taken)
     outer = bool(bb.predicates)
-    end = _run_branch(tx, bb, not_taken, stop=lambda ip: ip >= target or ip == ctx.header or at_break(tx, ctx),
+    end = _run_branch(tx, bb, not_taken, stop=lambda ip: ip >= target or ip == header or at_break(tx, ctx),
                       ctx=ctx)
     locals_f, stack_f = tx.locals, tx.stack
+    ret_f = _returned(tx, ctx)                           # an inlined helper's `if v < lo: return lo`
     tx.locals, tx.stack, tx.ip = dict(saved_locals), list(saved_stack), target
+    if ret_f is not None:
+        ret_t = _run_to_return(tx, bb, taken, ctx)
+        _both_returned(tx, bb, taken, ret_t, tx.locals, ret_f, locals_f)
     if at_break(tx, ctx, end):                           # the fall-through side breaks
-        _run_branch(tx, bb, taken, stop=lambda ip: ip == ctx.header, ctx=ctx)
+        _run_branch(tx, bb, taken, stop=lambda ip: ip == header, ctx=ctx)
         _broke(tx, bb, ctx, not_taken, (locals_f, stack_f), outer)
         return
     if end != target:
-        end2 = _run_branch(tx, bb, taken, stop=lambda ip: ip == end or ip >= ctx.exit_ip or
-                           (ip == ctx.header and ctx.tx is tx) or at_break(tx, ctx), ctx=ctx)
+        end2 = _run_branch(tx, bb, taken, stop=lambda ip: ip == end or ip >= exit_ip or
+                           ip == header or at_break(tx, ctx), ctx=ctx)
+        ret_t = _returned(tx, ctx)
+        if ret_t is not None:                            # the jump-taken side returns: the other runs on
+            locals_t = tx.locals
+            tx.locals, tx.stack, tx.ip = locals_f, stack_f, end
+            ret_f = _run_to_return(tx, bb, not_taken, ctx)
+            _both_returned(tx, bb, taken, ret_t, locals_t, ret_f, tx.locals)
         if at_break(tx, ctx):                            # the jump-taken side breaks
             broken = (tx.locals, tx.stack)
             tx.locals, tx.stack, tx.ip = locals_f, stack_f, end
-            _run_branch(tx, bb, not_taken, stop=lambda ip: ip == ctx.header, ctx=ctx)
+            _run_branch(tx, bb, not_taken, stop=lambda ip: ip == header, ctx=ctx)
             _broke(tx, bb, ctx, taken, broken, outer)
             return
-        if end2 != end and ctx.header in (end, end2):
+        if end2 != end and header in (end, end2):
             # one branch ends the iteration (`continue`), the other joins the code after the `if`:
             # that one runs the rest of the iteration too, under its own condition
-            rest = (locals_f, stack_f, end, not_taken) if end2 == ctx.header else \
+            rest = (locals_f, stack_f, end, not_taken) if end2 == header else \
                 (tx.locals, tx.stack, end2, taken)
-            other = (tx.locals, tx.stack) if end2 == ctx.header else (locals_f, stack_f)
+            other = (tx.locals, tx.stack) if end2 == header else (locals_f, stack_f)
             tx.locals, tx.stack, tx.ip = rest[0], rest[1], rest[2]
-            _run_branch(tx, bb, rest[3], stop=lambda ip: ip == ctx.header, ctx=ctx)
-            if end2 == ctx.header:
+            _run_branch(tx, bb, rest[3], stop=lambda ip: ip == header, ctx=ctx)
+            if end2 == header:
                 locals_f, stack_f = tx.locals, tx.stack
                 tx.locals, tx.stack = other
             else:
                 locals_f, stack_f = other
-            end = end2 = ctx.header
+            end = end2 = header
         if end2 != end:
             raise Unsupported("the branches of an `if` in a loop body do not meet", kind="loop")
     locals_t, stack_t = tx.locals, tx.stack
@@ -85,6 +100,28 @@ def if_convert(tx, ins, cond) -> None:
     tx.locals = merged_locals
     tx.stack = [a if a is b else _merge(tx, bb, taken, a, b, "a value") for a, b in zip(stack_t, stack_f)]
     tx.ip = end
+    _push(tx, strip=True)
+
+
+# State a loop body carries besides its locals (trace/loop_state.py: cells, attributes, entries)
+# goes through both branches like a local: while an `if` is converted it also lives in tx.locals
+# under keys no name can have, taken from its targets when a branch ends (_pull) and put back
+# when one starts (_push); after the merge, the merged values are put back and the keys dropped.
+
+def _state_targets(tx):
+    return [t for ctx in tx.output.loop_stack if getattr(ctx, "state", None) is not None for t in ctx.state.targets]
+
+
+def _pull(tx) -> None:
+    for k, t in enumerate(_state_targets(tx)):
+        tx.locals[("loop state", k)] = t.get()
+
+
+def _push(tx, strip=False) -> None:
+    for k, t in enumerate(_state_targets(tx)):
+        t.put(tx.locals[("loop state", k)])
+        if strip:
+            del tx.locals[("loop state", k)]
 
 
 def at_break(tx, ctx, ip=None) -> bool:
@@ -104,14 +141,31 @@ def _same_code(tx, a, b, limit=64) -> bool:
     ins = tx.instructions
     if a == b or (ins[a].opname in pyversion.UNCONDITIONAL_JUMPS and tx.offset_to_index.get(ins[a].argval) == b):
         return True
-    for k in range(min(limit, len(ins) - max(a, b))):
-        x, y = ins[a + k], ins[b + k]
-        if x.opname != y.opname or x.argval != y.argval or x.opname in pyversion.UNCONDITIONAL_JUMPS or \
-                x.opname in pyversion.POP_JUMPS or x.opname.startswith(("FOR_ITER", "JUMP", "SEND")):
+    for (x, xv), (y, yv) in zip(_reads(ins, a, limit), _reads(ins, b, limit)):
+        if x.opname in pyversion.UNCONDITIONAL_JUMPS and x.opname == y.opname and \
+                tx.offset_to_index.get(x.argval) == tx.offset_to_index.get(y.argval):
+            return True                                 # both go on at the same place (an enclosing loop's header)
+        if xv != yv or x.opname in pyversion.UNCONDITIONAL_JUMPS or x.opname in pyversion.POP_JUMPS or \
+                x.opname.startswith(("FOR_ITER", "JUMP", "SEND")):
             return False
         if x.opname in ("RETURN_VALUE", "RETURN_CONST"):
             return True
     return False
+
+
+def _reads(ins, start, limit):
+    """(instruction, what it does) from `start`: the copy of an exit block in a `break` reads
+    locals with LOAD_FAST / LOAD_FAST_LOAD_FAST (3.13), the block itself with LOAD_FAST_CHECK
+    (3.12+: they may be unbound after the loop); these compare as one read per local."""
+    for i in range(start, min(len(ins), start + limit)):
+        x = ins[i]
+        if x.opname == "LOAD_FAST_LOAD_FAST":
+            for name in x.argval:
+                yield x, ("LOAD_FAST", name)
+        elif x.opname == "LOAD_FAST_CHECK":
+            yield x, ("LOAD_FAST", x.argval)
+        else:
+            yield x, (x.opname, x.argval)
 
 
 def _broke(tx, bb, ctx, brk, broken, outer) -> None:
@@ -132,9 +186,18 @@ def _broke(tx, bb, ctx, brk, broken, outer) -> None:
     tx.locals = merged
     ctx.brk = brk
     tx.ip = ctx.header
+    _push(tx, strip=True)
+
+
+RETURNED = -2      # where a side of an `if` in an inlined callee stops once it returned (value on the stack)
 
 
 def _run_branch(tx, bb, predicate, stop, ctx) -> int:
+    """Trace one side of an `if` under `predicate` until `stop(ip)`. In an inlined callee a
+    side may also end at a `return` (the ip is left there, or at RETURNED with the value on
+    the stack when an `if` nested in this side returned on both of its sides)."""
+    from .translator import ReturnSignal
+    _push(tx)                                           # this side's values of the loops' state
     bb.push_predicate(predicate.proxy if isinstance(predicate, ArrayVariable) else predicate)
     tx.output.side_effects.frozen += 1                  # a Python side effect would happen either way
     try:
@@ -143,13 +206,57 @@ def _run_branch(tx, bb, predicate, stop, ctx) -> int:
             first = False
             if stop(tx.ip):
                 break
+            if returns(tx) and ctx.tx is not tx:
+                break                                   # the helper returns here: the caller merges
             if tx.ip in tx.region_starts or (ctx.tx is tx and tx.ip >= ctx.exit_ip) or returns(tx):
                 raise Unsupported("a branch of a data-dependent `if` leaves the loop body", kind="loop")
-            tx.step()
+            try:
+                tx.step()
+            except ReturnSignal as ret:                 # a nested `if` returned on both sides
+                tx.stack.append(ret.value)
+                tx.ip = RETURNED
+                break
     finally:
         bb.pop_predicate()
         tx.output.side_effects.frozen -= 1
+    _pull(tx)
     return tx.ip
+
+
+def _returned(tx, ctx):
+    """The value a side of an `if` in an inlined callee returned, or None if it did not."""
+    if ctx.tx is tx:
+        return None
+    if tx.ip == RETURNED:
+        return tx.stack[-1]
+    ins = tx.instructions[tx.ip]
+    if ins.opname == "RETURN_VALUE":
+        return tx.stack[-1]
+    if ins.opname == "RETURN_CONST":
+        from .variables.constant import ConstantVariable
+        return ConstantVariable(ins.argval)
+    return None
+
+
+def _both_returned(tx, bb, taken, ret_t, locals_t, ret_f, locals_f):
+    """Both sides of an `if` in an inlined callee returned: the callee returns the merged value
+    (the state the loops carry merged too)."""
+    from .translator import ReturnSignal
+    value = ret_t if ret_t is ret_f else _merge(tx, bb, taken, ret_t, ret_f, "the value returned")
+    for key in [k for k in locals_t if isinstance(k, tuple)]:
+        a, b = locals_t[key], locals_f[key]
+        tx.locals[key] = a if a is b else _merge(tx, bb, taken, a, b, "a value the loop carries")
+    _push(tx, strip=True)
+    raise ReturnSignal(value)
+
+
+def _run_to_return(tx, bb, predicate, ctx):
+    """The side that did not return runs the rest of the callee, under its condition, to a return."""
+    _run_branch(tx, bb, predicate, stop=lambda ip: False, ctx=ctx)
+    value = _returned(tx, ctx)
+    if value is None:
+        raise Unsupported("a branch of a data-dependent `if` in a helper does not return", kind="loop")
+    return value
 
 
 def _merge(tx, bb, taken, a, b, name):

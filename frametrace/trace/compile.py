@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import csrc_free_runtime as rt
 
+from .. import compile_times
 from ..backends import get_backend
 from ..config import config
 from ..dynamic_policy import DynamicPolicy
@@ -21,11 +22,11 @@ from .graph_break import break_return_code, breakable_index
 from .errstate import BlockRestart
 from .loops import LoopRestart
 from .translator import BreakPoint, InstructionTranslator
-from .variables.base import CellBox
 
 graph_log = get_logger("graph_code")
 guards_log = get_logger("guards")
 output_log = get_logger("output_code")
+compile_log = get_logger("compile")
 
 
 @dataclass(eq=False)
@@ -42,6 +43,7 @@ class EntryInfo:
     shape_env: object = None
     compile_time: float = 0.0
     extra: dict = field(default_factory=dict)
+    phase_times: object = None          # compile_times.PhaseTimes of this compile
 
     def failing_guards(self, values) -> list:
         """The text of each guard that rejects these frame values."""
@@ -78,8 +80,10 @@ def _trace_once(cache, values, options, frame_state, stop_index, loop_plan):
     nfree = len(code.co_freevars)
     arg_values = values[:len(values) - nfree]
     cells = {}
-    for name, value in zip(code.co_freevars, values[len(values) - nfree:]):
-        cells[name] = CellBox(output.wrap(value, LocalSource(name)), name)
+    for name, value, cell in zip(code.co_freevars, values[len(values) - nfree:], fn.__closure__ or ()):
+        # the frame's own free variables: their cells are the function's (one cache per function)
+        cells[name] = output.cell_box(cell, name, None, output.hold(cell, f"cell {name!r} of {code.co_name}"),
+                                      contents=output.wrap(value, LocalSource(name)))
     tx = InstructionTranslator(output, code, {}, cells, fn.__globals__, None)
     tx.lazy = {name: (value, LocalSource(name)) for name, value in zip(cache.argnames, arg_values)}
     tx.stop_index = stop_index
@@ -88,15 +92,26 @@ def _trace_once(cache, values, options, frame_state, stop_index, loop_plan):
 
 def compile_frame(cache, values, options, frame_state, compile_id):
     """Trace the frame; on an Unsupported instruction that can be split, compile the part
-    before it and hand the rest to a resume function (a graph break)."""
+    before it and hand the rest to a resume function (a graph break). What each phase cost is
+    kept in the entry's info.phase_times and logged on the `compile` channel."""
+    with compile_times.timing() as times:
+        entry = _compile_frame(cache, values, options, frame_state, compile_id)
+    entry.info.phase_times = times
+    compile_times.log_compile(compile_log, compile_times.frame_name(cache.code), entry.info.graph_nodes, times)
+    return entry
+
+
+def _compile_frame(cache, values, options, frame_state, compile_id):
     loop_plan: dict = {}
     try:
-        output, _, result = _trace(cache, values, options, frame_state, loop_plan=loop_plan)
+        with compile_times.phase("trace"):
+            output, _, result = _trace(cache, values, options, frame_state, loop_plan=loop_plan)
         brk = None
     except Unsupported as exc:
         index = breakable_index(cache, exc, options)
         try:
-            _trace(cache, values, options, frame_state, stop_index=index, loop_plan=loop_plan)
+            with compile_times.phase("trace"):
+                _trace(cache, values, options, frame_state, stop_index=index, loop_plan=loop_plan)
         except BreakPoint as bp:
             brk = bp
             output, result = bp.tx.output, None
@@ -105,7 +120,7 @@ def compile_frame(cache, values, options, frame_state, compile_id):
         brk.reason = exc
     output.shape_env.check_constraints()
 
-    fn, code = cache.fn, cache.code
+    fn = cache.fn
     namespace = {"___MISS": rt.MISS, "___G": fn.__globals__}
     rebuild = Reconstructor(output, namespace)
     if brk is None:
@@ -120,8 +135,16 @@ def compile_frame(cache, values, options, frame_state, compile_id):
     graph.runtime_asserts = [(a.expr, a.msg) for a in output.shape_env.runtime_asserts]
     graph.hints = {s: h for s in graph.symbols if (h := output.shape_env.hints.get(s)) is not None}
     graph.size_replacements = dict(output.shape_env.replacements)    # (passes/sizes.py)
-    run_passes(graph)
+    with compile_times.phase("passes"):
+        run_passes(graph)
 
+    with compile_times.phase("entry"):
+        return _finish(cache, options, compile_id, output, graph, namespace, return_code, brk)
+
+
+def _finish(cache, options, compile_id, output, graph, namespace, return_code, brk):
+    """Guards, the backend's compile of the graph, the entry function (and its native twin)."""
+    code = cache.code
     for sg in output.shape_env.produce_guards():
         output.guards.shape_env(sg, output.size_sources)
     guards = list(output.guards.guards)
@@ -135,16 +158,22 @@ def compile_frame(cache, values, options, frame_state, compile_id):
         import time
         t0 = time.perf_counter()
         maybe_verify(graph, "at backend entry")
-        run = get_backend(options.backend or config.backend)(graph)
+        with compile_times.phase("import"):           # the first compile of a process imports it
+            backend = get_backend(options.backend or config.backend)
+        with compile_times.phase("lowering"):         # the backend times its later phases itself
+            run = backend(graph)
         backend_time = time.perf_counter() - t0
         namespace["___graph"] = run
         graph_call = "___graph"
         backend_source = getattr(run, "source", "")
     input_codes = [src.code for _, src in output.graph_inputs]
+    native = _native_entry(cache, guards, bindings, graph_call, input_codes, return_code, namespace, graph, options)
+    check_fn = None if native is not None else _native_check(
+        cache, guards, bindings, [src for _, src in output.graph_inputs], namespace, options)
     entry, check, source = build_entry(cache.argnames, guards, bindings, graph_call,
                                        input_codes, return_code, namespace,
-                                       name=code.co_name if code.co_name.isidentifier() else "entry")
-    native = _native_entry(cache, guards, bindings, graph_call, input_codes, return_code, namespace, graph, options)
+                                       name=code.co_name if code.co_name.isidentifier() else "entry",
+                                       native_check=check_fn)
     info = EntryInfo(compile_id, cache.argnames, guards, namespace, graph, len(graph.nodes), source,
                      backend_source, output.shape_env)
     info.extra["backend_time"] = backend_time
@@ -175,6 +204,15 @@ def _native_entry(cache, guards, bindings, graph_call, input_codes, return_code,
     from ..backends.llvm.native_entry import build_native_entry
     return build_native_entry(cache.argnames, guards, bindings, graph_call, input_codes, return_code, namespace,
                               graph, run, cache.code.co_name)
+
+
+def _native_check(cache, guards, bindings, input_sources, namespace, options):
+    """The guards as one native builtin (backends/llvm/native_check.py), for entries that have no
+    native entry: a model passed as an object, its weights reached through attributes."""
+    if not config.native_dispatch or (options.backend or config.backend) != "llvm" or len(guards) < 8:
+        return None
+    from ..backends.llvm.native_check import build_native_check
+    return build_native_check(cache.argnames, guards, bindings, input_sources, namespace, cache.code.co_name)
 
 
 def _log_compile(code, compile_id, graph, guards, source, backend_source):

@@ -5,29 +5,41 @@ from ..guards.python_check import guard_code
 
 
 def build_entry(argnames, guards, symbol_bindings, graph_call, input_codes, return_code, namespace,
-                name="entry"):
+                name="entry", native_check=None):
     """Generate `entry(*frame_values)` (returns MISS if a guard fails) and `check(*frame_values)`.
 
     guards: guard records (guards/records.py), each generating its Python condition;
     symbol_bindings: [(local name, Source the symbol is read from)]; graph_call: bound
     name of the backend's run function or None when the graph is empty.
+    native_check (backends/llvm/native_check.py): the guards as one builtin; the entry then
+    evaluates only the records it left (`rest`) in Python, and takes the graph's inputs and
+    symbol values from it when it returns them (`full`). `check` stays the Python condition.
     """
     params = ", ".join(argnames)
     guard_codes = [guard_code(g) for g in guards]
     cond = " and\n                ".join(f"({g})" for g in guard_codes) or "True"
-    lines = [f"def ___make({', '.join(sorted(namespace))}):",
+    lines = [f"def ___make({', '.join(sorted(namespace) + (['___ncheck', '___NMISS'] if native_check else []))}):",
              f"    def {name}({params}):",
-             "        try:",
-             f"            if not ({cond}):",
-             "                return ___MISS",
-             "        except Exception:",
-             "            return ___MISS"]
-    for local, source in symbol_bindings:
-        lines.append(f"        {local} = {source.code}")
+             "        try:"]
+    if native_check is None:
+        lines += [f"            if not ({cond}):", "                return ___MISS"]
+    else:
+        rest = " and\n                ".join(f"({guard_code(g)})" for g in native_check.rest) or "True"
+        lines += [f"            ___r = ___ncheck({params})",
+                  f"            if ___r is ___NMISS or not ({rest}):", "                return ___MISS"]
+    lines += ["        except Exception:",
+              "            return ___MISS"]
+    full = native_check is not None and native_check.full
+    if full and symbol_bindings:
+        lines.append(f"        {', '.join(local for local, _ in symbol_bindings)}, = ___r[1]")
+    elif not full:
+        for local, source in symbol_bindings:
+            lines.append(f"        {local} = {source.code}")
     if graph_call is not None:
         ins = ", ".join(input_codes)
         syms = ", ".join(local for local, _ in symbol_bindings)
-        lines.append(f"        ___o = {graph_call}([{ins}], [{syms}])")
+        args = "___r[0], ___r[1]" if full else f"[{ins}], [{syms}]"
+        lines.append(f"        ___o = {graph_call}({args})")
     lines.append(f"        return {return_code}")
     lines += [f"    def check({params}):",
               "        try:",
@@ -38,7 +50,11 @@ def build_entry(argnames, guards, symbol_bindings, graph_call, input_codes, retu
     source = "\n".join(lines) + "\n"
     ns: dict = {}
     exec(compile(source, f"<frametrace {name}>", "exec"), ns)
+    if native_check is not None:
+        from csrc_free_runtime.native import NATIVE_MISS
+        namespace = dict(namespace, ___ncheck=native_check.fn, ___NMISS=NATIVE_MISS)
     entry, check = ns["___make"](**namespace)
     entry.source = source
+    entry.native_check = native_check
     return entry, check, source
 

@@ -15,8 +15,8 @@ class PoisonVariable(VariableTracker):
     """A local whose value after a loop node is not known to the trace (the loop index, a
     temporary of the body): any use of it is unsupported."""
 
-    def __init__(self, name):
-        self.name = name
+    def __init__(self, name, in_body=False):
+        self.name, self.in_body = name, in_body
 
     def describe(self):
         return f"{self.name!r} after a compiled loop"
@@ -24,6 +24,9 @@ class PoisonVariable(VariableTracker):
     def __getattr__(self, item):
         if item.startswith("__"):
             raise AttributeError(item)
+        if self.in_body:        # a value the body rebinds that is no number or array, read before it does
+            raise Unsupported(f"{self.name!r} is carried from one iteration to the next and is not a number "
+                              "or an array", kind="loop")
         raise Unsupported(f"using {self.name!r} after the loop that assigned it", kind="loop",
                           hints=("keep the value in a variable assigned before the loop",))
 

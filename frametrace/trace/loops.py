@@ -1,9 +1,11 @@
 """Python loops traced once into a structured loop node (ir/ops/loops.py), not unrolled.
 
-What becomes a loop node:
-  * `for i in range(start, stop, step)` whose trip count is symbolic (a size, an int
-    argument) or at least `config.loop_unroll_limit`; other loops (over tuples, lists, a
-    small constant range: layer stacks) are unrolled as before;
+What becomes a loop node (what is compiled must grow with the source, not with trip counts):
+  * `for` over a range (literal, static or symbolic bounds), an array, or enumerate / zip /
+    reversed of those (trace/loop_iter.py: the index runs over a range, the item is computed
+    from it). A constant trip count whose unrolled size, trips x body nodes, is within
+    `config.loop_unroll_budget` is unrolled instead ("small"); loops over lists and tuples
+    (heterogeneous Python objects: layer stacks) are unrolled;
   * `while cond:` whose condition depends on array data (the entry test is traced before the
     loop, the test at the bottom inside it: `go` is carried);
   * `while i < n:` with a Python int counter `i += c` (trace/counted_while.py): the `for` loop
@@ -11,17 +13,20 @@ What becomes a loop node:
 
 How: the body is traced once with the loop index as a symbol `i<N>` known to lie in the
 range (shapes/loop_index.py: bounds checks over the range, no guard on the index) and every
-local the body rebinds (`carried`) as an input of the body graph. After one pass the new
-values must have the types they came in with (Python scalar type; dtype, rank and sizes of
-arrays); else the trace restarts with the loop peeled once (a Python float that becomes a
+local the body rebinds (`carried`) as an input of the body graph; state the body writes
+besides its locals (closure cells, attributes, dict entries: trace/loop_state.py) is carried
+the same way and written back after the node. After one pass the new values must have the
+types they came in with (Python scalar type; dtype, rank and sizes of arrays); else the
+trace restarts with the loop's first iterations peeled (a Python float that becomes a
 np.float64 on the first iteration) or unrolled. A data-dependent `if` inside the body is
 if-converted (trace/branches.py); carried-value types are trace/loop_values.py.
-Anything the body cannot do as a loop node (a graph break, a Python side effect, `break`,
-`return`, an unstable type) restarts the trace with this loop unrolled, and the logs say why
-(FRAMETRACE_LOGS=loops, or `+dynamo`-style `ft.set_logs(loops=logging.DEBUG)`).
+Anything the body cannot do as a loop node (a graph break, a Python side effect it cannot
+carry, two `break`s, `return`, an unstable type) restarts the trace with this loop unrolled,
+and the logs say why (FRAMETRACE_LOGS=loops, or `ft.set_logs(loops=logging.DEBUG)`).
 
 A restart is `LoopRestart`: trace/compile.py re-runs the trace with the new decision in
-`output.loop_plan`, keyed by (code object, offset of the loop header).
+`output.loop_plan`, keyed by (code object, offset of the loop header); ("carry", key) holds
+the state a loop carries, ("in_place", key) the arrays it updates in place.
 """
 from __future__ import annotations
 
@@ -39,107 +44,47 @@ from ..ir.subgraph import SubgraphBuilder
 from ..logs import get_logger
 from . import errstate
 from .branches import and_, if_convert, index_condition, returns, truth_value
-from .counted_while import constant_trips, recognise, verify_bottom
+from . import loop_state
+from .counted_while import recognise, verify_bottom
+from .loop_iter import LoopIterator, bind_after, target_names, target_ops
+from .loop_plan import NEXT_DECISION, PEELED, LoopRestart, loop_key, want_loop, within_budget  # noqa: F401
+from .loop_plan import restart as _restart, short_loop_as_node as _short_loop_as_node, why as _why
 from .loop_values import PoisonVariable, carried_type, kind_text, type_key, variable
 from .variables.array import ArrayVariable
-from .variables.base import VariableTracker
 from .variables.constant import ConstantVariable, SymNumberVariable, wrap_number
-from .variables.containers import RangeVariable
 
 log = get_logger("loops")
 
-NEXT_DECISION = {"loop": "peel", "peel": "unroll",
-                 "node": "peel_node", "peel_node": "unroll"}   # a short range made a node (_short_loop_as_node)
-PEELED = ("peel", "peel_node")
-
-
-class LoopRestart(Exception):
-    """Trace again with `decision` ("peel" | "unroll") for the loop at `key`."""
-
-    def __init__(self, key, decision: str, reason: str):
-        self.key, self.decision, self.reason = key, decision, reason
-        super().__init__(f"{decision}: {reason}")
-
-
-class RangeLoopIterator(VariableTracker):
-    """GET_ITER of a range that FOR_ITER turns into a loop node (see the module doc)."""
-
-    def __init__(self, rng: RangeVariable, key):
-        self.range, self.key, self.peeled = rng, key, False
-
-    def python_type(self):
-        return type(iter(range(0)))
-
-    def describe(self):
-        return "range iterator"
-
-
-# ----------------------------------------------------------------------------- decisions
-
-def loop_key(tx, index):
-    return (tx.code, tx.instructions[index].offset)
-
-
-def want_range_loop(tx, rng: RangeVariable) -> RangeLoopIterator | None:
-    """At GET_ITER of a range: a loop-node iterator when the next FOR_ITER should be one."""
-    nxt = tx.ip
-    if nxt >= len(tx.instructions) or tx.instructions[nxt].opname != "FOR_ITER" or not config.loop_nodes:
-        return None
-    key = loop_key(tx, nxt)
-    decision = tx.output.loop_plan.get(key, "loop")
-    if decision == "unroll":
-        return None
-    if any(isinstance(p, SymNumberVariable) for p in rng.parts):
-        if not all(isinstance(p, SymNumberVariable) or (p.is_python_constant() and
-                                                          type(p.as_python_constant()) is int)
-                   for p in rng.parts):
-            return None
-        return RangeLoopIterator(rng, key)
+def _runs(tx, start, stop, positive) -> bool:
+    """The (peeled) range is not empty. Where that depends on an enclosing loop's index (a
+    triangular `range(i)`), the enclosing loop peels its first iterations instead."""
+    from ..errors import DataDependentError
     try:
-        trips = len(rng.as_python_constant())
-    except Exception:
-        return None
-    if trips >= config.loop_unroll_limit or decision in ("node", "peel_node"):
-        return RangeLoopIterator(rng, key)
-    tx.output.short_unrolled[key] = tx.offset_to_index[tx.instructions[nxt].argval]    # its exit
-    return None
+        return bool(stop > start) if positive else bool(stop < start)
+    except DataDependentError:
+        raise Unsupported("whether a peeled inner loop runs depends on the enclosing loop's index",
+                          kind="loop_type") from None
 
 
-def _short_loop_as_node(tx) -> None:
-    """A data-dependent `if` in the body of a short constant range that was being unrolled
-    (a layer stack would be): trace again with that loop as a loop node, where the `if` is
-    if-converted, rather than break the graph (the innermost such loop, tried once)."""
-    at, best = tx.ip - 1, None
-    for key, exit_index in tx.output.short_unrolled.items():
-        if key[0] is tx.code and key not in tx.output.loop_plan:
-            header = tx.offset_to_index[key[1]]
-            if header < at < exit_index and (best is None or header > best[0]):
-                best = (header, key)
-    if best is not None:
-        _restart(tx, best[1], "node", "a data-dependent `if` in its body")
-
-
-# ----------------------------------------------------------------------------- for loops
-
-def trace_for(tx, ins, it: RangeLoopIterator) -> None:
-    """FOR_ITER on a RangeLoopIterator: the whole loop as one node; `tx.ip` ends after it."""
+def trace_for(tx, ins, it: LoopIterator) -> None:
+    """FOR_ITER on a LoopIterator: the whole loop as one node; `tx.ip` ends after it."""
     decision = tx.output.loop_plan.get(it.key, "loop")
     stack = tx.output.loop_stack
     if stack and stack[-1].kind == "peel" and stack[-1].tx is tx and stack[-1].header == tx.ip - 1:
         stack.pop()                                     # the peeled iteration is over
-    start, stop, step = (tx.unwrap(p) for p in it.range.parts)
+    start, stop, step = it.head
     if step == 0:
         raise NumpyError(ValueError("range() arg 3 must not be zero"), context="range")
     positive = bool(step > 0)                           # a guard when the step is a symbol
     exit_ip = tx.offset_to_index[ins.argval] + pyversion.FOR_ITER_SKIP
-    if decision in PEELED and not it.peeled:
-        it.peeled = True                                # the first iteration, as Python runs it
-        if not (bool(stop > start) if positive else bool(stop < start)):
+    if it.peeled < PEELED.get(decision, 0):
+        it.peeled += 1                                  # the first iterations, as Python runs them
+        if not _runs(tx, start, stop, positive):
             tx.pop()
             tx.ip = exit_ip
             return
-        it.range = RangeVariable(*(wrap_number(v) for v in (start + step, stop, step)))
-        tx.push(wrap_number(start))
+        it.head = (start + step, stop, step)
+        tx.push(it.item(tx, wrap_number(start)))
         stack.append(_LoopContext(tx, "peel", tx.ip - 1, exit_ip))   # its `if`s are if-converted
         return
     if all(type(v) is int for v in (start, stop, step)) and not range(start, stop, step):
@@ -151,7 +96,7 @@ def trace_for(tx, ins, it: RangeLoopIterator) -> None:
     index = env.enter_loop_index(to_expr(lo), to_expr(hi))
     try:
         _build(tx, it.key, header=tx.ip - 1, exit_ip=exit_ip, kind="for",
-               head=(start, stop, step), index=index)
+               head=(start, stop, step), index=index, peeled=it.peeled)
     finally:
         env.exit_loop_index(index)
 
@@ -225,7 +170,7 @@ def handles_jump(tx, ins, cond) -> bool:
         try:
             if_convert(tx, ins, cond)
         except Unsupported as exc:
-            if ctx.kind != "peel" or ctx.tx is not tx:
+            if ctx.kind != "peel" or ctx.tx is not tx or isinstance(exc, loop_state.CarryRequest):
                 raise
             # the peeled first iteration cannot leave early as a loop node does: unroll instead
             _restart(tx, loop_key(tx, ctx.header), "unroll", _why(exc))
@@ -274,13 +219,10 @@ def _is_bottom(tx, ctx, target, jump_if) -> bool:
 def _counted_entry(tx, ins, cond, header, exit_ip, peeled=False) -> bool:
     key = loop_key(tx, header)
     plan = tx.output.loop_plan.get(key, "loop")
-    if plan == "unroll" or (isinstance(cond, ConstantVariable) and not cond.value):
-        return False
+    if plan in ("unroll", "small") or (isinstance(cond, ConstantVariable) and not cond.value):
+        return False                                    # "small": unrolled under the budget
     counter = recognise(tx, tx.ip - 2, header, exit_ip)
     if counter is None:
-        return False
-    trips = constant_trips(counter)
-    if trips is not None and trips < config.loop_unroll_limit:
         return False
     if plan == "peel" and not peeled:                   # the first iteration, as Python runs it
         if not cond.truth(tx):
@@ -315,57 +257,83 @@ class _LoopContext:
         self.counter = None             # a counted while loop: its Counter (trace/counted_while.py)
         self.index = None               # ... and the index symbol standing for the counter
         self.closed = False             # ... its bottom test was reached and checked
-        self.iterator = None            # for: the range iterator a `break` pops (trace/branches.py)
+        self.iterator = None            # for: the LoopIterator a `break` pops (trace/branches.py)
         self.brk = None                 # for: the bool that holds when the iteration broke out
+        self.converted = False          # an `if` on data was if-converted in the body (no unrolling)
+        self.state = None               # a body being traced: the LoopState it carries (trace/loop_state.py)
 
 
-def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None):
+def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=0):
     body_start = header + 1
     back = max((i for i in range(body_start, exit_ip) if _jumps_to(tx, i, header)), default=None)
     if back is None:
         raise Unsupported("a loop without a back edge", kind="loop")
+    is_for = kind == "for" and counter is None
     # a `for` body runs to its exit: 3.12+ places a `break` block after the back edge
-    stored = _stored_names(tx, body_start, exit_ip) if kind == "for" and counter is None else \
-        _stored_names(tx, header, back + 1)
-    loop_var = counter.name if counter is not None else None
-    if kind == "for" and counter is None:
-        first = tx.instructions[body_start]
-        if first.opname != "STORE_FAST":
-            _restart(tx, key, "unroll", "the loop target is not a plain local name")
-        loop_var = first.argval
+    stored = _stored_names(tx, body_start, exit_ip) if is_for else _stored_names(tx, header, back + 1)
+    loop_vars, ops = set(), None
+    if counter is not None:
+        loop_vars = {counter.name}
+    elif is_for:
+        ops = target_ops(tx, body_start)
+        if ops is None:
+            _restart(tx, key, "unroll", "the loop target is not a local name or a tuple of them")
+        loop_vars = target_names(ops)
+        rebound = loop_vars & _stored_names(tx, body_start + len(ops), exit_ip)
+        if rebound - set(tx.locals) - set(tx.lazy):
+            _restart(tx, key, "unroll", f"the loop target {', '.join(sorted(rebound))} is assigned in the body")
+        loop_vars -= rebound                            # carried: the body's value is the one left
     for name in stored:                                 # arguments rebound in the loop: wrap them now
         if name not in tx.locals and name in tx.lazy:
             tx.locals[name] = tx.wrap_value(*tx.lazy.pop(name))
-    carried = sorted(n for n in stored if n != loop_var and n in tx.locals
+    # arrays the body updates in place (`acc += row`) and rebinds to themselves: captured, not carried
+    in_place = tx.output.loop_plan.get(("in_place", key), ())
+    carried = sorted(n for n in stored if n not in loop_vars and n in tx.locals and n not in in_place
                      and not isinstance(tx.locals[n], PoisonVariable))
+    # a rebound local that is no number or array (the key of an inner loop over a dict) cannot be
+    # carried: the body must assign it before reading it (else the restart unrolls the loop)
+    opaque = [n for n in carried if carried_type(tx.locals[n])[0] is None]
+    carried = [n for n in carried if n not in opaque]
+    slots = tx.output.loop_plan.get(("carry", key), ())
+    try:
+        targets = loop_state.resolve(tx, slots)
+    except Unsupported as exc:
+        _restart(tx, key, "unroll", _why(exc))
+    carry_index = is_for and any(s.kind == "index" for s in slots)
     lazy_before = set(tx.lazy)
     saved_locals, saved_stack = dict(tx.locals), list(tx.stack)
     outer = tx.output.builder
     body_builder = SubgraphBuilder(outer, f"loop{len(tx.output.loop_stack)}")
-    placeholders, inits = {}, []
-    for name in carried:
-        vt = tx.locals[name]
+    placeholders, inits, labels = {}, [], []
+    initial = [(name, tx.locals[name]) for name in carried] + [(t.slot.label(), t.get()) for t in targets]
+    if carry_index:
+        initial.append(("the loop index", wrap_number(head[0])))
+    for label, vt in initial:
         fake, init = carried_type(vt)
         if fake is None:
-            _restart(tx, key, "unroll", f"{name!r} ({vt.describe()}) is rebound in the loop; it is not a "
+            _restart(tx, key, "unroll", f"{label!r} ({vt.describe()}) is rebound in the loop; it is not a "
                                         "number or an array")
-        node = body_builder.body_input(f"carried_{name}", fake)
-        placeholders[name] = variable(Proxy(node, fake), vt)
+        node = body_builder.body_input(f"carried_{len(labels)}", fake)
+        placeholders[len(labels)] = variable(Proxy(node, fake), vt)
+        labels.append(label)
         inits.append(init)
     ctx = _LoopContext(tx, "counted" if counter is not None else kind, header, exit_ip)
     ctx.counter, ctx.index = counter, index
-    if kind == "for" and counter is None:
+    ctx.state = loop_state.LoopState(targets)
+    if is_for:
         ctx.iterator = saved_stack[-1]
     tx.output.builder = body_builder
     tx.output.loop_stack.append(ctx)
     tx.output.side_effects.frozen += 1
-    tx.locals.update(placeholders)
+    tx.locals.update({name: placeholders[k] for k, name in enumerate(carried)})
+    tx.locals.update({name: PoisonVariable(name, in_body=True) for name in opaque})
+    ctx.state.enter([placeholders[len(carried) + k] for k in range(len(targets))])
     try:
         if counter is not None:
             tx.locals[counter.name] = wrap_number(_symint(tx, index))
             tx.ip = header
-        elif kind == "for":
-            tx.stack.append(wrap_number(_symint(tx, index)))
+        elif is_for:
+            tx.stack.append(ctx.iterator.item(tx, wrap_number(_symint(tx, index))))
             tx.ip = body_start
         else:
             tx.ip = header
@@ -374,47 +342,62 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None):
             raise Unsupported("a while loop whose condition is not data-dependent inside it", kind="loop")
         if counter is not None and not ctx.closed:
             raise Unsupported(f"a while loop on {counter.name!r} whose body does not end at its test", kind="loop")
-        outputs = []
-        for name in carried:
-            new = tx.locals.get(name)
-            outputs.append(_output_node(tx, body_builder, name, placeholders[name], new, key))
+        if ctx.brk is not None and is_for and not carry_index:
+            raise loop_state.CarryRequest(loop_state.Slot("index", None, None))   # where it broke
+        for name in in_place:
+            if tx.locals.get(name) is not saved_locals.get(name):
+                raise Unsupported(f"{name!r} is updated in place and rebound in the loop body", kind="loop")
+        finals = [tx.locals.get(name) for name in carried] + ctx.state.values()
+        outputs = [_output_node(tx, body_builder, labels[k], placeholders[k], new, key)
+                   for k, new in enumerate(finals)]
+        if carry_index:
+            outputs.append(body_builder.emit("py_scalar", _symint(tx, index)).node)
         if kind == "while":
             outputs.append(ctx.go.node)
         if ctx.brk is not None:                         # a `for` that may break: `go` is carried too
             outputs.append(body_builder.emit("logical_not", ctx.brk).node)
+    except loop_state.CarryRequest as exc:
+        if exc.slot in slots:                           # carried, yet not found as the same state
+            _restart(tx, key, "unroll", f"{_why(exc)} (not found again)")
+        _restart(tx, ("carry", key), tuple(slots) + (exc.slot,), _why(exc))
     except Unsupported as exc:
         _restart(tx, key, NEXT_DECISION.get(tx.output.loop_plan.get(key, "loop"), "unroll")
                  if getattr(exc, "kind", "") == "loop_type" else "unroll", _why(exc))
     finally:
+        ctx.state.exit()
         tx.output.side_effects.frozen -= 1
         tx.output.loop_stack.pop()
         tx.output.builder = outer
     graph = body_builder.graph
     graph.outputs = tuple(outputs)
-    body = _finish_body(tx, key, body_builder, "for_break" if ctx.brk is not None else kind, carried, index,
-                        exit_ip)
+    small = within_budget(tx, key, ctx, head, graph, peeled) if kind == "for" else None
+    if small is not None:
+        _restart(tx, key, "small", small)
+    body = _finish_body(tx, key, body_builder, "for_break" if ctx.brk is not None else kind, carried,
+                        len(labels), in_place, index)
     args = list(head) + inits + list(body_builder.captured) + list(body.sizes)
     state = outer.emit("loop", *args, body=body)
     wrapped = {n: v for n, v in tx.locals.items() if n in lazy_before and n not in tx.lazy}
     tx.locals = saved_locals
     tx.locals.update(wrapped)                           # arguments first read inside the body
-    tx.stack = saved_stack[:-1] if kind == "for" and counter is None else saved_stack
-    for k, name in enumerate(carried):
+    tx.stack = saved_stack[:-1] if is_for else saved_stack
+    finals = []
+    for k in range(len(labels)):
         out = outer.emit("loop_out", state, k, body=body)
-        tx.locals[name] = variable(Proxy(out.node, placeholders[name].proxy.fake), saved_locals[name])
-    for name in stored - set(carried):
+        finals.append(variable(Proxy(out.node, placeholders[k].proxy.fake), initial[k][1]))
+    for k, name in enumerate(carried):
+        tx.locals[name] = finals[k]
+    for name in stored - set(carried) - loop_vars - set(in_place):
         tx.locals[name] = PoisonVariable(name)
-    if kind == "for" and loop_var is not None:
-        last = _last_index(*head)                       # Python leaves the index at its last value
-        if last is not None:
-            tx.locals[loop_var] = wrap_number(last)
-        elif loop_var in saved_locals:                  # the loop did not run: the binding before it
-            tx.locals[loop_var] = saved_locals[loop_var]
+    if is_for:
+        bind_after(tx, ctx.iterator, ops, loop_vars, head, finals[-1] if carry_index else None, saved_locals)
     if counter is not None:
         tx.locals[counter.name] = wrap_number(counter.final(head[1]))
+    for k, t in enumerate(targets):                     # state written back, as stores after the loop
+        t.write_back(tx, finals[len(carried) + k])
     tx.ip = exit_ip
     log.info("loop at %s: one %s-loop node, %d carried (%s), %d captured, body of %d nodes",
-             body.location, "counted while" if counter is not None else body.kind, len(carried), ", ".join(carried),
+             body.location, "counted while" if counter is not None else body.kind, len(labels), ", ".join(labels),
              len(body_builder.captured), len(graph.nodes))
 
 
@@ -442,17 +425,6 @@ def _jumps_to(tx, i, header) -> bool:
     ins = tx.instructions[i]
     return isinstance(ins.argval, int) and ins.opname in pyversion.UNCONDITIONAL_JUMPS | set(pyversion.POP_JUMPS) \
         and tx.offset_to_index.get(ins.argval) == header
-
-
-def _last_index(start, stop, step):
-    """The index of the last iteration of range(start, stop, step), or None when the range is
-    empty (decided on the hints: a guard on the sizes, as any size comparison)."""
-    if not isinstance(step, int) or step == 0:
-        return None
-    trips = (stop - start + step - 1) // step if step > 0 else (start - stop - step - 1) // (-step)
-    if not bool(trips >= 1):
-        return None
-    return start + step * (trips - 1)
 
 
 def _stored_names(tx, lo, hi) -> set:
@@ -490,34 +462,40 @@ def _same_shape(tx, a, b) -> bool:
     return all(env.simplify(sympy.sympify(to_expr(x)) - sympy.sympify(to_expr(y))) == 0 for x, y in zip(a, b))
 
 
-def _finish_body(tx, key, bb, kind, carried, index, exit_ip) -> LoopBody:
+def _finish_body(tx, key, bb, kind, carried, ncarried, in_place, index) -> LoopBody:
     from ..ir.verify import used_symbols
     graph = bb.graph
     syms: set = set()
     for n in list(graph.inputs) + list(graph.nodes):
         syms |= used_symbols(n)
     env = tx.output.shape_env
-    for n in graph.nodes:
-        size = n.attr("size")
-        if isinstance(size, sympy.Symbol) and size in syms:
-            _restart(tx, key, "unroll", "a size that depends on data inside the loop body")
+    # sizes that depend on data (`x[mask]`), made by a node of the body: bound by that node in
+    # every iteration (as in any graph), so not passed in
+    defined = {n.attr("size") for n in graph.nodes if isinstance(n.attr("size"), sympy.Symbol)}
     for a in env.runtime_asserts:
-        if index is not None and index in getattr(a.expr, "free_symbols", ()):
+        free = getattr(a.expr, "free_symbols", set())
+        if index is not None and index in free:
             _restart(tx, key, "unroll", "a runtime check on the loop index")
-    sizes = tuple(sorted(syms - {index}, key=str))
+        if free & defined:
+            _restart(tx, key, "unroll", "a runtime check on a size that depends on data inside the loop body")
+    sizes = tuple(sorted(syms - {index} - defined, key=str))
     graph.symbols = ({index: "loop index"} if index is not None else {})
     graph.symbols.update({s: str(s) for s in sizes})
     captured = list(bb.captured.values())
     writes = []
-    carried_inputs = set(graph.inputs[:len(carried)])
+    carried_inputs = list(graph.inputs[:ncarried])
     for n in graph.nodes:
         for base in _written_bases(n):
             if base in carried_inputs:
+                k = carried_inputs.index(base)
+                if k < len(carried) and graph.outputs[k] is base:      # `acc += row`: the same array throughout
+                    _restart(tx, ("in_place", key), tuple(in_place) + (carried[k],),
+                             f"{carried[k]!r} is updated in place")
                 _restart(tx, key, "unroll", "an array rebound in the loop is also written in place")
             if base in captured and captured.index(base) not in writes:
                 writes.append(captured.index(base))
     loc = tx.location()
-    return LoopBody(graph, kind, len(carried), len(captured), sizes, index, tuple(sorted(writes)),
+    return LoopBody(graph, kind, ncarried, len(captured), sizes, index, tuple(sorted(writes)),
                     f"{loc.filename.rsplit('/', 1)[-1]}:{loc.lineno}")
 
 
@@ -536,21 +514,3 @@ def _written_bases(n: Node) -> list:
 def _symint(tx, index):
     from ..shapes.symint import wrap
     return wrap(index, "int", tx.output.shape_env)
-
-
-def _why(exc) -> str:
-    text = getattr(exc, "explanation", None) or str(exc)
-    loc = getattr(exc, "location", "")
-    return f"{text}{' at ' + loc if loc else ''}"
-
-
-def _restart(tx, key, decision, reason):
-    log.info("loop %s: %s (%s)", _where(key), "unrolled" if decision == "unroll" else decision, reason)
-    tx.output.loop_notes.append((key, decision, reason))
-    raise LoopRestart(key, decision, reason)
-
-
-def _where(key):
-    code, offset = key
-    return f"{code.co_name} ({code.co_filename.rsplit('/', 1)[-1]}, offset {offset})"
-

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import builtins
 
+import numpy as np
+
 from .. import pyversion
 from ..errors import NumpyError, Unsupported
 from ..sources import GlobalIn, LocalSource
@@ -15,7 +17,7 @@ from .variables.constant import ConstantVariable, SymNumberVariable
 from .variables.containers import (DictVariable, ListIteratorVariable, ListVariable, SliceVariable,
                                    TupleVariable, constant_key)
 from .variables.functions import NestedUserFunctionVariable
-from . import errstate, loops
+from . import errstate, loop_state, loops
 from .opcodes_py312 import BoundMethodVariable, VersionedOpcodes
 
 
@@ -116,11 +118,13 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
         box = self.cells.get(ins.argval)
         if box is None or (self.parent is None and ins.argval in self.code.co_freevars):
             raise Unsupported("assigning to a variable of an enclosing function (nonlocal)", kind="side_effect")
-        box.value = self.pop()
+        loop_state.store_cell(self, box, self.pop())       # in a loop body: carried by the loop
+        if box.cell_source is not None:        # a real cell the caller can see: replay the write
+            self.output.side_effects.store_cell(box)
 
     def op_LOAD_CLOSURE(self, ins):
         name = ins.argval
-        box = self.cells.setdefault(name, CellBox(None, name))
+        box = self.cells.setdefault(name, CellBox(None, name, self.code))
         self.push(CellVariable(box))
 
     def op_MAKE_CELL(self, ins):
@@ -128,7 +132,7 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
         if name in self.lazy:
             self.locals[name] = self.wrap_value(*self.lazy.pop(name))
         if name not in self.cells:
-            self.cells[name] = CellBox(self.locals.pop(name, None), name)
+            self.cells[name] = CellBox(self.locals.pop(name, None), name, self.code)
 
     def op_LOAD_ATTR(self, ins):
         obj = self.pop()
@@ -263,6 +267,11 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
         elif isinstance(x, (SymNumberVariable, ConstantVariable)) and op != "not":
             import operator
             fn = {"-": operator.neg, "+": operator.pos, "~": operator.invert}[op]
+            if isinstance(x, ConstantVariable) and isinstance(x.value, np.generic):
+                # NumPy's scalar math may report (-np.int64(-2 ** 63)): computed at run time then
+                self.push(self.constant_fold(fn, [x], {}, traced=lambda: self.wrap_result(
+                    numpy_api.unary_op(self.output.builder, op, *self.numpy_scalar_operands(x)))))
+                return
             try:
                 value = fn(self.unwrap(x))
             except TypeError as exc:                 # ~1.5: Python raises it
@@ -294,7 +303,7 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
         value = self.pop()
         from ..ir import numpy_api
         if isinstance(obj, ArrayVariable) and not obj.is_python_scalar:
-            numpy_api.setitem(self.output.builder, obj.proxy, self.unwrap(key), self.unwrap(value))
+            numpy_api.setitem(self.output.builder, obj.proxy, self.index_key(key), self.unwrap(value))
         elif isinstance(obj, ListVariable):
             obj.setitem(self, key, value)
         elif isinstance(obj, DictVariable):
@@ -342,7 +351,7 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
 
     def op_FOR_ITER(self, ins):
         it = self.stack[-1]
-        if isinstance(it, loops.RangeLoopIterator):
+        if isinstance(it, loops.LoopIterator):
             loops.trace_for(self, ins, it)
             return
         if not isinstance(it, ListIteratorVariable):
@@ -414,6 +423,8 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
     def op_YIELD_VALUE(self, ins):
         if self.yielded is None:
             raise Unsupported("yield outside an inlined generator", kind="generator")
+        if loop_state.yields_in_body(self):
+            raise Unsupported("`yield` inside a loop body (one item per iteration)", kind="loop")
         self.yielded.append(self.pop())
         self.push(ConstantVariable(None))             # what `yield` evaluates to: nothing is sent
 

@@ -135,7 +135,7 @@ class VersionedOpcodes:
     def for_iter_skip_end_for(self, ins):
         """3.12+: an exhausted FOR_ITER pops the iterator and skips the END_FOR (and POP_TOP) at its target."""
         it = self.stack[-1]
-        if isinstance(it, loops.RangeLoopIterator):
+        if isinstance(it, loops.LoopIterator):
             loops.trace_for(self, ins, it)
             return
         if not hasattr(it, "next_item"):

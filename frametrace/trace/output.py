@@ -10,7 +10,9 @@ from ..ir.builder import GraphBuilder
 from ..ir.fake import FakeScalar
 from .variables.array import ArrayVariable
 from .variables.constant import ConstantVariable, SymNumberVariable
+from ..sources import HeldSource
 from .side_effects import SideEffects
+from .variables.base import CellBox
 from .variables.containers import DictVariable, ListVariable, TupleVariable
 from .wrap import VariableBuilder
 
@@ -24,7 +26,7 @@ class OutputGraph:
         self.policy = policy
         self.frame_state = frame_state
         self.root_globals = root_globals
-        self.guards = GuardBuilder()
+        self.guards = GuardBuilder(self.location)
         self.input_vars: dict = {}        # source name -> VT (each input wrapped once)
         self.graph_inputs: list = []      # (input node, source)
         self.symbol_sources: dict = {}    # sympy.Symbol -> Source that binds it
@@ -36,15 +38,64 @@ class OutputGraph:
         self._layouts: dict = {}
         self.builder.input_layout = self.input_layout
         self._wrap = VariableBuilder(self)
-        self.side_effects = SideEffects(self._wrap.guard_not_aliased)
+        self.side_effects = SideEffects(self._wrap.guard_not_aliased, self._frozen_store)
         self.loop_plan: dict = {}         # (code, header offset) -> "peel" | "unroll" (trace/loops.py)
         self.loop_stack: list = []        # the loop bodies being traced, innermost last
         self.loop_notes: list = []        # (key, decision, reason) of this trace's loop restarts
         self.short_unrolled: dict = {}    # (code, offset) of short range loops unrolled -> their exit index
         self.open_blocks: list = []       # keys of the traced `with np.errstate` blocks open (trace/errstate.py)
+        self._held: dict = {}             # id(object) -> HeldSource (objects the entry holds itself)
+        self._cells: dict = {}            # id(real closure cell) -> (cell, CellBox)
 
     def wrap(self, value, source):
         return self._wrap(value, source)
+
+    def hold(self, obj, label: str):
+        """A Source for `obj` itself, which the entry keeps a reference to (sources.HeldSource):
+        one per object per trace; labels are made unique (they key inputs, guards and logs)."""
+        held = self._held.get(id(obj))
+        if held is None:
+            ref = self.guards.bind(obj, "held")
+            taken = {h.label for h in self._held.values()}
+            unique, n = label, 2
+            while unique in taken:
+                unique, n = f"{label}#{n}", n + 1
+            held = self._held[id(obj)] = HeldSource(ref, unique)
+        return held
+
+    def cell_box(self, cell, name: str, contents_source, cell_source, contents=None):
+        """The one CellBox of a real closure cell in this trace: its contents wrapped (and
+        guarded) through `contents_source` (or given as the VT `contents`), its writes replayed
+        into `cell_source`. A cell reached again through another function shares the box, and
+        the entry checks that it is still one cell there."""
+        known = self._cells.get(id(cell))
+        if known is not None:
+            box = known[1]
+            if cell_source != box.cell_source:
+                self.guards.alias(cell_source, box.cell_source, True)
+            return box
+        if contents is None:
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                raise Unsupported(f"closure variable {name!r} is not bound yet", kind="closure") from None
+            contents = self.wrap(value, contents_source)
+        box = CellBox(contents, name, None, cell_source)
+        self._cells[id(cell)] = (cell, box)
+        return box
+
+    def hold_globals(self, fn_globals: dict):
+        """The Source of another module's globals dict: `fa_losses.__dict__`."""
+        module = fn_globals.get("__name__")
+        return self.hold(fn_globals, f"{module}.__dict__" if isinstance(module, str) else "<globals>")
+
+    def mutable_input_values(self):
+        """(Python object, VariableTracker) of every list, dict and object wrapped as an input."""
+        return list(self._wrap.mutable_inputs.values())
+
+    def _frozen_store(self, kind, target, key, value) -> bool:
+        from .loop_state import frozen_store
+        return self.current_tx is not None and frozen_store(self.current_tx, kind, target, key, value)
 
     def input_layout(self, node, shape):
         """Byte strides of an input array, asked by layout-dependent calls (ravel, reshape of
@@ -167,6 +218,8 @@ class Reconstructor:
             conv = "bool" if isinstance(vt.value, SymBool) else "float" if isinstance(vt.value, SymFloat) else "int"
             return f"{conv}({pycode(expr, names)})"
         if isinstance(vt, ConstantVariable):
+            if vt.source is not None and getattr(vt, "read", True) is False:
+                return vt.source.code         # an input whose value the trace never read (ReadGuardedConstant)
             if vt.source is not None and not isinstance(vt.value, (int, float, bool, str, type(None))):
                 return vt.source.code
             return self.const(vt.value)

@@ -17,8 +17,12 @@ from ..errors import Unsupported
 
 
 class SideEffects:
-    def __init__(self, on_first_mutation=None):
+    def __init__(self, on_first_mutation=None, frozen_store=None):
         self._on_first_mutation = on_first_mutation or (lambda vt: None)
+        # while frozen: (kind, target, key, value) -> True when a loop body carries that state
+        # (trace/loop_state.py), False when it is a side effect the body may not make
+        self._frozen_store = frozen_store or (lambda kind, target, key, value: False)
+        self.shadow: dict = {}         # (id(obj VT), name) -> value VT: attributes a loop body carries
         self._attrs: dict = {}         # (id(obj VT), name) -> (obj VT, name, value VT)
         self._containers: dict = {}    # id(container VT) -> container VT
         self._globals: dict = {}       # (globals dict code, name) -> value VT
@@ -34,6 +38,8 @@ class SideEffects:
 
     def store_attr(self, obj, name: str, value):
         """`obj.name = value` on an object that came from an input or a global."""
+        if self.frozen and self._frozen_store("attr", obj, name, value):
+            return
         self._check_frozen(f"setting attribute {name!r}")
         if obj.source is None:
             raise Unsupported(f"setting attribute {name!r} of an object created while tracing",
@@ -43,6 +49,31 @@ class SideEffects:
             self._order.append(("attr", key))
             self._on_first_mutation(obj)
         self._attrs[key] = (obj, name, value)
+
+    def store_class_attr(self, cls_var, name: str, value):
+        """`cls.name = value` on a user class, through any VT of it (`type(self)`, a global, a
+        held class): keyed by the class itself, so a later read through an instance or another VT
+        of the class sees it (class_attribute)."""
+        self._check_frozen(f"setting class attribute {name!r}")
+        if cls_var.source is None:
+            raise Unsupported(f"setting attribute {name!r} of a class with no source", kind="side_effect")
+        key = ("class", id(cls_var.cls), name)
+        if key not in self._attrs:
+            self._order.append(("attr", key))
+        self._attrs[key] = (cls_var, name, value)
+
+    def store_cell(self, box):
+        """`nonlocal v; v = ...` in an inlined function whose cell the trace did not make: the
+        entry sets the real cell (box.cell_source) to the box's value at the end of the trace."""
+        key = ("cell", id(box))
+        if key not in self._attrs:
+            self._order.append(("attr", key))
+            self._attrs[key] = (box, "cell_contents", None)
+
+    def load_class_attr(self, cls, name: str):
+        """The value a store in this trace gave the class attribute `cls.name`, or None."""
+        entry = self._attrs.get(("class", id(cls), name))
+        return None if entry is None else entry[2]
 
     def store_global(self, globals_dict: dict, globals_code: str, name: str, value):
         """`global name; name = value`: a store into a module's globals dict, which the entry
@@ -59,8 +90,16 @@ class SideEffects:
 
     def load_attr(self, obj, name: str):
         """The value a store in this trace gave `obj.name`, or None."""
+        shadowed = self.shadow.get((id(obj), name))
+        if shadowed is not None:
+            return shadowed
         entry = self._attrs.get((id(obj), name))
         return None if entry is None else entry[2]
+
+    def store_item(self, container, key, value) -> bool:
+        """`container[key] = value`: True when a loop body carries that entry (the store is done),
+        False when the caller stores it (and calls mutate())."""
+        return bool(self.frozen) and self._frozen_store("item", container, key, value)
 
     def mutate(self, container):
         """A list or dict VT changed in place; replayed if the caller can see it."""
@@ -84,13 +123,20 @@ class SideEffects:
             if kind == "attr":
                 obj, name, value = self._attrs[key]
                 ops.append(("attr", name))
-                codes += [rebuild.source_code(obj), rebuild(value)]
+                if key[0] == "cell":           # a closure cell: its value when the trace ends
+                    codes += [obj.cell_source.code, rebuild(obj.value)]
+                else:
+                    codes += [rebuild.source_code(obj), rebuild(value)]
             elif kind == "global":
                 globals_code, value = self._globals[key]
                 ops.append(("item", key[1]))
                 codes += [globals_code, rebuild(value)]
             else:
                 vt = self._containers[key]
+                if getattr(vt, "lazy", False):       # a list input only appended to: its items unread
+                    ops.append(("extend", None))
+                    codes += [rebuild.source_code(vt), "[" + ", ".join(rebuild(v) for v in vt.appended()) + "]"]
+                    continue
                 ops.append(("dict" if vt.python_type() is dict else "list", None))
                 codes += [rebuild.source_code(vt), rebuild.fresh(vt)]
         name = f"___replay_{len(namespace)}"
@@ -109,6 +155,8 @@ def make_replay(ops: tuple):
                 target[name] = new
             elif kind == "list":
                 target[:] = new
+            elif kind == "extend":
+                target.extend(new)
             else:
                 target.clear()
                 target.update(new)

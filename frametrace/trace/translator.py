@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import linecache
 import operator
+import warnings
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from .opcodes import OpcodeHandlers
 from .variables.array import ArrayVariable, check_mixing
 from .variables.base import CellBox, VariableTracker
 from .variables.constant import ConstantVariable, SymNumberVariable, wrap_number
-from .variables.containers import (DictVariable, IntListVariable, ListIteratorVariable, ListVariable,
+from .variables.containers import (DictVariable, InputListVariable, ListIteratorVariable, ListVariable,
                                    RangeVariable, SliceVariable, TupleVariable, constant_key)
 
 
@@ -173,6 +174,15 @@ class InstructionTranslator(OpcodeHandlers):
         return wrap_number(value) if isinstance(value, (int, float, bool)) or _is_sym(value) or \
             hasattr(value, "maybe_as_constant") else ConstantVariable(value)
 
+    def index_key(self, key):
+        """An array index as the NumPy API sees it; a run-time Python int of the graph (an item of an
+        int list read at a loop index) indexes as the 0-d int64 array it is held in (same meaning)."""
+        if isinstance(key, TupleVariable):
+            return tuple(self.index_key(k) for k in key.items)
+        if isinstance(key, ArrayVariable) and key.is_python_scalar and key.python_type() is int:
+            return self.output.builder.emit("astype", key.proxy, dtype=np.dtype(np.int64))
+        return self.unwrap(key)
+
     def unwrap(self, v):
         """A VT as the NumPy API layer sees it: Proxy, SymInt, constants, tuples, slices."""
         if isinstance(v, ArrayVariable):
@@ -193,16 +203,38 @@ class InstructionTranslator(OpcodeHandlers):
             return v.as_python_constant()
         raise Unsupported(f"passing {v.describe()} to NumPy", kind="call")
 
-    def constant_fold(self, fn, args, kwargs):
+    def constant_fold(self, fn, args, kwargs, traced=None):
+        """fn(*args, **kwargs) on constants, computed now. A call that reports a floating-point
+        error or warns (`np.int64(2 ** 62) * 4`, `np.log(0.0)`) does so at every call of the
+        eager program, under the error state and warning filters of that moment: it is not
+        folded but computed at run time, by the graph (`traced()`, which emits its node) or,
+        without one, by Python after a graph break."""
+        values = [a.as_python_constant() for a in args]
+        kw = {k: v.as_python_constant() for k, v in kwargs.items()}
         try:
-            value = fn(*[a.as_python_constant() for a in args],
-                       **{k: v.as_python_constant() for k, v in kwargs.items()})
+            value, reports = fold_quietly(fn, values, kw)
         except Exception as exc:     # the program raises here: let eager execution raise it
             raise NumpyError(exc, context=getattr(fn, "__name__", str(fn))) from None
+        if reports:
+            if traced is not None:
+                return traced()
+            raise Unsupported(f"{getattr(fn, '__name__', fn)} on constants reports a floating-point "
+                              f"error or warns", kind="constant",
+                              hints=("it runs in Python, after a graph break, as NumPy reports at each call",))
         if isinstance(value, np.ndarray):
             raise Unsupported(f"{getattr(fn, '__name__', fn)} on constants makes an array constant",
                               kind="constant")
         return self.wrap_value(value, None)
+
+    def numpy_scalar_operands(self, *vs) -> list | None:
+        """The operands of an operator on constants, NumPy scalars emitted as graph values
+        (np.int64(2 ** 62) * 4 computed at run time by NumPy's scalar math), or None when no
+        operand is a NumPy scalar."""
+        from ..ir.numpy_api.common import as_array
+        values = [v.as_python_constant() for v in vs]
+        if not any(isinstance(x, np.generic) for x in values):
+            return None
+        return [as_array(self.output.builder, x, "operator") if isinstance(x, np.generic) else x for x in values]
 
     # -- operators --
 
@@ -237,7 +269,12 @@ class InstructionTranslator(OpcodeHandlers):
             except (ZeroDivisionError, OverflowError, TypeError, ValueError) as exc:
                 raise NumpyError(exc, context=op) from None
         if a.is_python_constant() and b.is_python_constant() and fn is not None:
-            return self.constant_fold(fn, [a, b], {})
+            def traced():
+                operands = self.numpy_scalar_operands(a, b)
+                if operands is None:
+                    return None
+                return self.wrap_result(numpy_api.binary_op(self.output.builder, base, *operands))
+            return self.constant_fold(fn, [a, b], {}, traced=lambda: traced() or _unfoldable(op))
         raise Unsupported(f"operator {op} on {a.describe()} and {b.describe()}", kind="operator")
 
     def compare(self, a, b, op: str):
@@ -295,12 +332,40 @@ class InstructionTranslator(OpcodeHandlers):
             return False
         raise Unsupported(f"`is` between {a.describe()} and {b.describe()}", kind="operator")
 
+    def rebind_array(self, old, new):
+        """Every traced reference to the array object of proxy `old` (stack, locals, cells and
+        containers of this frame and the frames inlining it) now holds `new` (x.shape = s)."""
+        from .variables.containers import BaseSequenceVariable, DictVariable
+        seen = set()
+
+        def visit(v):
+            if id(v) in seen:
+                return
+            seen.add(id(v))
+            if isinstance(v, ArrayVariable) and v.proxy.node is old.node:
+                v.proxy = new
+            elif isinstance(v, BaseSequenceVariable):
+                for item in v.items:
+                    visit(item)
+            elif isinstance(v, DictVariable):
+                for item in v.items.values():
+                    visit(item)
+        tx = self
+        while tx is not None:
+            for v in [*tx.stack, *tx.locals.values(), *(box.value for box in tx.cells.values())]:
+                visit(v)
+            tx = tx.parent
+
     def getitem(self, obj, key):
         from ..ir import numpy_api
         if isinstance(obj, ArrayVariable):
-            if isinstance(key, (IntListVariable, RangeVariable)) and getattr(key, "lazy", True):
+            if isinstance(key, RangeVariable) or getattr(key, "array_ready", False):
                 key = key.as_array(self)          # a list of ints or a range as an index: array data
-            return self.wrap_result(numpy_api.getitem(self.output.builder, obj.proxy, self.unwrap(key)))
+            return self.wrap_result(numpy_api.getitem(self.output.builder, obj.proxy, self.index_key(key)))
+        if isinstance(obj, InputListVariable) and obj.lazy and not isinstance(key, SliceVariable):
+            got = obj.lazy_getitem(self, key)     # one item of a list input, its length kept a size
+            if got is not None:
+                return got
         if isinstance(obj, (TupleVariable, ListVariable)):
             k = slice(*(constant_key(self, p) for p in key.parts)) if isinstance(key, SliceVariable) \
                 else constant_key(self, key)
@@ -312,6 +377,8 @@ class InstructionTranslator(OpcodeHandlers):
                 raise NumpyError(exc, context="subscript") from None
         if isinstance(obj, DictVariable):
             return obj.getitem(constant_key(self, key))
+        if hasattr(obj, "subscript"):                 # objects with a traced [] (np.mgrid)
+            return obj.subscript(self, key)
         if obj.is_python_constant() and key.is_python_constant():
             return self.constant_fold(operator.getitem, [obj, key], {})
         raise Unsupported(f"subscript of {obj.describe()}", kind="subscript")
@@ -331,7 +398,7 @@ class InstructionTranslator(OpcodeHandlers):
         f_locals = bind_arguments(self, fn_var, code, args, kwargs)
         cells = {}
         for name in code.co_cellvars:
-            cells[name] = CellBox(f_locals.pop(name) if name in f_locals else None, name)
+            cells[name] = CellBox(f_locals.pop(name) if name in f_locals else None, name, code)
         for name, box in zip(code.co_freevars, fn_var.closure_cells(self)):
             cells[name] = box
         globals_source = _globals_source_of(self, fn_var)
@@ -349,10 +416,9 @@ class InstructionTranslator(OpcodeHandlers):
     def iterate(self, v):
         if isinstance(v, ListIteratorVariable):
             return v
-        if isinstance(v, RangeVariable):
-            loop = loops.want_range_loop(self, v)        # a loop node rather than unrolled
-            if loop is not None:
-                return loop
+        loop = loops.want_loop(self, v)                  # a loop node rather than unrolled
+        if loop is not None:
+            return loop
         return ListIteratorVariable(v.unpack(self))
 
 
@@ -369,6 +435,22 @@ def _is_sym(value) -> bool:
     return is_symbolic(value)
 
 
+def fold_quietly(fn, args, kwargs):
+    """(fn(*args, **kwargs), whether NumPy reported a floating-point error or warned while
+    computing it), whatever the caller's error state and warning filters."""
+    with warnings.catch_warnings(record=True) as caught, np.errstate(all="raise"):
+        warnings.simplefilter("always")
+        try:
+            return fn(*args, **kwargs), bool(caught)
+        except FloatingPointError:
+            return None, True
+
+
+def _unfoldable(op):
+    raise Unsupported(f"operator {op} on constants reports a floating-point error or warns", kind="constant",
+                      hints=("it runs in Python, after a graph break, as NumPy reports at each call",))
+
+
 def _is_number_like(v) -> bool:
     if isinstance(v, SymNumberVariable):
         return True
@@ -378,13 +460,23 @@ def _is_number_like(v) -> bool:
 
 
 def _globals_source_of(tx, fn_var):
+    """Where the entry finds the globals an inlined function reads: `___G` (None) for the frame's
+    own module; through the function when it is an input (`L['f'].__globals__`); else the dict of
+    the function's module itself, held by the entry. Never the caller's globals unless the
+    callee's are the same dict (a method of another module's class reads that module's)."""
     from ..sources import GlobalsOfSource
-    if fn_var.get_globals() is tx.output.root_globals:
+    fn_globals = fn_var.get_globals()
+    if fn_globals is tx.output.root_globals:
         return None
     src = getattr(fn_var, "source", None)
     if src is not None:
         return GlobalsOfSource(src)
-    return getattr(fn_var, "globals_source", None) or tx.globals_source
+    own = getattr(fn_var, "globals_source", None)
+    if own is not None:
+        return own
+    if fn_globals is tx.fn_globals and tx.globals_source is not None:
+        return tx.globals_source
+    return tx.output.hold_globals(fn_globals)
 
 
 def bind_arguments(tx, fn_var, code, args, kwargs) -> dict:

@@ -17,15 +17,17 @@ import csrc_free_runtime as rt
 import numpy as np
 from csrc_free_runtime import original_function
 
+from ..dynamic_policy import item_group
 from ..errors import Unsupported
 from ..sources import (INT_LIST_CONVERT, AttrSource, GetItemSource, GlobalsOfSource, IntListArraySource,
-                       ShapeSource)
+                       LenSource, ShapeSource)
 from .variables.array import ArrayVariable
 from .variables.builtins import MATH_FUNCTIONS, BuiltinVariable, MathFunctionVariable
-from .variables.constant import ConstantVariable, SymNumberVariable
-from .variables.containers import DictVariable, IntListVariable, ListVariable, TupleVariable
-from .variables.functions import (ModuleVariable, NumpyFunctionVariable, PartialVariable, UserClassVariable,
-                                  UserFunctionVariable, UserMethodVariable, UserObjectVariable, is_user_class)
+from .variables.constant import ConstantVariable, ReadGuardedConstant, SymNumberVariable
+from .variables.containers import DictVariable, InputListVariable, IntListVariable, ListVariable, TupleVariable
+from .variables.functions import (ModuleVariable, NumpyFunctionVariable, NumpyGridVariable, PartialVariable,
+                                  UserClassVariable, UserFunctionVariable, UserMethodVariable, UserObjectVariable,
+                                  is_user_class)
 from .errstate import ErrstateClassVariable
 from .variables.special import special_function_variable
 
@@ -35,10 +37,19 @@ def _is_numpy_callable(value) -> bool:
         return True
     if isinstance(value, type) and issubclass(value, (np.generic, np.dtype)):
         return True
-    module = getattr(value, "__module__", None)
-    if not isinstance(module, str):              # (a native entry's builtin keeps a tuple there)
-        return False
+    module = _str_attr(value, "__module__")
     return callable(value) and (module == "numpy" or module.startswith("numpy."))
+
+
+def _str_attr(value, name: str) -> str:
+    """`value.name` when it is a str, else "". Never asks an instance of a user class (whose
+    `__getattr__` may answer anything, or raise): its class's attribute is read instead."""
+    holder = type(value) if is_user_class(type(value)) else value
+    try:
+        got = getattr(holder, name, None)
+    except Exception:           # noqa: BLE001 - a property or __getattr__ of a library object
+        return ""
+    return got if isinstance(got, str) else ""
 
 
 _CONSTANT_TYPES = (type(None), bool, str, bytes, complex, np.dtype, range, slice, type(Ellipsis),
@@ -68,6 +79,7 @@ class VariableBuilder:
         self.output = output
         self.mutable_inputs: dict = {}     # id(list / dict / user object) -> (value, VT)
         self.mutated: list = []            # those of them the trace writes to
+        self.observed_groups: set = set()  # containers whose int items automatic dynamic has seen
 
     def __call__(self, value, source):
         out = self.output
@@ -129,14 +141,18 @@ class VariableBuilder:
             return ArrayVariable(proxy, source)
         if isinstance(value, np.generic) and source is not None and value.dtype.kind in "biufc":
             return self._wrap_array_scalar(value, source)
+        if t in (str, bytes) and g is not None:
+            g.type(source, value)
+            return ReadGuardedConstant(value, source, g)    # its value guarded where the trace reads it
         if isinstance(value, _CONSTANT_TYPES) or isinstance(value, np.generic):
             if g is not None:
                 g.equals(source, value)
             return ConstantVariable(value, source)
-        if t is list and source is not None and value and _is_int64_list(value):
+        if t is list and source is not None:
             g.type(source, value)
-            return IntListVariable(value, source, lambda: self._sequence_items(value, source),
-                                   lambda: self._int_list_array(value, source))
+            if value and _is_int64_list(value):
+                return IntListVariable(value, source, self)
+            return InputListVariable(value, source, self)
         if t in (tuple, list):
             if g is None:
                 return (TupleVariable if t is tuple else ListVariable)([self(v, None) for v in value])
@@ -149,6 +165,7 @@ class VariableBuilder:
             if g is not None:
                 g.type(source, value)
                 g.dict_keys(source, keys)
+                self._observe_int_items(source, value.items())
             return DictVariable({k: self(v, GetItemSource(source, k) if source is not None else None)
                                  for k, v in value.items()}, source)
         return self._wrap_object(value, source)
@@ -199,6 +216,10 @@ class VariableBuilder:
             if g is not None:
                 g.identity(source, value)
             return NumpyFunctionVariable(value, source)
+        if value is np.mgrid or value is np.ogrid:
+            if g is not None:
+                g.identity(source, value)
+            return NumpyGridVariable(value, source)
         if isinstance(value, types.FunctionType) and isinstance(getattr(value, "_frametrace_cache", None),
                                                                 rt.FrameCache):
             # a function wrapped by ft.compile: its original function is inlined
@@ -258,24 +279,75 @@ class VariableBuilder:
         """The items of a list or tuple input, its length and each element guarded."""
         g = self.output.guards
         g.length(source, len(value))
+        self._observe_int_items(source, enumerate(value))
         return [self(v, GetItemSource(source, i)) for i, v in enumerate(value)]
 
-    def _int_list_array(self, value, source):
+    def _observe_int_items(self, source, items):
+        """Automatic dynamic sees all int items of a container together (dynamic_policy.item_group),
+        once per trace."""
+        if source.name in self.observed_groups:
+            return
+        self.observed_groups.add(source.name)
+        key = [(k, v) for k, v in items if type(k) is int and type(v) is int]
+        if key:
+            self.output.frame_state.observe_items(f"{source.name}[*]", hash(tuple(key)))
+
+    # -- the items and length of a lazy list input (variables/containers.InputListVariable) --
+    def list_items(self, value, source):
+        """Every item of a list input, its length guarded."""
+        return self._sequence_items(value, source)
+
+    def list_item(self, value, source, k: int):
+        """Item `k` of a list input (k < 0: from its end, read as `L['lst'][-1]`). Its int items
+        are observed together first (automatic dynamic sees the whole list change)."""
+        self._observe_int_items(source, enumerate(value))
+        return self(value[k], GetItemSource(source, k))
+
+    def list_length(self, value, source):
+        """len() of a list input: a constant guarded by `len(L['lst']) == n`, or, once the length
+        varied (automatic dynamic, PGO, dynamic_sources, dynamic=True), a size symbol bound to
+        `len(L['lst'])` in [0, int_oo], specialised only where the trace branches on it."""
+        out = self.output
+        n = len(value)
+        length_source = LenSource(source)
+        if out.policy.length_is_dynamic(length_source.name, n, out.frame_state):
+            sym = out.shape_env.create_symbol(n, length_source.name, dynamic="dynamic", duck=False,
+                                              zero_one=False)
+            if not isinstance(sym, int):
+                out.bind_symbol(sym, length_source)
+                return SymNumberVariable(sym)
+        out.guards.length(source, n)
+        return ConstantVariable(n)
+
+    def int_list_array(self, value, source, length):
         """A list of ints as an int64 graph input: guarded on holding only ints that fit int64
-        (not on their values); its length is a size like an array's."""
-        g = self.output.guards
+        (not on their values). The entry makes it from the list on each call, so it is 1-d
+        int64 and its size is the list's length (`length`, a constant or the length's symbol)."""
+        out = self.output
+        array_source = IntListArraySource(source)
+        cached = out.input_vars.get(array_source.name)
+        if cached is not None:
+            return cached
+        g = out.guards
         g.predicate(source, _is_int64_list, "is a list of ints that fit int64")
         g.namespace[INT_LIST_CONVERT] = _as_int64_array
-        array_source = IntListArraySource(source)
-        return self(_as_int64_array(value), array_source)
+        array = _as_int64_array(value)
+        proxy = out.builder.input_array(array_source.name, (length,), array.dtype)
+        out.graph_inputs.append((proxy.node, array_source))
+        out.input_arrays[proxy.node] = (array, array_source)
+        var = ArrayVariable(proxy, array_source)
+        var.example_value = array
+        out.input_vars[array_source.name] = var
+        return var
 
     def _wrap_int(self, value, source):
         if source is None:
             return ConstantVariable(value)
         out = self.output
-        if out.policy.int_is_dynamic(source.name, value, out.frame_state):
+        if out.policy.int_is_dynamic(source.name, value, out.frame_state, item_group(source)):
             out.guards.type(source, value)
-            sym = out.shape_env.create_symbol(value, source.name, dynamic="dynamic", machine_int=True)
+            sym = out.shape_env.create_symbol(value, source.name, dynamic="dynamic", machine_int=True,
+                                              positive=False, zero_one=False)
             if isinstance(sym, int):
                 out.guards.equals(source, value)
                 return ConstantVariable(value, source)
@@ -332,8 +404,8 @@ class VariableBuilder:
 
 
 def _is_builtin(value) -> bool:
-    name = getattr(value, "__name__", None)
-    return isinstance(name, str) and getattr(builtins, name, None) is value and callable(value) \
+    name = _str_attr(value, "__name__")
+    return bool(name) and getattr(builtins, name, None) is value and callable(value) \
         and (isinstance(value, types.BuiltinFunctionType) or value in _BUILTIN_TYPES)
 
 
@@ -355,8 +427,17 @@ def _is_module_float_constant(value) -> bool:
 
 def _is_mutable(value) -> bool:
     t = type(value)
-    return t is list or t is dict or (t.__module__ not in ("builtins", "numpy") and hasattr(value, "__dict__")
+    return t is list or t is dict or (_str_attr(t, "__module__") not in ("builtins", "numpy")
+                                      and isinstance(_instance_dict(value), dict)
                                       and not isinstance(value, (type, types.ModuleType, types.FunctionType)))
+
+
+def _instance_dict(value):
+    """The object's own `__dict__`, never through a `__getattr__` of its class."""
+    try:
+        return object.__getattribute__(value, "__dict__")
+    except Exception:           # noqa: BLE001 - no __dict__, or a class that makes reading it raise
+        return None
 
 
 def _is_int64_list(value) -> bool:

@@ -18,8 +18,10 @@ from hypothesis import strategies as st
 
 import frametrace as ft
 import fuzzgen
+import fuzzmodules
 import fuzzrun
 import fuzzshapes
+import modrun
 
 EXAMPLES = int(os.environ.get("FRAMETRACE_FUZZ_EXAMPLES", "120"))
 RANDOM = os.environ.get("FRAMETRACE_FUZZ_RANDOM", "0") == "1"
@@ -52,6 +54,22 @@ def test_shaped_programs(data):
     """Containers, scalars, closures, data-dependent sizes, slicing chains, error states,
     layouts (fuzzshapes.py); compile counts asserted where the program says so."""
     _check(fuzzshapes.gen_shaped(fuzzgen.HypothesisSource(data)))
+
+
+# the per-commit tier: a handful of whole programs (the long runs: run_fuzz.py --modules 1)
+MODULE_SEEDS = [int(s) for s in os.environ.get("FRAMETRACE_FUZZ_MODULE_SEEDS", "3,11,26,41,78").split(",")]
+
+
+@pytest.mark.parametrize("seed", MODULE_SEEDS)
+def test_programs_in_modules(seed):
+    """Whole programs over two or three modules (fuzzmodules.py): imports, a class hierarchy,
+    globals of each module, a graph break, closures, class attributes, loops with breaks on data;
+    in every compiled mode, against plain Python (results, exceptions, warnings, printed lines,
+    state)."""
+    prog = fuzzmodules.gen_modules(fuzzgen.RandomSource(seed), seed)
+    failures = modrun.run_program(prog, modrun.MODES)
+    if failures:
+        pytest.fail("\n\n".join(failures) + "\n\n--- program ---\n" + prog.describe(), pytrace=False)
 
 
 def test_generator_makes_valid_programs():

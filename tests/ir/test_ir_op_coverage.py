@@ -6,6 +6,7 @@ large; contiguous, reversed (negative strides), strided and Fortran-ordered; flo
 / int / bool / complex where the op takes them; NaN, inf and -0.0 among the values. Results
 (type, dtype, shape, values) equal NumPy's; where NumPy raises, so does the compiled program.
 Also: every loop body the registry declares has a code generator rule."""
+import math
 import warnings
 
 import numpy as np
@@ -132,7 +133,7 @@ def _numpy_call(name):
 
 
 def _loop(v):
-    """A loop node (range >= loop_unroll_limit), its loop_out values, a select (a data-dependent
+    """A loop node (a range past loop_unroll_budget), its loop_out values, a select (a data-dependent
     `if` in the body) and a py_scalar (a carried int rebound to a constant)."""
     acc = v * 0
     s = v.sum() * 0
@@ -236,6 +237,22 @@ HAND = {
     "logical_and_reduce": (lambda m: np.logical_and.reduce(m > 0, axis=1, initial=True), M),
     "logical_or_reduce": (lambda m: np.logical_or.reduce(m > 0, axis=0, where=m < 2), M),
 }
+
+# Python's own scalar functions of graph values (ir/numpy_api/python_scalars.py): NaN, inf and
+# out-of-domain elements raise in both, as in Python
+_MATH1 = ("sqrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "asin", "acos",
+          "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "fabs", "degrees", "radians", "erf", "erfc",
+          "gamma", "lgamma", "ulp", "cbrt", "ceil", "floor", "trunc", "isnan", "isinf", "isfinite")
+_MATH2 = ("atan2", "copysign", "fmod", "remainder", "pow", "hypot", "nextafter", "isclose")
+HAND.update({f"math_{n}": ((lambda f: lambda v: v * 2 + f(v[0]))(getattr(math, n)), V) for n in _MATH1})
+HAND.update({f"math_{n}": ((lambda f: lambda v: v * 2 + f(v[0], v[-1]))(getattr(math, n)), V) for n in _MATH2})
+HAND.update({f"math_{n}": ((lambda f: lambda i: i * 2 + f(i[0]))(getattr(math, n)), VI)
+             for n in ("isqrt", "factorial")})
+HAND.update({f"math_{n}": ((lambda f: lambda i: i * 2 + f(i[0], i[-1]))(getattr(math, n)), VI)
+             for n in ("gcd", "lcm", "comb", "perm")})
+HAND.update({"math_ldexp": (lambda v: v * 2 + math.ldexp(v[0], 3), V),
+             "py_int": (lambda v: v * int(v[0]), V),
+             "slice_by_values": (lambda i: i[np.abs(i[0]):].sum() + i[-3:i[-1]] * 2, VI)})
 
 _INT_ONLY = ("bitwise", "shift", "gcd", "lcm", "invert", "bitwise_count")
 _BOOL_ONLY = ("logical", "equal", "less", "greater")

@@ -253,3 +253,126 @@ def test_fresh_lambdas_share_a_graph_and_identity_is_guarded():
         assert_same(got[0], want[0])
         assert got[1] is want[1]
     assert ft.stats().unique_graphs <= 4
+
+
+class Scaled:
+    @property
+    def factor(self):
+        return 2.0
+
+    def f(self, x):
+        return x * self.factor
+
+
+class ScaledChild(Scaled):
+    def f(self, x):
+        return super().f(x) + 1
+
+
+class ScaledGrandchild(ScaledChild):
+    @property
+    def factor(self):
+        return -super().factor           # a property reaching past itself, two levels down
+
+
+def test_super_property_in_a_three_level_hierarchy():
+    obj = ScaledGrandchild()
+    f = ft.compile(obj.f)
+    for n in (2, 3):
+        assert_same(f(np.ones(n)), obj.f(np.ones(n)))
+    whole_graph()
+
+
+class Talky(Scaled):
+    def f(self, x):
+        y = x + 1
+        print("f")                       # a graph break, then super() in the resume function
+        return super().f(y)
+
+    def g(self, x):
+        y = x + 1
+        print("g")
+        s = super()                      # the zero-argument call itself in the resume function
+        return s.f(y) * len(str(s)[:0] or "ab")
+
+    def h(self, x):
+        return super(Talky, self).f(x) + super().f(print("h") or x)   # a break inside super()'s arguments
+
+
+@pytest.mark.parametrize("method", ["f", "g", "h"])
+def test_zero_argument_super_after_a_graph_break(method, capsys):
+    obj = Talky()
+    want = [getattr(obj, method)(np.ones(n)) for n in (2, 3)]
+    f = ft.compile(getattr(obj, method))
+    got = [f(np.ones(n)) for n in (2, 3)]
+    for g, w in zip(got, want):
+        assert_same(g, w)
+    out = capsys.readouterr().out.split()
+    assert out == [method] * 4
+
+
+def test_a_partial_is_a_compiled_entry():
+    entry = ft.compile(functools.partial(scaled, a=3.0))
+    for n in (2, 3, 4):
+        x = rng.standard_normal(n)
+        assert_same(entry(x), scaled(x, 3.0))
+        assert_same(entry(x, b=-1.0), scaled(x, 3.0, -1.0))
+    positional = ft.compile(functools.partial(scaled, rng.standard_normal(3), 2.0))
+    assert_same(positional(), scaled(positional.args[0], 2.0))
+    assert ft.stats().graph_breaks == 0
+
+
+class Anything:
+    """A stand-in (mock, proxy, lazy module): every attribute it lacks is made up."""
+
+    def __getattr__(self, name):
+        return ("made", name)
+
+    def set_data(self, data):
+        pass
+
+
+class Slotted:
+    __slots__ = ("k",)
+
+    def __getattr__(self, name):        # answers `__dict__` too, with something that is not a dict
+        return ("made", name)
+
+
+class Failing:
+    def __getattr__(self, name):
+        raise RuntimeError(f"lazy attribute {name} failed to load")
+
+
+class OddCallable:
+    def __call__(self, x):
+        return x + 1
+
+
+def test_objects_whose_attributes_are_not_what_they_seem():
+    im, sl, odd = Anything(), Slotted(), OddCallable()
+    sl.k = 2.0
+    odd.__module__ = ("made", "__module__")      # a callable whose __module__ is not a str
+    odd.__name__ = 3
+
+    def step(x, im, sl, odd):
+        y = np.sqrt(x) + 1
+        im.set_data(y)
+        return odd(y) * sl.k, im.scale, sl.extra
+
+    f = ft.compile(step)
+    for n in (4, 5):
+        x = np.arange(float(n))
+        got, want = f(x, im, sl, odd), step(x, im, sl, odd)
+        assert_same(got[0], want[0])
+        assert got[1:] == want[1:]
+
+
+def test_an_attribute_whose_getattr_raises_raises_the_same():
+    def read(x, obj):
+        return x * 2, obj.weights
+
+    f = ft.compile(read)
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="lazy attribute weights failed to load"):
+            f(np.ones(2), Failing())

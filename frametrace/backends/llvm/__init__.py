@@ -4,16 +4,19 @@
     run = compile_graph(graph)
     outs = run(inputs, symbol_values)     # inputs in graph.inputs order, ints in graph.symbols order
     run.source      # the generated Python wrapper
-    run.llvm_ir     # LLVM IR of its kernels
+    run.llvm_ir     # LLVM IR of its kernels (each its own module, under its canonical name)
     run.loop_ir     # the kernels in loop IR (readable)
-    run.module      # the loaded machine code (.asm, .cache_hit); None without kernels
+    run.module      # their machine code (kernel_cache.GraphKernels: .functions, .how, .asm,
+                    #   .cache_hit); None without kernels
     run.kernels     # the loop_ir.Kernel objects
     run.tiers       # tier-up of kernels compiled quick for small sizes (tiers.py), or None
 
 The pipeline is the visible list PIPELINE below: plan (what each node becomes, which values
 are materialised: lower/classify.py, lower/schedule.py) -> steps (fusion into kernels and the
-run order: lower/fusion.py, lower/kernels.py) -> LLVM IR text (codegen/llvm_kernels) ->
-machine code (jit.py: O3 on the host CPU, MCJIT, on-disk object cache) -> the Python wrapper
+run order: lower/fusion.py, lower/kernels.py) -> per kernel, LLVM IR text (codegen/llvm_kernels)
+-> machine code, shared by every graph of the process that has the same kernel (kernel_cache.py;
+jit.py: optimised on the host CPU at the level tiers.opt_level chooses, MCJIT, on-disk object
+cache) -> the Python wrapper
 (wrapper.py) that computes sizes, allocates outputs, builds NumPy views, calls the kernels
 (runtime.py: pointers, threads) and runs every op it could not lower with its NumPy
 reference. Tolerance: float sums/products/means/var are reassociated (vectorised); they
@@ -25,24 +28,26 @@ import dataclasses
 import functools
 import logging
 
-from ...codegen.llvm_kernels import module_ir
+from ... import compile_times
 from ...config import config
 from ...ir.graph import Graph
 from ...ir.registry import get_op
 from ...logs import get_logger
+from ...stats import counters
 from ...lower.fusion import KernelStep, group
-from ...lower.loop_ir import Op, format_kernel
+from ...lower.lift_offsets import lift_offsets
+from ...lower.loop_ir import Loop, Op, format_kernel
 from ...lower.schedule import Plan
 from ..numpy_backend import compile_graph as reference_graph
-from . import flag_checks, jit, runtime, tiers, wrapper
+from . import flag_checks, kernel_cache, runtime, tiers, wrapper
 from .array_loops import array_loop
 from .loops import NotNative, native_loop
 
 PIPELINE = (
     ("plan", lambda g: Plan(g)),                                  # categories, materialisation
     ("steps", lambda plan: group(plan)),                          # fusion into kernels, run order
-    ("llvm_ir", lambda kernels: module_ir(kernels, object_abi=runtime.ARRAY_LAYOUT_OK)),  # -> LLVM IR
-    ("module", lambda ir, names: jit.LoadedModule(ir, names)),    # O3 + MCJIT, disk cache
+    ("module", lambda kernels, context=None: kernel_cache.compiled(   # LLVM IR -> machine code,
+        kernels, runtime.ARRAY_LAYOUT_OK, tiers.opt_level, context)),   # one per kernel per process
     ("wrapper", lambda plan, steps, module: wrapper.generate(plan, steps, module)),
 )
 
@@ -71,6 +76,7 @@ def compile_graph(graph: Graph):
     except Exception as exc:                  # a backend bug: stay correct, say so
         _warn.warning("LLVM backend failed on a graph (%s: %s); running it with NumPy instead",
                       type(exc).__name__, exc, exc_info=True)
+        counters.bump("internal_errors")
         from ..numpy_backend import compile_graph as numpy_compile
         run = numpy_compile(graph)
         run.loop_ir, run.module, run.kernels = "", None, []
@@ -82,21 +88,24 @@ def _compile(graph: Graph):
     plan = stages["plan"](graph)
     plan.loop_natives, plan.loop_runners, plan.array_loops = _loops(graph)
     steps = stages["steps"](plan)
+    for s in steps:                           # kernels equal but for their offsets: one kernel
+        if isinstance(s, KernelStep):
+            s.kernel = lift_offsets(s.kernel)
     kernels = [s.kernel for s in steps if isinstance(s, KernelStep)]
     quick = tiers.assign(plan, kernels, getattr(graph, "hints", None))    # small symbolic kernels
     kernels += flag_checks.choose(plan, steps)    # an in-place kernel's flag check (after tiers: its tier)
     kernels += [nl.kernel for nl in plan.loop_natives.values()]
-    ir = stages["llvm_ir"](kernels) if kernels else ""
-    module = stages["module"](ir, [k.name for k in kernels]) if kernels else None
+    module = stages["module"](kernels) if kernels else None
     for nl in plan.loop_natives.values():
         nl.fn = module.functions[nl.kernel.name]
-    source, namespace = stages["wrapper"](plan, steps, module)
-    refs = namespace.pop("_kernel_refs", {})
-    run_tiers = namespace["_tier_up"] = tiers.TierUp(namespace, refs, kernels, stages["llvm_ir"]) if quick else None
-    exec(compile(source, "<frametrace llvm wrapper>", "exec"), namespace)
+    with compile_times.phase("wrapper"):
+        source, namespace = stages["wrapper"](plan, steps, module)
+        refs = namespace.pop("_kernel_refs", {})
+        run_tiers = namespace["_tier_up"] = tiers.TierUp(namespace, refs, kernels, stages["module"]) if quick else None
+        exec(compile(source, "<frametrace llvm wrapper>", "exec"), namespace)
     run = namespace["run"]
     run.source = source
-    run.llvm_ir = ir
+    run.llvm_ir = module.ir if module is not None else ""
     run.loop_ir = "\n\n".join(_format(k) for k in kernels)
     run.module = module
     run.kernels = kernels
@@ -120,7 +129,8 @@ def _loops(graph: Graph):
                 raise NotNative("a carried array")
             natives[n] = native_loop(n, f"loop{len(natives)}", runtime.ARRAY_LAYOUT_OK)
             natives[n].generic = functools.partial(_generic_loop, n)
-            _loop_log.debug("loop at %s: native kernel", n.attr("body").location)
+            _loop_log.info("loop at %s: native loop nest (one kernel, %d inner loops)", n.attr("body").location,
+                           _inner_loops(natives[n].kernel.body))
         except NotNative as not_element:
             runner = compile_graph(n.attr("body").graph)
             try:
@@ -132,6 +142,15 @@ def _loops(graph: Graph):
                                "loop: %s; not a native array loop: %s)", n.attr("body").location, not_element, why)
                 runners[n] = runner
     return natives, runners, arrays
+
+
+def _inner_loops(stmts) -> int:
+    """Loops nested inside the loops of a kernel's statements (the loop itself not counted)."""
+    return sum(_all_loops(s.body) for s in stmts if isinstance(s, Loop))
+
+
+def _all_loops(stmts) -> int:
+    return sum(1 + _all_loops(s.body) for s in stmts if isinstance(s, Loop))
 
 
 def _carries_arrays(body) -> bool:
@@ -168,7 +187,7 @@ def _listed_nodes(body, memo) -> int:
     for s in body:
         for f in dataclasses.fields(s):
             v = getattr(s, f.name)
-            total += _listed_nodes(v, memo) if f.name == "body" else _tree_size(v, memo)
+            total += _listed_nodes(v, memo) if f.name in ("body", "orelse") else _tree_size(v, memo)
     return total
 
 

@@ -52,12 +52,13 @@ from collections import Counter
 import numpy as np
 import sympy
 
-from ...codegen.llvm_kernels import pack_format
+from ...codegen.llvm_kernels import fpflags, pack_format
 from ...ir.graph import Node
+from ...ir.registry import size_warnings
 from ...lower.fusion import KernelStep
 from ...lower.weak_ints import check_positions
 from ...shapes import pycode
-from . import runtime
+from . import reports, runtime
 from .fp_errors import self_overlapping
 from .loop_driver import CHECKED_OPS, Table, load_patch
 from .loop_scalars import ScalarSteps
@@ -165,6 +166,8 @@ class ArrayLoop(ScalarSteps):
                 continue
             if s.binds:
                 raise NotNative("a data-dependent size in the body")
+            if any(size_warnings(j.node) for j in s.jobs):
+                raise NotNative("a reduction of the body may warn (np.mean over nothing: reports.py)")
             self.program.append(_KernelCall(s, self, module.address(s.kernel.name)))
         for checks in check_positions(plan, steps).values():
             for a, *_ in checks:             # NumPy's OverflowError for an int out of a dtype's range
@@ -271,6 +274,7 @@ class ArrayLoop(ScalarSteps):
     def __call__(self, *args):
         body, runner = self.body, self.runner
         head, carried, captured, sizes = body.split_args(args)
+        reported = reports.reported[0]
         if body.kind == "for":
             rng = range(*head)
             if len(rng) <= NATIVE_MIN_TRIPS:
@@ -289,7 +293,9 @@ class ArrayLoop(ScalarSteps):
             if not go:
                 return tuple(carried)
             symbols, rest = sizes, WHILE_LIMIT
-        state = self._setup(carried, captured, symbols, head)
+        # an iteration that reported (a NumPy redo, a warning): the driver would leave its FP
+        # flags to the wrapper, whose NumPy redo of the call would report that one again
+        state = self._setup(carried, captured, symbols, head) if reports.reported[0] == reported else None
         if state is None:
             runs["generic"] += 1
             return self._generic(carried, captured, symbols, sizes, head)
@@ -304,12 +310,22 @@ class ArrayLoop(ScalarSteps):
         carried = self._values(pair[ran % 2])
         if self.body.kind == "for" and ran < rest:
             runs["generic"] += 1             # the rest in Python, with Python's ints
-            return self._generic(carried, captured, [symbols[0] + head[2] * ran] + sizes, sizes, head)
+            return self._generic_after_native(carried, captured, [symbols[0] + head[2] * ran] + sizes, sizes,
+                                              head)
         if self.body.kind == "while" and ran < rest and (table.abandoned or
                                                          ctypes.c_bool.from_address(go_address).value):
             runs["generic"] += 1
-            return self._generic(carried, captured, symbols, sizes, head)
+            return self._generic_after_native(carried, captured, symbols, sizes, head)
         return tuple(carried)
+
+    def _generic_after_native(self, *args):
+        """_generic after native iterations, whose FP flags stay the wrapper's (the body's own
+        wrapper takes only its own: reports.py)."""
+        flags = fpflags.take()
+        try:
+            return self._generic(*args)
+        finally:
+            fpflags.WORD.value |= flags
 
     def _values(self, buffers) -> list:
         """The carried values as the body's wrapper hands them over, from the driver's buffers."""

@@ -7,7 +7,9 @@ evaluated again by NumPy eagerly (the NumPy backend), which raises FloatingPoint
 ("divide by zero encountered in log") or calls the handler exactly as plain NumPy code would,
 with NumPy's own messages and warning filters; its results are returned. The flag is only a
 "maybe" (vector tails, signalling compares on NaN), so NumPy also gets the last word on
-whether anything is reported at all.
+whether anything is reported at all. When the word is looked at, and how a redo keeps the
+order of the other warnings of the call (NumPy steps of the wrapper, NumPy's own Python
+warnings, a warning before an exception): reports.py.
 
 Re-evaluating is only faithful when the first evaluation had no visible effect. What the
 kernels may report is known per kernel (fpflags.kinds: `x * 0.995` can only underflow, `x + y`
@@ -30,8 +32,9 @@ Signed zeros. A float max / min reduction whose result is a zero of both signs (
 pick only by chance: those bits make NumPy redo the call whatever the error mode, and such
 graphs save what they write whatever the mode.
 
-Known difference: NumPy steps of the wrapper (fallback ops) that warn do so in the compiled
-run and again in the re-evaluation.
+Known difference: under "raise" an in-place graph re-evaluated by the NumPy backend stops
+before its first write (the NumPy backend computes `x /= y` into a temporary), where NumPy
+eager writes x and then raises.
 
 Self-overlapping destinations. NumPy buffers an in-place update whose destination overlaps
 itself (`as_strided(x, (4, 3), (8, 8)) += 1` adds 1 once to each memory location); a fused
@@ -188,8 +191,10 @@ class GraphFlags:
 class Fallback:
     """NumPy evaluation of the graph, built on first use (most graphs never need it)."""
 
-    def __init__(self, graph, mutated, kinds: int = fpflags.REPORTED | fpflags.ZERO_SIGNS, checked: bool = False):
+    def __init__(self, graph, mutated, always: bool = False, kinds: int = fpflags.REPORTED | fpflags.ZERO_SIGNS,
+                 checked: bool = False):
         self.graph, self.mutated, self._run = graph, tuple(mutated), None
+        self.always = always          # the kernels track zero signs: snapshot whatever the mode
         self.kinds = kinds            # what the kernels may report (fpflags.kinds, ORed)
         self.checked = checked        # its writing kernel runs a flag check first (flag_checks.py)
         modes = ErrorModes.of(graph)
@@ -204,7 +209,7 @@ class Fallback:
         """Copies of the regions of inputs the graph writes (views of them: wrapper.py),
         when NumPy may have to redo the call: a mode of a kind the kernels may report is not
         "ignore", or their max / min may need NumPy whatever the mode (ZERO_SIGNS)."""
-        if self.quiet(self.kinds):
+        if self.quiet(self.kinds) and not self.always:
             return None
         return [(r, r.copy(order="K")) for r in regions]     # K: an F-ordered region copies fast
 
@@ -218,18 +223,16 @@ class Fallback:
         flags = fpflags.take() & self.kinds
         return bool(flags) and not self.quiet(flags)
 
-    def after(self, outs, inputs, symbol_values, saved):
-        """The kernels set an FP flag: keep `outs`, or let NumPy redo the call and report.
-        Flags of kinds NumPy cannot report for this graph (fpflags.kinds) are dropped."""
-        flags = fpflags.take() & self.kinds
-        if not flags or self.quiet(flags):
-            return outs
+    def restore(self, saved) -> bool:
+        """Put back what the call wrote into its inputs, for NumPy to redo it (the kernels set
+        an FP flag: reports.Reports.redo decides); False when that cannot be done (nothing was
+        saved: every mode was "ignore" when the call began, a handler changed it meanwhile)."""
         if self.mutated:
-            if saved is None or self.checked:   # (a handler changed the mode meanwhile; or a clean
-                return outs                     #  check: the writer's flags are the check's again)
+            if saved is None:
+                return False
             for dst, old in saved:
                 np.copyto(dst, old)
-        return self.run(inputs, symbol_values)
+        return True
 
 
 __all__ = ["ErrorModes", "Fallback", "GraphFlags", "mutated_inputs", "quiet", "self_overlapping", "WORD"]

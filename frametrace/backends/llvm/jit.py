@@ -53,10 +53,11 @@ def cache_dir() -> str:
     return os.path.join(base, "llvm")
 
 
-def cache_key(ir_text: str) -> str:
+def cache_key(ir_text: str, opt: int = 3, codegen: int = CODEGEN_LEVEL) -> str:
+    """The disk key of a module's object code: everything that decides the machine code."""
     host = "|".join(host_cpu())
     h = hashlib.sha256()
-    for part in (FORMAT_VERSION, llvmlite.__version__, host, str(CODEGEN_LEVEL), ir_text):
+    for part in (FORMAT_VERSION, llvmlite.__version__, host, str(codegen), f"O{opt}", ir_text):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
@@ -140,14 +141,53 @@ def _remote(op: str, key: str, data: bytes | None = None):
         return None
 
 
-def _optimized(ir_text: str, context=None):
+def _optimized(ir_text: str, context=None, opt: int = 3, renames=None):
+    """Parse, verify and optimise at `opt`; `renames` {function name: new name} first (a kernel
+    emitted under a canonical name gets the symbol of its key: kernel_cache.py)."""
     tm = host_target_machine(3)
     mod = llvm.parse_assembly(ir_text, context)
     mod.triple = tm.triple
     mod.data_layout = str(tm.target_data)
+    for old, new in (renames or {}).items():
+        mod.get_function(old).name = new
     mod.verify()
-    optimize(mod, tm, 3)
+    if opt > 0:
+        optimize(mod, tm, opt)
     return tm, mod
+
+
+def object_code(ir_text: str, key: str, use_cache: bool = True, context=None, opt: int = 3, renames=None,
+                codegen: int = CODEGEN_LEVEL):
+    """(object code, origin) of a module whose cache_key is `key`: from the disk cache ("disk"),
+    the shared cache behind it ("remote"), or built by LLVM ("compiled", then written to both).
+    `renames` must follow from the key (kernel_cache.py names a kernel's symbol after it)."""
+    path = os.path.join(cache_dir(), f"{key}.o")
+    origin = "disk"
+    obj = _read(path, key) if use_cache else None
+    if obj is None and use_cache:             # a shared cache (Redis) behind the local one
+        obj, origin = _remote("get", key), "remote"
+        if obj is not None:
+            _write(path, key, obj)
+    if obj is None:
+        origin = "compiled"
+        _, mod = _optimized(ir_text, context, opt, renames)
+        obj = host_target_machine(codegen).emit_object(mod)
+        if use_cache:
+            _write(path, key, obj)
+            _remote("put", key, obj)
+    with _lock:
+        stats["misses" if origin == "compiled" else "hits"] += 1
+    return obj, origin
+
+
+def new_engine(context=None):
+    """An MCJIT engine holding no code yet: object files are added to it (add_object_file)."""
+    tm = host_target_machine(3)
+    empty = llvm.parse_assembly("", context)
+    empty.triple, empty.data_layout = tm.triple, str(tm.target_data)
+    engine = llvm.create_mcjit_compiler(empty, tm)
+    engine.finalize_object()
+    return engine
 
 
 class LoadedModule:
@@ -158,25 +198,10 @@ class LoadedModule:
     def __init__(self, ir_text: str, names, use_cache: bool = True, context=None):
         self.ir = ir_text
         key = cache_key(ir_text)
+        obj, origin = object_code(ir_text, key, use_cache, context)
         self.path = os.path.join(cache_dir(), f"{key}.o")
-        obj = _read(self.path, key) if use_cache else None
-        if obj is None and use_cache:             # a shared cache (Redis) behind the local one
-            obj = _remote("get", key)
-            if obj is not None:
-                _write(self.path, key, obj)
-        self.cache_hit = obj is not None
-        if obj is None:
-            _, mod = _optimized(ir_text, context)
-            obj = host_target_machine(CODEGEN_LEVEL).emit_object(mod)
-            if use_cache:
-                _write(self.path, key, obj)
-                _remote("put", key, obj)
-        with _lock:
-            stats["hits" if self.cache_hit else "misses"] += 1
-        tm = host_target_machine(3)
-        empty = llvm.parse_assembly("", context)
-        empty.triple, empty.data_layout = tm.triple, str(tm.target_data)
-        self._engine = llvm.create_mcjit_compiler(empty, tm)
+        self.cache_hit = origin != "compiled"
+        self._engine = new_engine(context)
         self._engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
         self._engine.finalize_object()
         self.functions = {}

@@ -13,7 +13,7 @@ from collections import Counter
 
 import numpy as np
 
-from ...codegen.llvm_kernels import pack_format
+from ...codegen.llvm_kernels import fpflags, pack_format
 from ...ir.graph import Node
 from ...ir.registry import get_op
 from ...lower.loop_ir import Kernel
@@ -22,6 +22,10 @@ from ...lower.loop_ir import Kernel
 # ("resumed"), and calls run by the generic path from the start ("generic": overlapping or
 # read-only arrays, a Python int beyond int64)
 runs: Counter = Counter()
+
+
+class NotNative(Exception):
+    """This loop keeps the generic path (the message says why, for the logs)."""
 
 
 class NativeLoop:
@@ -68,6 +72,8 @@ class NativeLoop:
         for kind, src, dt in self.plan:
             if kind == "buf":
                 bufs.append(args[src])
+            elif kind == "scratch":                       # loop_arrays.assign_array
+                bufs.append(np.empty(args[src].size, dt))
             elif kind in ("out", "stat"):
                 out = np.empty((), dt)
                 if kind == "out":
@@ -100,12 +106,18 @@ class NativeLoop:
 
     def _resume(self, args, ran, carried):
         """The kernel left at iteration `ran` (a checked op): the generic path runs the rest
-        from that iteration's start, with the carried values it began with."""
+        from that iteration's start, with the carried values it began with. The FP flags of
+        the kernel's iterations stay the wrapper's (the body's own wrapper takes only its own:
+        backends/llvm/reports.py)."""
         runs["resumed"] += 1
         args = list(args)
         args[0] = args[0] + args[2] * ran
         args[3:3 + len(carried)] = carried
-        return self._run_generic(args)
+        flags = fpflags.take()
+        try:
+            return self._run_generic(args)
+        finally:
+            fpflags.WORD.value |= flags
 
     def _run_generic(self, args):
         """Arrays that share memory: the body's own compiled graph, once per iteration."""
@@ -149,6 +161,11 @@ def _fast_call(nl: NativeLoop):
     for kind, src, dt in nl.plan:
         if kind == "buf":
             packed.append(f"_id(a{src})")
+        elif kind == "scratch":           # loop_arrays.assign_array: as large as the array it stands for
+            name = f"s{len(packed)}"
+            ns[f"_sdt{len(packed)}"] = np.dtype(dt)
+            lines.append(f"    {name} = _empty(a{src}.size, _sdt{len(packed)})")
+            packed.append(f"_id({name})")
         elif kind == "stat":
             lines.append("    st = _empty((), 'int64')")
             packed.append("_id(st)")

@@ -5,10 +5,13 @@ A body qualifies when every value in it is a scalar: element reads `x[i - 1, j]`
 `d[i, j] = v` of arrays the loop captures (indices affine in the loop indices and sizes, or
 values read in the body: `back[t, path[t]]`, `x[idx[i]] = v`), NumPy and Python scalar
 arithmetic with a native loop body, `select` (if-converted branches, `min`/`max`), nested
-loops of the same kind, and carried scalars. Python ints add, subtract, multiply, floor-divide
-and take remainders as *checked* int64 ops (codegen/llvm_kernels/checked.py), and compare;
-Python floats add, subtract and multiply (IEEE, as Python). Anything else keeps the generic
-path: the wrapper runs the loop, calling the body's own compiled graph each iteration.
+loops of the same kind, and carried scalars; small arrays (slices moving with the loop indices,
+their arithmetic, dot products and sums, writes into slices) as inner loops (loop_arrays.py).
+Python ints add, subtract, multiply, floor-divide, take remainders and shift as *checked* int64
+ops (codegen/llvm_kernels/checked.py), and mask and compare exactly; NumPy integers keep
+NumPy's rules (loop_ints.py). Python floats add, subtract and multiply (IEEE, as Python).
+Anything else keeps the generic path: the wrapper runs the loop, calling the body's own
+compiled graph each iteration.
 
 The kernel (loop IR, lower/loop_ir.py):
 
@@ -48,21 +51,13 @@ from ...ir.registry import get_op, may_raise
 from ...lower.loop_ir import (Acc, Affine, Arg, Buffer, Const, DataLoad, Kernel, Let, Load, Loop, Op, Slot, Store,
                               Update, Var, cast, walk_exprs)
 from ...lower.pointwise import SUPPORTED_DTYPES, NotLowerable, lower_elementwise, weak_node
-from .loop_call import NativeLoop, runs  # noqa: F401  (runs: the call counters, for tests)
+from .loop_arrays import ArrayBody, ArrayVal
+from .loop_ints import _COMPARE, _PY_INT_EXACT, _PY_INT_OPS, IntBody, _constant, _nep50_only, _py_int
+from .loop_call import NativeLoop, NotNative, runs  # noqa: F401  (runs: the call counters, for tests)
 
 _PY_FLOAT_OPS = frozenset({"add", "subtract", "multiply", "negative", "positive", "absolute"})
 _RELATIONS = {sympy.Eq: "equal", sympy.Ne: "not_equal", sympy.StrictLessThan: "less", sympy.LessThan: "less_equal",
               sympy.StrictGreaterThan: "greater", sympy.GreaterThan: "greater_equal"}
-_COMPARE = frozenset({"less", "less_equal", "greater", "greater_equal", "equal", "not_equal"})
-# Python int arithmetic as checked int64 ops (codegen/llvm_kernels/checked.py): overflow or a
-# zero divisor leaves the kernel before the iteration's effects, the generic path runs the rest
-_PY_INT_OPS = {"add": "checked_add", "subtract": "checked_subtract", "multiply": "checked_multiply",
-               "negative": "checked_negative", "floor_divide": "checked_floor_divide",
-               "remainder": "checked_remainder"}
-
-
-class NotNative(Exception):
-    """This loop keeps the generic path (the message says why, for the logs)."""
 
 
 def native_loop(node: Node, name: str, object_abi: bool) -> NativeLoop:
@@ -70,7 +65,9 @@ def native_loop(node: Node, name: str, object_abi: bool) -> NativeLoop:
     return _Builder(node, name).build(object_abi)
 
 
-class _Builder:
+class _Builder(ArrayBody, IntBody):
+    NotNative = NotNative
+
     def __init__(self, node: Node, name: str):
         self.node, self.name = node, name
         self.buffers: list = []
@@ -88,6 +85,8 @@ class _Builder:
         self.inner_checks = 0         # ... of them in inner loops
         self.pre: list = []           # lets of checked ops for the statement being built
         self.free: set = set()        # top-level lets and carried values no write changes (_free)
+        self.store_log: list = []     # buffers of the array writes so far, in order (loop_arrays)
+        self.scratches: dict = {}     # buffer -> its scratch buffer (loop_arrays.assign_array)
 
     # -- arguments --------------------------------------------------------------------------------
     def slot(self, source_index, dtype: str, kind: str = "slot"):
@@ -198,6 +197,12 @@ class _Builder:
             self.env[inp] = ("buf", self.buffer(index, dt, inp.ndim, written), inp)
             self.sources[inp] = index
 
+    def scratch(self, key, buf: int, dt: str) -> int:
+        """A 1-d buffer (one per `key`) as large as buffer `buf`'s array, allocated once per call."""
+        if key not in self.scratches:
+            self.scratches[key] = self.buffer(self.plan[buf][1], dt, 1, True, kind="scratch")
+        return self.scratches[key]
+
     def _dim_slot(self, src, d):
         """The run-time extent of dim `d` of loop-node argument `src` (an array)."""
         self.slots.append(Slot(f"dim{len(self.slots)}", "int64"))
@@ -305,20 +310,52 @@ class _Builder:
     def _node(self, n: Node) -> list:
         op = get_op(n.op)
         if n.op == "getitem":
+            base = self.env.get(n.args[0])
+            if not (isinstance(base, tuple) and base[0] == "buf"):
+                arr = self._getitem_array(n)          # of an array value (a view of a view, ...)
+                if n.shape != ():
+                    self.env[n] = arr
+                    return []
+                # (in bounds: the tracer proved the index over the loop's range, as for `_element`)
+                return self._let(n, self.element(arr, ()))
             if n.shape != ():
-                self.env[n] = ("view", n)     # only as the destination of an element write
+                if all(isinstance(d, int) and d == 1 for d in n.shape):
+                    self.env[n] = ("view", n)  # one element: an element write's destination, or a value
+                else:
+                    self.env[n] = self._getitem_array(n)
                 return []
             return self._let(n, self._element(n, n.args[0], n.attr("index")))
+        if n.op == "transpose" and self.array_of(n.args[0]) is not None:
+            self.env[n] = self._transpose_array(n)
+            return []
+        if n.op == "copy" and self.array_of(n.args[0]) is not None:
+            self.copy_array(n)
+            return []
+        if n.op in ("dot", "matmul"):
+            return self._take_checks() + self.dot_array(n)
+        if n.op in ("sum", "prod") and self.array_of(n.args[0]) is not None:
+            return self.sum_array(n)
+        if n.op == "assign" and isinstance(self.env.get(n.args[0]), ArrayVal):
+            dst, src = n.args
+            value = None
+            if self.array_of(src) is None:
+                value = self._stored_value(src, self.env[dst].dtype)
+            stmts = self.assign_array(self.env[dst], src, value)
+            return self._take_checks() + stmts
         if n.op == "assign":
             dst, src = n.args
             if not (isinstance(dst, Node) and dst.op == "getitem"):
                 raise NotNative("a write that is not to one element")
+            if self.array_of(src) is not None:
+                stmts = self.assign_array(self._getitem_array(dst), src, None)
+                return self._take_checks() + stmts
             load = self._element(dst, dst.args[0], dst.attr("index"), store=True)
             _, buf, _inp = self.env[dst.args[0]]
             if not self.buffers[buf].written:
                 raise NotNative("a write into an array the loop does not declare written")
             value = self._stored_value(src, load.dtype)
             self.stored = True
+            self.store_log.append(buf)
             return self._take_checks() + [Store(buf, load.index, value)]
         if n.op == "index":
             if n.shape != ():
@@ -351,7 +388,11 @@ class _Builder:
             if n.op in _COMPARE:                  # Python ints compare exactly as int64s
                 return self._let(n, Op(n.op, "bool", tuple(args)))
             return self._let(n, self.checked(_PY_INT_OPS[n.op], args))
-        if op.kind != "elementwise" or may_raise(n):
+        if n.op in _PY_INT_EXACT and n.dtype is not None and n.dtype.kind in "iu" and all(_py_int(a) for a in n.args):
+            args = [cast(self.expr(a) if self.expr(a) is not None else _constant(a, "int64"), "int64")
+                    for a in n.args]
+            return self._let(n, args[0] if n.op == "positive" else Op(n.op, "int64", tuple(args)))
+        if op.kind != "elementwise" or may_raise(n) and not _nep50_only(n):
             raise NotNative(f"{n.op} in the body")
         if n.dtype is None or n.dtype.name not in SUPPORTED_DTYPES:
             raise NotNative(f"dtype {n.dtype}")
@@ -359,11 +400,21 @@ class _Builder:
             raise NotNative(f"Python int arithmetic ({n.op})")
         if weak_node(n) and n.dtype.kind == "f" and n.op not in _PY_FLOAT_OPS:
             raise NotNative(f"Python float {n.op}")
+        exact = self._weak_int_compare(n)
+        if exact is not None:
+            return self._let(n, exact)
+        scalars = self._weak_operands(n)
+        if any(self.array_of(a) is not None for a in n.args):
+            if n.op in _COMPARE and any(_py_int(a) and not isinstance(a, (bool, int)) for a in n.args) and \
+                    any(isinstance(a, Node) and a.dtype.kind in "iu" and not _py_int(a) for a in n.args):
+                raise NotNative("an integer array compared with a Python int value")   # NumPy 2: exact
+            self.elementwise_array(n, scalars)
+            return self._take_checks()
         try:
-            value = lower_elementwise(n, [self.expr(a) for a in n.args])
+            value = lower_elementwise(n, scalars)
         except (NotLowerable, KeyError, TypeError) as exc:
             raise NotNative(f"{n.op}: {exc}") from None
-        return self._let(n, value)
+        return self._take_checks() + self._let(n, value)
 
     def _element(self, n: Node, base, index, store=False) -> Load:
         """The element `base[index]` reads (or, `store`: writes: `x[i] = v` is the one-element
@@ -447,6 +498,7 @@ class _Builder:
             raise NotNative("a write of an array at a data index")
         value = self._stored_value(src, load.dtype)
         self.stored = True
+        self.store_log.append(buf)
         return self._take_checks() + [Store(buf, load.index, value, pos=load.pos)]
 
     def _stored_value(self, src, dt):
@@ -458,8 +510,8 @@ class _Builder:
         value = self.expr(src)
         if value is None:
             return _constant(src, dt)
-        if isinstance(src, Node) and _py_int(src) and src.dtype.kind != "b" and dt not in ("int64", "bool") \
-                and np.dtype(dt).kind in "iu":
+        py_int = isinstance(src, sympy.Expr) or (isinstance(src, Node) and _py_int(src) and src.dtype.kind != "b")
+        if py_int and dt not in ("int64", "bool") and np.dtype(dt).kind in "iu":     # (a size expression too)
             info = np.iinfo(dt)
             value = self._checked_let(self.checked("checked_range", (
                 cast(value, "int64"), Const(max(int(info.min), -2 ** 63), "int64"),
@@ -499,13 +551,17 @@ class _Builder:
                 self.env[inp] = outer
         for k in body.writes:
             entry = self.env[body.graph.inputs[len(carried) + k]]
+            if isinstance(entry, ArrayVal) and entry.view is not None:
+                entry = ("buf", entry.view[0])
             if not (isinstance(entry, tuple) and self.buffers[entry[1]].written):
                 raise NotNative("an inner loop writes an array the outer loop does not")
         var = self._loop_var()
         self.sym[body.index] = Affine(((var, step),)) + lo
         self.depth += 1
+        before = len(self.store_log)
         inner, until = self._body(body.graph, accs)
         self.depth -= 1
+        self.captured_unchanged(captured, set(self.store_log[before:]))
         stmts.append(Loop(var, Op("affine", "int64", (trip,)), inner, until=until))
         self.env[n] = [Var(a, _dtype_of(inp)) for a, inp in zip(accs, body.graph.inputs)]
         return stmts
@@ -516,16 +572,6 @@ def _hoist(stmts, free) -> list:
     the kernel before the iteration's first write, however the body orders them."""
     first = [s for s in stmts if isinstance(s, Let) and s.name in free]
     return first + [s for s in stmts if not (isinstance(s, Let) and s.name in free)]
-
-
-def _py_int(a) -> bool:
-    """A Python int or bool operand (a weak int value of the body, `b if c else d` of such, a
-    constant, a size): arithmetic on these is Python's, whatever dtype the graph gives it."""
-    if isinstance(a, Node):
-        if a.dtype is None or a.dtype.kind not in "iub":
-            return False
-        return weak_node(a) or a.op == "select" and all(_py_int(x) for x in a.args[1:])
-    return isinstance(a, (bool, int, sympy.Expr)) and not isinstance(a, np.generic)
 
 
 def _dtype_of(n: Node) -> str:
@@ -540,10 +586,3 @@ def _python_type(inp: Node):
     if inp.attr("kind") == "scalar":
         return {"b": bool, "i": int, "f": float}.get(inp.dtype.kind)
     return None
-
-
-def _constant(value, dt):
-    try:
-        return Const(np.dtype(dt).type(value).item(), dt)
-    except (OverflowError, ValueError, TypeError) as exc:
-        raise NotNative(f"constant {value!r}: {exc}") from None

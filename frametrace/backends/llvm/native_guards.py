@@ -36,7 +36,7 @@ from csrc_free_runtime.native import ARRAY_FIELDS
 from ...guards.builder import RootGlobals
 from ...guards.kinds import GuardKind as K
 from ...sources import (AttrSource, ClosureSource, DefaultsSource, GlobalIn, GlobalsOfSource, GlobalSource,
-                        LocalSource, ShapeSource)
+                        HeldSource, LocalSource, ShapeSource)
 from .native_ir import INT_MAX, INT_MIN, IR, OVERFLOW_DECLS, NotNative, V   # noqa: F401 (native_entry imports them here)
 from .native_sizes import SizeExprs
 
@@ -149,9 +149,9 @@ class Translator(SizeExprs):
         elif k is K.EQUALS_MATCH:
             ir.require(self._equals(src, g.payload))
         elif k is K.BUILTIN:
-            if not isinstance(src, RootGlobals):
+            if not isinstance(src, (RootGlobals, HeldSource)):
                 raise NotNative(f"builtin lookup through {src.name}")
-            ns = self.namespace["___G"]
+            ns = self.namespace[src.code]
             name = sys.intern(g.payload)
             self.keep += [ns, name]
             r = ir.call("i32", "PyDict_Contains", f"ptr {ir.const_ptr(ns)}", f"ptr {ir.const_ptr(name)}")
@@ -191,6 +191,12 @@ class Translator(SizeExprs):
             return self.arg(src.local).ref
         if isinstance(src, (GlobalSource, GlobalIn)) and getattr(src, "globals_source", None) is None:
             return self._dict_item(self.namespace["___G"], src.global_name)
+        if isinstance(src, GlobalIn) and isinstance(src.globals_source, HeldSource):
+            return self._dict_item(self.namespace[src.globals_source.code], src.global_name)
+        if isinstance(src, HeldSource):
+            held = self.namespace[src.code]
+            self.keep.append(held)
+            return ir.const_ptr(held)
         if isinstance(src, GlobalIn) and isinstance(src.globals_source, GlobalsOfSource):
             return self._dict_item_of(self.source_obj(src.globals_source), src.global_name)
         if isinstance(src, GlobalsOfSource):
@@ -546,6 +552,6 @@ def _function_member(src, guarded_types) -> str | None:
 
 def _shallow(src) -> bool:
     """`src` is a frame value or a global: reaching it reads inside no frame value."""
-    if isinstance(src, (LocalSource, GlobalSource, RootGlobals)):
+    if isinstance(src, (LocalSource, GlobalSource, RootGlobals, HeldSource)):
         return True
-    return isinstance(src, GlobalIn) and src.globals_source is None
+    return isinstance(src, GlobalIn) and (src.globals_source is None or isinstance(src.globals_source, HeldSource))

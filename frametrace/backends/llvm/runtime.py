@@ -96,6 +96,33 @@ def call(kernel, n: int, work: int, args: bytes):
         f.result()
 
 
+_cast_buffers = threading.local()
+CAST_BUFFER_BYTES = 1 << 27       # per thread: more than this and the kept buffers are dropped
+
+
+def matmul_cast(fn, a, b, dtype, out=None):
+    """fn(a, b) (np.matmul or np.dot, into `out` if given) with each operand first cast to
+    the result dtype: into a buffer kept for the next call of this thread with that shape,
+    so a float32 weight meeting float64 activations is cast without an allocation (and its
+    page faults) per call. The values are NumPy's: the same casts, the same BLAS call."""
+    kept = getattr(_cast_buffers, "d", None)
+    if kept is None:
+        kept = _cast_buffers.d = {}
+    ops = []
+    for slot, x in enumerate((a, b)):
+        if x.dtype != dtype:
+            key = (slot, x.shape, dtype)
+            buf = kept.get(key)
+            if buf is None:
+                if sum(v.nbytes for v in kept.values()) + x.size * dtype.itemsize > CAST_BUFFER_BYTES:
+                    kept.clear()
+                buf = kept[key] = np.empty(x.shape, dtype)
+            np.copyto(buf, x, casting="unsafe")
+            x = buf
+        ops.append(x)
+    return fn(ops[0], ops[1]) if out is None else fn(ops[0], ops[1], out=out)
+
+
 def may_share(a, b) -> bool:
     return np.may_share_memory(a, b)
 

@@ -58,7 +58,7 @@ def assign(plan, kernels, hints) -> list:
 class TierUp:
     """Called by the wrapper before a large launch of a quick kernel: builds the full tier
     once (see module doc). `refs`: kernel name -> the wrapper namespace name calling it;
-    `build(kernels)`: the module's LLVM IR text."""
+    `build(kernels, context)`: their kernel_cache.GraphKernels."""
 
     def __init__(self, namespace: dict, refs: dict, kernels, build):
         self.ns, self.refs, self.kernels, self.build = namespace, refs, kernels, build
@@ -84,11 +84,10 @@ class TierUp:
         try:
             import llvmlite.binding as llvm
 
-            from . import jit
             full = [dataclasses.replace(k, tier="full") for k in self.kernels]
             context = llvm.create_context()
             _contexts.append(context)        # outlives every module built in it
-            module = jit.LoadedModule(self.build(full), [k.name for k in full], context=context)
+            module = self.build(full, context)
             self.module = module
             for name, ref in self.refs.items():
                 self.ns[ref] = module.functions[name]
@@ -108,3 +107,20 @@ class TierUp:
     def wait(self, timeout=None) -> bool:
         """Block until a started tier-up finished (True) or the timeout passed (False)."""
         return self._done.wait(timeout)
+
+
+def opt_level(kernel) -> tuple:
+    """(IR optimisation level, codegen level) of a kernel's module (kernel_cache.py).
+
+    Measured on our kernels (benchmarks/README.md, "Compile time"): O2 runs as fast as O3
+    everywhere we looked (0.77-1.09x) and compiles 25-60% faster: O3 mostly adds full unrolling
+    of loops with static trip counts, which made unrolled NPBench kernels 2.4x dearer to build.
+    Codegen level 0 halves codegen but its fast register allocator costs 1.1-2x at run time:
+    only for tiny kernels (static work <= emit.TINY_WORK, whose bodies are `optnone` anyway),
+    where the whole module then builds in ~3 ms instead of ~9 ms for at most ~0.3 us per call."""
+    from ...codegen.llvm_kernels.emit import is_tiny
+    from ...config import config
+    forced = config.kernel_opt_level
+    if forced >= 0:
+        return forced, min(forced, 1)
+    return (0, 0) if is_tiny(kernel) else (2, 1)

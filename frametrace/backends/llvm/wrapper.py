@@ -24,11 +24,16 @@ from ...ir.graph import IndexSlice, Node
 from ...ir.ops.advanced_index import ArrayRef, ConstIndex
 from ...ir.registry import get_op
 from ...lower.fusion import KernelStep, WrapperStep
+from ...lower.matmul import product_of
 from ...lower.schedule import Plan
 from ...lower.weak_ints import check_positions
 from ...ir.ops.elementwise import scalar_operator
 from ...ir.ops.loops import written_values
+from ...ir.ops.raising import weak_arg
+from ...shapes.printer import pycode
 from . import fp_errors, runtime
+from .reports import ReportCode
+from .rest import RestOfCall
 from .layouts import Layouts, alloc, relayout
 
 INT64_MIN, INT64_MAX = -2 ** 63, 2 ** 63 - 1
@@ -43,7 +48,7 @@ class _Gen:
                    "_asarray": np.asarray,
                    "_IndexSlice": IndexSlice}
         self.lines: list = []
-        self.warnings: list = []        # report_if warnings: after the FP hand-off (generate)
+        self.pre: list = []             # before the body's try (reports.ReportCode.finish)
         self._consts: dict = {}
         self.kernel_refs: dict = {}     # kernel name -> namespace name of its function
         self.by_out: dict = {}          # ufunc node -> the in-place assign it writes (in_place_ufuncs)
@@ -147,6 +152,12 @@ class _Gen:
             # assign_ref: NumPy's own error for a read-only destination is the same
             self.lines.append(f"    {self.plan.var[dst]}[...] = {self.arg(n.args[1])}    # assign")
             return
+        if self.plan.cat[n] == "matmul" and product_of(n) is not None and product_of(n).mixed:
+            v = self.plan.var[n]
+            self.lines.append(f"    {v} = {self.matmul_call(n)}    # {n.op}: {n.type_str()}")
+            if not self.plan.by_value(n):
+                self.lines.append(f"    if type({v}) is not _ndarray: {v} = _asarray({v})")
+            return
         ref = self.const(scalar_operator(n) or op.ref, f"op_{n.op}_")   # `a * b` on NumPy scalars
         attrs = [(k, v) for k, v in n.call_attrs if not (op.kind == "gather" and k == "size")]
         native = getattr(self.plan, "loop_natives", {}).get(n)
@@ -160,11 +171,11 @@ class _Gen:
         if runner is not None:                    # a structured loop: its body compiled on its own
             args.append(f"runner={self.const(runner, 'body')}")
         call = f"{ref}({', '.join(args)})"
+        if n.op == "report_if":                   # a warning or error in NumPy's order (reports.py)
+            self.lines += self.reports.report_if(n, self.arg(n.args[0]))
+            return
         if n.dtype is None:
-            # a warning NumPy's function emits from a computed flag: only once the kernels'
-            # FP flags have not handed the call to NumPy, whose own run warns (fp_errors.py)
-            deferred = n.op == "report_if" and not n.attr("error")
-            (self.warnings if deferred else self.lines).append(f"    {call}")
+            self.lines.append(f"    {call}")
             return
         self.lines.append(f"    {self.plan.var[n]} = {call}    # {n.op}: {n.type_str()}")
         if self.plan.cat[n] in ("fallback", "matmul") and not self.plan.by_value(n):
@@ -185,8 +196,6 @@ class _Gen:
             self.lines.append(f"    if not {plan.var[n]}.flags.writeable: _read_only({message!r})")
         for v in step.copies:                     # the source reads the old contents
             self.lines.append(f"    {v}_before = {v}.copy(order='K')")   # its layout: the kernel reads both alike
-        for n, donor in step.reuse:
-            self.lines.append(f"    {plan.var[n]} = {plan.var[donor]}    # in place: {donor.name} is dead")
         for name, like, dt in step.scratch:
             shape = "".join(f"{plan.size_source(d)}, " for d in like.shape)
             self.lines.append(f"    {name} = _empty(({shape}), {self.const(np.dtype(dt), 'dt')})")
@@ -201,6 +210,12 @@ class _Gen:
             elif n in self.layouts.late:          # ... after values the wrapper computed
                 make = f"_alloc_k(({shape}), {dt}, {self.late_layout(n)}{', True' * zero})"
             self.lines.append(f"    {plan.var[n]} = {make}")
+        for n, donor in step.reuse:               # (after the allocations: the donor may be one)
+            self.lines.append(f"    {plan.var[n]} = {plan.var[donor]}    # in place: {donor.name} is dead")
+        for n, use, when in step.products:        # the sizes pick our nest or BLAS (lower/matmul.py)
+            p = product_of(n)
+            self.lines.append(f"    {use} = 1 if {pycode(when, plan.sym_names)} else 0")
+            self.lines.append(f"    if not {use}: {self.matmul_call(n, out=plan.var[n])}    # BLAS: {n.type_str()}")
         if fill:
             return
         sources = [b.source for b in k.buffers]
@@ -246,6 +261,18 @@ class _Gen:
             up = "_tier_up(); " if k.tier == "quick" else ""      # large: build the full tier (tiers.py)
             self.lines.append(f"{ind}else: {up}_call({fn}, {k.split_extent}, {k.work}, {packed})")
 
+    def matmul_call(self, n: Node, out: str | None = None) -> str:
+        """NumPy's product (BLAS) of a matmul/dot node; operands of another dtype than the
+        result are cast into buffers kept across calls (runtime.matmul_cast)."""
+        a, b = n.args
+        fn = self.const(get_op(n.op).ref if n.op == "dot" else np.matmul, f"op_{n.op}_")
+        tail = "" if out is None else f", out={out}"
+        if isinstance(a, Node) and isinstance(b, Node) and n.dtype.kind in "fc" and \
+                not n.call_attrs and (a.dtype != n.dtype or b.dtype != n.dtype):
+            cast = self.const(runtime.matmul_cast, "mm_cast_")
+            return f"{cast}({fn}, {self.arg(a)}, {self.arg(b)}, {self.const(n.dtype, 'dt')}{tail})"
+        return f"{fn}({self.arg(a)}, {self.arg(b)}{tail})"
+
     def bind_sizes(self, nodes):
         """Data-dependent sizes become known once the value carrying them exists."""
         for sym, (n, d) in self.plan.sym_binding.items():
@@ -257,6 +284,23 @@ class _Gen:
         for a, lo, hi, fn in checks:
             v = self.arg(a)
             self.lines.append(f"    if not ({lo} <= {v} <= {hi}): {self.const(fn, 'ovf')}({v})")
+
+    def wide_ints(self, i, step, steps):
+        """A Python int a wrapper step computed (a loop's final int, arithmetic on it) that this
+        kernel takes by value: past int64, the rest of the call runs with the NumPy reference
+        (rest.py), which keeps Python's big ints; nothing that ran runs again."""
+        names = {v: n for n, v in self.plan.var.items()}
+        computed = {s.node for s in steps[:i] if not isinstance(s, KernelStep)}
+        for slot in step.kernel.slots:
+            n = names.get(slot.source)
+            if n is None or n not in computed or slot.dtype not in ("int64", "uint64") or \
+                    n.dtype is None or n.dtype.kind not in "iu" or not _python_int(n):
+                continue
+            if "_rest" not in self.ns:
+                self.ns["_rest"] = RestOfCall(self.plan, steps)
+            v = self.plan.var[n]
+            self.lines.append(f"    if not ({INT64_MIN} <= {v} <= {INT64_MAX}): "
+                              f"return _rest({i}, inputs, symbol_values, locals())")
 
     def int64_escape(self, steps):
         """An int a kernel takes by value is an int64; NumPy takes the Python int (NEP 50: any
@@ -327,24 +371,35 @@ class _Gen:
         self.bind_sizes(set(g.inputs))
         self.int64_escape(steps)
         self.by_out = self.in_place_ufuncs(steps)
+        self.reports = ReportCode(plan, steps, self.flags_may_rise(steps))   # NumPy's order of reports
         for i, step in enumerate(steps):
             self.int_checks(int_checks.get(i, ()))
             if i == getattr(plan, "flag_test_at", None) and getattr(step, "check", None) is None:
                 # every step that may report ran: test before the first write (flag_checks.py)
                 self.lines.append("    if _fpw.value and _fb.flagged(): return _fb.run(inputs, symbol_values)")
             if isinstance(step, KernelStep):
+                self.wide_ints(i, step, steps)
                 self.kernel_step(step)
                 self.relayout(step)
                 self.bind_sizes({j.node for j in step.jobs})
+                self.lines += self.reports.after_kernel(step)
             else:
+                self.lines += self.reports.before(i, step.node)
                 self.wrapper_step(step.node)
                 self.bind_sizes({step.node})
+                self.lines += self.reports.after(i, step.node)
         self.int_checks(int_checks.get(len(steps), ()))
         for expr, msg in getattr(g, "runtime_asserts", ()):   # facts the trace relied on
             self.lines.append(f"    if not ({self.arg(expr)}): raise AssertionError({msg!r})")
         outs = ", ".join(self.arg(o) for o in g.outputs)
-        head, tail = self.numpy_handoff(steps)
-        self.lines += [f"    _o = [{outs}]"] + tail + self.warnings + ["    return _o"]
+        head = self.numpy_handoff(steps)
+        body = self._with_sizes(self.pre + self.lines + [f"    _o = [{outs}]"])
+        if self.reports.on:                       # FP flags and warnings: reports.py
+            self.ns["_rp"] = self.reports.rp
+            k = next((k + 1 for k, line in enumerate(body) if line.startswith("    _saved =")), 0)
+            self.lines = self.reports.finish(body[:k], body[k:], self.ns["_fb"])
+        else:
+            self.lines = body + ["    return _o"]
         head = ["def run(inputs, symbol_values):"] + head
         if g.inputs:
             head.append(f"    {', '.join(plan.var[n] for n in g.inputs)}, = inputs")
@@ -352,37 +407,45 @@ class _Gen:
             head.append(f"    {', '.join(plan.sym_names[s] for s in g.symbols)}, = symbol_values")
         if self.layouts.nodes:
             head.append("    _L = _layouts(inputs, symbol_values)")
-        return "\n".join(head + self._with_sizes(self.lines)) + "\n"
+        return "\n".join(head + self.lines) + "\n"
+
+    def kernels(self, steps) -> list:
+        """The call's kernels: its own, its element loops', its array loops' (array_loops.py)."""
+        return [s.kernel for s in steps if isinstance(s, KernelStep)] + \
+            [nl.kernel for nl in getattr(self.plan, "loop_natives", {}).values()] + \
+            [k for al in getattr(self.plan, "array_loops", {}).values() for k in al.kernels]
+
+    def flags_may_rise(self, steps) -> bool:
+        """May a kernel of the call set an FP flag (fpflags.may_raise)?"""
+        return any(fpflags.may_raise(k) for k in self.kernels(steps))
 
     def numpy_handoff(self, steps):
-        """(head, tail) lines handing the call to NumPy (fp_errors.py): a destination input
-        that overlaps itself, FP exception flags the kernels set."""
-        g, head, tail = self.plan.graph, [], []
+        """The head lines handing the call to NumPy (fp_errors.py) when a destination input
+        overlaps itself, and the snapshot of what the call writes for a NumPy redo when a kernel
+        sets an FP flag (`pre`; reports.py decides on the flags)."""
+        g, head = self.plan.graph, []
         mutated = fp_errors.mutated_inputs(g)
-        kernels = [s.kernel for s in steps if isinstance(s, KernelStep)] + \
-            [nl.kernel for nl in getattr(self.plan, "loop_natives", {}).values()] + \
-            [k for al in getattr(self.plan, "array_loops", {}).values() for k in al.kernels]   # array_loops.py
+        fp = self.flags_may_rise(steps)
+        if not (mutated and steps) and not fp and not self.reports.on:
+            return head
+        signs = any(fpflags.tracks_zero_signs(k) for k in self.kernels(steps))
         kinds = 0                 # what NumPy may report for the kernels' work (fpflags.kinds)
-        for k in kernels:
+        for k in self.kernels(steps):
             kinds |= fpflags.kinds(k)
-        fp = kinds != 0
-        if not (mutated and steps) and not fp:
-            return head, tail
         checked = getattr(self.plan, "flag_test_at", None) is not None   # (flag_checks.py)
-        self.ns.update(_fb=fp_errors.Fallback(g, mutated, kinds, checked), _fpw=fp_errors.WORD,
+        self.ns.update(_fb=fp_errors.Fallback(g, mutated, signs, kinds, checked), _fpw=fp_errors.WORD,
                        _self_overlapping=fp_errors.self_overlapping)
         for i in mutated:
             head.append(f"    if _self_overlapping(inputs[{i}]): return _fb.run(inputs, symbol_values)")
         if fp:
-            if mutated and not checked:           # (checked: tested before the first write, no copy)
-                regions = self.written_regions()
-                self.lines.insert(0, f"    _saved = _fb.snapshot(({''.join(r + ', ' for r in regions)}))")
-            after = f"_fb.after(_o, inputs, symbol_values, {'_saved' if mutated and not checked else 'None'})"
-            if self.warnings:     # they follow unless NumPy redid the call (and warned itself)
-                tail += [f"    _r = {after} if _fpw.value else _o", "    if _r is not _o: return _r"]
+            # checked: flags tested before the first write, nothing to copy (a redo then finds
+            # nothing saved: the writer's flags after a clean check are the check's again)
+            if mutated and checked:
+                self.pre.append("    _saved = None")
             else:
-                tail.append(f"    if _fpw.value: return {after}")
-        return head, tail
+                regions = self.written_regions() if mutated else []
+                self.pre.append(f"    _saved = _fb.snapshot(({''.join(r + ', ' for r in regions)}))")
+        return head
 
     def written_regions(self) -> list:
         """Expressions of the memory the graph's mutations write in its inputs, for the FP
@@ -422,6 +485,14 @@ class _Gen:
                     done.add(name)
             out.append(line)
         return out
+
+
+def _python_int(n: Node) -> bool:
+    """A node whose value is a Python int at run time (any size), not a NumPy integer."""
+    from ...ir.builder import recorded_fake
+    from ...ir.fake import FakeScalar
+    fake = recorded_fake(n)
+    return isinstance(fake, FakeScalar) and fake.pytype is int or weak_arg(n)
 
 
 def _int_size(e) -> bool:

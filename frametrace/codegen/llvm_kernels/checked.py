@@ -14,6 +14,10 @@ ints grow and Python raises ZeroDivisionError / NumPy raises IndexError itself).
                                                   bail unless 0 <= result < n
     checked_range (v, lo, hi)                     v; bail unless lo <= v <= hi (a Python int
                                                   stored into a narrower integer array)
+    checked_left_shift (a, s)                     a << s; bail on s < 0 (ValueError) and when
+                                                  the result leaves int64
+    checked_right_shift (a, s)                    a >> s (arithmetic; 0 or -1 once s >= 64);
+                                                  bail on s < 0
 
 Every rule is (emitter, operand dtype, *values) -> value, operands int64.
 """
@@ -63,6 +67,23 @@ def _range(e, t, v, lo, hi):
     return v
 
 
+def _left_shift(e, t, a, s):
+    big = e.emit(f"icmp sgt i64 {s}, 63", "i1")
+    s63 = e.emit(f"select i1 {big}, i64 63, i64 {s}", "i64")
+    out = e.emit(f"shl i64 {a}, {s63}", "i64")
+    lost = e.emit(f"icmp ne i64 {e.emit(f'ashr i64 {out}, {s63}', 'i64')}, {a}", "i1")
+    nonzero_big = e.emit(f"and i1 {big}, {e.emit(f'icmp ne i64 {a}, 0', 'i1')}", "i1")
+    neg = e.emit(f"icmp slt i64 {s}, 0", "i1")
+    e.bail_if(e.emit(f"or i1 {neg}, {e.emit(f'or i1 {lost}, {nonzero_big}', 'i1')}", "i1"))
+    return out
+
+
+def _right_shift(e, t, a, s):
+    e.bail_if(e.emit(f"icmp slt i64 {s}, 0", "i1"))
+    s63 = e.emit(f"select i1 {e.emit(f'icmp sgt i64 {s}, 63', 'i1')}, i64 63, i64 {s}", "i64")
+    return e.emit(f"ashr i64 {a}, {s63}", "i64")
+
+
 CHECKED = {
     "checked_add": _with_overflow("sadd"),
     "checked_subtract": _with_overflow("ssub"),
@@ -72,4 +93,6 @@ CHECKED = {
     "checked_remainder": _divmod(1),
     "checked_index": _index,
     "checked_range": _range,
+    "checked_left_shift": _left_shift,
+    "checked_right_shift": _right_shift,
 }

@@ -39,8 +39,8 @@ from __future__ import annotations
 
 import struct
 
-from ...lower.loop_ir import (Acc, Affine, Append, Arg, Const, DataLoad, Gather, Kernel, Let, Load, Loop, Op, Store,
-                              Update, Var, walk_exprs)
+from ...lower.loop_ir import (Acc, Affine, Append, Arg, Const, DataLoad, Gather, If, Kernel, Let, Load, Loop, Op,
+                              Store, Stride, Update, Var, nested, walk_exprs)
 from ...lower.peephole import EXPENSIVE
 from ...lower.segments import SEGMENT      # the ops the vectorised math library implements
 from . import fpflags, loop_order
@@ -118,7 +118,7 @@ class FunctionEmitter:
         self.ivar: str | None = None
         self._has_acc: dict = {}
         self.scalar = False          # emitting the byte-strided (never vectorised) loop copy
-        self.tiny = kernel.work.isdigit() and 0 < int(kernel.work) <= TINY_WORK   # "0": unknown
+        self.tiny = is_tiny(kernel)
         self.fp = fpflags.uses_status_register(kernel)   # entry reads the FP status flags (fpflags.py)
         self.flags = None            # the integer flag accumulator (an alloca), once raise_flag used
         self.bail_to = None          # inside the kernel's bail loop: (status pointer, its var, its exit)
@@ -199,6 +199,8 @@ class FunctionEmitter:
             return self.cse[e]
         if isinstance(e, Arg):
             return f"%a{e.slot}"
+        if isinstance(e, Stride):
+            return f"%st{e.buf}_{e.dim}"
         if isinstance(e, Var):
             if e.name in self.lets:
                 return self.lets[e.name]
@@ -381,8 +383,26 @@ class FunctionEmitter:
                     del self.cse[e]                  # later loads see the stored value
             elif isinstance(s, Append):
                 self.append(s)
+            elif isinstance(s, If):
+                self.branch(s)
             else:
                 raise TypeError(s)
+
+    def branch(self, s: If):
+        """if cond: body else: orelse. Values computed in a branch stay in it; loads of
+        buffers either branch stores are not reused after the join."""
+        c = self.ev(s.cond)
+        yes, no, join = self.new_label("then"), self.new_label("else"), self.new_label("endif")
+        self.line(f"br i1 {c}, label %{yes}, label %{no}")
+        saved, lets = dict(self.cse), dict(self.lets)
+        for lbl, stmts in ((yes, s.body), (no, s.orelse)):
+            self.label(lbl)
+            self.body(stmts)
+            self.line(f"br label %{join}")
+            self.cse, self.lets = dict(saved), dict(lets)
+        self.label(join)
+        written = _stored_buffers(s.body) | _stored_buffers(s.orelse)
+        self.cse = {e: v for e, v in saved.items() if not (isinstance(e, Load) and e.buf in written)}
 
     def append(self, s: Append):
         """Branch-free in the mask: out[j] = value whenever j < cap (a later selected element
@@ -410,6 +430,8 @@ class FunctionEmitter:
         nest = None if self.tiny else loop_order.reorderable(lp, self.k.buffers)
         if nest is not None:                    # in the operands' memory order (loop_order.py)
             loop_order.emit_nest(self, nest)
+            written = _stored_buffers(lp.body)
+            self.cse = {e: v for e, v in self.cse.items() if not (isinstance(e, Load) and e.buf in written)}
         else:
             self.loop_in(lp, *self.bounds(lp))
 
@@ -424,7 +446,7 @@ class FunctionEmitter:
 
     def loop_in(self, lp: Loop, start: str, stop: str):
         """Loop `lp` over [start, stop); an innermost loop in two versions (module doc)."""
-        inner = not any(isinstance(s, Loop) for s in lp.body)
+        inner = not any(isinstance(s, (Loop, If)) for s in lp.body)
         versions = self._prepare_versions(lp) if inner else None
         exit_ = self.new_label("exit")
         saved_bail = self.bail_to
@@ -473,7 +495,9 @@ class FunctionEmitter:
             md = f", !llvm.loop {self.mod.interleave_md(INTERLEAVE)}"
         self.line(f"br i1 {more}, label %{body}, label %{exit_}{md}")
         self.lines[phi_at] = f"  {i} = phi i64 [{start}, %{head}], [{nxt}, %{self.block}]"
-        self.cse, self.access, self.ivar = saved_cse, saved_access, saved_ivar
+        written = _stored_buffers(lp.body)        # loads made before the loop are stale after it
+        self.cse = {e: v for e, v in saved_cse.items() if not (isinstance(e, Load) and e.buf in written)}
+        self.access, self.ivar = saved_access, saved_ivar
         self.scalar = False
 
     def _prepare_versions(self, lp: Loop):
@@ -601,6 +625,22 @@ class FunctionEmitter:
         out += fpflags.entry_ir(call) if self.fp else [call]
         out += ["  ret void", "}"]
         return "\n".join(out)
+
+
+def _stored_buffers(stmts) -> set:
+    """Buffers that statements (and the loops among them) store into."""
+    out = set()
+    for s in stmts:
+        if isinstance(s, (Store, Append)):
+            out.add(s.buf)
+        for inner in nested(s):
+            out |= _stored_buffers(inner)
+    return out
+
+
+def is_tiny(k: Kernel) -> bool:
+    """A kernel whose static work is at most TINY_WORK ("0": unknown): compiled unoptimised."""
+    return k.work.isdigit() and 0 < int(k.work) <= TINY_WORK
 
 
 def _calls_math(stmts) -> bool:

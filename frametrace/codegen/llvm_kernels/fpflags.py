@@ -46,7 +46,7 @@ import llvmlite.binding as llvm
 
 from ...ir import ops as _registered  # noqa: F401  (registers every op the queries below read)
 from ...ir.registry import ops_where
-from ...lower.loop_ir import Const, Op, walk_exprs
+from ...lower.loop_ir import Const, Op, nested, walk_exprs
 from ...lower.pointwise import SCALAR_INT   # integer ops on NumPy scalars: overflow reported
 
 SYMBOL = "frametrace_fpflags"
@@ -195,8 +195,7 @@ def _integer_divide(e) -> bool:
 
 def _exprs(body):
     for s in body:
-        inner = getattr(s, "body", None)
-        if isinstance(inner, list):
+        for inner in nested(s):
             yield from _exprs(inner)
         for attr in ("value", "init", "cond", "stop"):
             e = getattr(s, attr, None)

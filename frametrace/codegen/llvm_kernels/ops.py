@@ -28,6 +28,9 @@ def _sel(e, t, c, a, b):
     return e.emit(f"select i1 {c}, {reg(t)} {a}, {reg(t)} {b}", reg(t))
 
 
+_SUFFIX_OF = {"double": "f64", "float": "f32"}
+
+
 def _intr(name):
     return lambda e, t, *xs: e.intrinsic(name, t, *xs)
 
@@ -221,9 +224,6 @@ def _f_fix_zero_sign(e, t, m, neg, pos):
     return _sel(e, t, _or(e, neg, pos), zero, m)
 
 
-_SUFFIX_OF = {"double": "f64", "float": "f32"}
-
-
 _NAN_BITS = {"float64": 0x7FF8000000000000, "float32": 0x7FC00000}    # np.nan's bits
 _KEY_TYPE = {"float64": ("i64", 63), "float32": ("i32", 31)}
 
@@ -367,6 +367,10 @@ FLOAT = {
     "clip": _f_clip, "clip_scalar": _f_clip_scalar,
     "red_add": lambda e, t, a, b: e.emit(f"fadd reassoc {reg(t)} {a}, {b}", reg(t)),
     "red_mul": lambda e, t, a, b: e.emit(f"fmul reassoc {reg(t)} {a}, {b}", reg(t)),
+    # acc + a * b of a dot product (loop_arrays.py): reassociable and contractible (one FMA)
+    "red_muladd": lambda e, t, acc, a, b: e.emit(
+        f"call reassoc contract {reg(t)} @llvm.fmuladd.{_SUFFIX_OF[reg(t)]}({reg(t)} {a}, {reg(t)} {b}, "
+        f"{reg(t)} {acc})", reg(t)),
     # (float red_max / red_min / red_fmax / red_fmin have no rule: lower/reductions.py runs them as
     # red_max_nonan / red_min_nonan over NaN-masked elements, with their NaN and zero-sign rules)
     "red_max_nonan": _f_red_nonan("maxnum"), "red_min_nonan": _f_red_nonan("minnum"),

@@ -1,5 +1,8 @@
-"""np.zeros / ones / empty / full, their *_like forms, and np.arange with integer bounds."""
+"""np.zeros / ones / empty / full, their *_like forms, np.ndarray(shape), np.arange with integer
+bounds, and np.mgrid / np.ogrid."""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -26,6 +29,13 @@ def _creation_impl(op: str):
 
 
 zeros_impl, ones_impl, empty_impl = (_creation_impl(n) for n in ("zeros", "ones", "empty"))
+
+
+def ndarray_impl(b, shape, dtype=float, buffer=None, offset=0, strides=None, order=None):
+    """np.ndarray(shape, dtype): an uninitialised array, as np.empty (without buffer=/strides=)."""
+    reject("np.ndarray", {"buffer": buffer, "offset": offset, "strides": strides, "order": order},
+           buffer=None, offset=0, strides=None, order=(None, "C"))
+    return b.emit("empty", shape=shape_arg(shape, "np.ndarray"), dtype=as_dtype(dtype, "np.ndarray") or _F64)
 
 
 def full_impl(b, shape, fill_value, dtype=None, order="C", *, device=None, like=None):
@@ -132,3 +142,67 @@ def arange_impl(b, *args, dtype=None, device=None, like=None, **kw):
         raise NumpyError(ZeroDivisionError("division by zero"))
     dt = as_dtype(dtype, fname) or np.dtype(np.int64)
     return b.emit("arange", start, stop, step, dtype=dt)
+
+
+# ---- np.mgrid / np.ogrid ------------------------------------------------------------------
+
+def grid_getitem(b, key, sparse: bool):
+    """np.mgrid[key] (sparse=False) / np.ogrid[key] as NumPy's nd_grid computes it: for a tuple
+    of slices, sizes ceil((stop - start) / step), the common type of all bounds, and per axis
+    `arange(size) * step + start` broadcast over the others (mgrid: stacked into one array of
+    shape (ndim, *sizes); ogrid: a tuple of arrays of shape (1, .., size, .., 1)). A single
+    slice is np.arange. Complex steps (point counts) are traced only with constant bounds."""
+    fname = "np.ogrid" if sparse else "np.mgrid"
+    if isinstance(key, slice):
+        start = 0 if key.start is None else key.start
+        if isinstance(key.step, complex):
+            return _grid_axis(b, key, fname)[1]
+        return arange_impl(b, start, key.stop, 1 if key.step is None else key.step)
+    if not isinstance(key, tuple) or not all(isinstance(k, slice) for k in key):
+        raise unsupported(fname, f"an index {key!r}", "index np.mgrid/np.ogrid with slices")
+    axes = [_grid_axis(b, k, fname) for k in key]
+    nd = len(axes)
+    out = []
+    for k, (size, values) in enumerate(axes):
+        shape = tuple(size if j == k else 1 for j in range(nd))
+        v = b.emit("reshape", values, shape=shape)
+        if not sparse:
+            v = b.emit("broadcast_to", v, shape=tuple(s for s, _ in axes))
+        out.append(v)
+    if sparse:
+        return tuple(out)
+    dt = np.result_type(*(v.dtype for v in out)) if out else np.dtype(np.int64)
+    return b.emit("stack", *(b.emit("astype", v, dtype=dt) if v.dtype != dt else v for v in out), axis=0)
+
+
+def _grid_axis(b, k: slice, fname):
+    """(size, values) of one slice of an nd_grid key."""
+    start = 0 if k.start is None else k.start
+    step = 1 if k.step is None else k.step
+    stop = k.stop
+    for v in (start, stop, step):
+        if is_proxy(v) or not (isinstance(v, (int, float, complex)) or is_symbolic(v)) or isinstance(v, bool):
+            raise unsupported(fname, f"a bound {v!r}", "use constant or size bounds", kind="data_dependent")
+    if isinstance(step, complex):
+        if not all(isinstance(v, (int, float)) for v in (start, stop)):
+            raise unsupported(fname, "a complex step with symbolic bounds")
+        size = int(abs(step))
+        typ = np.result_type(start, stop, abs(step))
+        step = (stop - start) / float(size - 1) if size != 1 else 1
+    else:
+        if all(isinstance(v, (int, float)) for v in (start, stop, step)):
+            size = int(math.ceil((stop - start) / step))
+        elif all(pytype_of(v) is int or isinstance(v, int) for v in (start, stop, step)) and isinstance(step, int):
+            size = -((start - stop) // step)                     # ceil division of ints
+        else:
+            raise unsupported(fname, "float bounds with symbolic sizes")
+        typ = np.result_type(*(0.0 if isinstance(v, float) or pytype_of(v) is float else 0
+                               for v in (start, stop, step)))
+        if size < 0:                                             # a guard when symbolic
+            raise NumpyError(ValueError("negative dimensions are not allowed"))
+    values = b.emit("arange", 0, size, 1, dtype=np.dtype(typ))
+    if not (isinstance(step, int) and step == 1):
+        values = b.emit("multiply", values, step)
+    if not (isinstance(start, int) and start == 0):
+        values = b.emit("add", values, start)
+    return size, values

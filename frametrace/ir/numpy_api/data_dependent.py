@@ -1,4 +1,5 @@
-"""The NumPy API whose result sizes depend on data: masks, nonzero, argwhere, where(cond), unique.
+"""The NumPy API whose result sizes depend on data: masks, nonzero, argwhere, where(cond), unique,
+slices whose bounds are read from arrays (`A[ptr[i]:ptr[i + 1]]`).
 
 Each result size is a fresh unbacked symbol (`u0`, ...) with range [0, number of elements];
 it is bound at run time from the result's shape, so one graph serves every mask.
@@ -9,6 +10,8 @@ import numpy as np
 
 from ...errors import NumpyError, Unsupported
 from ..graph import IndexSlice
+from ...shapes import int_oo
+from ..ops.opaque import register_opaque
 from .common import is_array, is_proxy
 
 
@@ -42,6 +45,40 @@ def array_index(b, x, index):
     if index.dtype.kind in "iu":
         return b.emit("take", x, index)
     raise NumpyError(IndexError("arrays used as indices must be of integer (or boolean) type"))
+
+
+def _slice_by_values_rule(x, start, stop, *, axis, size):
+    return tuple(x.shape[:axis]) + (size,) + tuple(x.shape[axis + 1:])
+
+
+def _slice_by_values(x, start, stop, *, axis):
+    return x[(slice(None),) * axis + (slice(start, stop),)]
+
+
+register_opaque("slice_by_values", _slice_by_values, _slice_by_values_rule, kind="gather", aliases=True,
+                doc="x[..., start:stop] with bounds read from array data: NumPy's view, its length "
+                    "an unbacked size")
+
+
+def data_slice(b, x, axis, part):
+    """x[:, ..., start:stop] along `axis` where a bound is a value computed from array data
+    (`A[ptr[i]:ptr[i + 1]]`): NumPy's own slicing at run time (clamping, negative bounds,
+    TypeError for a bound that is not an integer), a view with an unbacked length. Reads only:
+    a write through it breaks the graph (registry.OpDef.aliases)."""
+    if part.step is not None and not (isinstance(part.step, int) and part.step == 1):
+        raise Unsupported("a slice with a step and bounds computed from array data", kind="data_dependent",
+                          context="getitem")
+    bounds = []
+    for v in (part.start, part.stop):
+        if is_array(v) and v.ndim != 0:
+            raise NumpyError(TypeError("only integer scalar arrays can be converted to a scalar index"))
+        bounds.append(v)
+    n = x.shape[axis]
+    size = b.shape_env.create_unbacked_symint(0, n if isinstance(n, int) else int_oo, source="x[a:b]") \
+        if getattr(b, "shape_env", None) is not None else None
+    if size is None:
+        raise Unsupported("a slice bound computed from array data needs a ShapeEnv", kind="data_dependent")
+    return b.emit("slice_by_values", x, *bounds, axis=axis, size=size)
 
 
 def _as_array_arg(b, a, fname):

@@ -14,6 +14,7 @@ from ...errors import NumpyError, Unsupported
 from ..ops.broadcast import broadcast_shapes
 from ..ops.opaque import register_opaque
 from ..ops.promotion import shape_of
+from ...shapes.functions import exact_value
 from ...shapes.symint import wrap
 from ..ops.symbolic import statically_known_true, sym_max
 from .common import (as_array, as_dtype, check_operand, is_array, is_proxy, unsupported, unwrap_out,
@@ -124,7 +125,7 @@ def _exact(v):
                           context="np.arange")
     expr = getattr(v, "expr", None)
     if expr is not None:
-        return sympy.nsimplify(expr, rational=True)
+        return exact_value(expr)           # None: NumPy's float length may differ
     if isinstance(v, float):
         num, den = v.as_integer_ratio()
         if den & (den - 1) or den > 2 ** 20:

@@ -57,6 +57,7 @@ FUNCTIONS.update({
     np.zeros: C.zeros_impl, np.ones: C.ones_impl, np.empty: C.empty_impl, np.full: C.full_impl,
     np.zeros_like: C.zeros_like_impl, np.ones_like: C.ones_like_impl,
     np.empty_like: C.empty_like_impl, np.full_like: C.full_like_impl, np.arange: C.arange_impl,
+    np.ndarray: C.ndarray_impl,
 })
 FUNCTIONS[np.linalg.matmul] = FUNCTIONS[np.matmul]
 for _alias, _target in (("concat", np.concatenate), ("permute_dims", np.transpose)):

@@ -15,7 +15,7 @@ from ..graph import IndexSlice
 from ..ops.indexing import index_is_scalar, is_identity_index, normalize_index
 from .advanced import advanced_getitem, advanced_setitem, is_advanced
 from .common import check_operand, is_array, is_proxy
-from .data_dependent import array_index
+from .data_dependent import array_index, data_slice
 
 
 def _entries(index) -> tuple:
@@ -59,6 +59,12 @@ def getitem(b, x, index):
         return array_index(b, x, index)
     if is_advanced(index):
         return advanced_getitem(b, x, index)
+    split = _data_slice_entry(index)
+    if split is not None:                       # x[..., ptr[i]:ptr[i + 1], ...]
+        k, entries = split
+        rest = getitem(b, x, entries[:k] + (slice(None),) + entries[k + 1:])
+        axis = sum(1 for e in entries[:k] if e is None or isinstance(e, slice))
+        return data_slice(b, rest, axis, entries[k])
     entries = _entries(index)
     canon = normalize_index(x.shape, entries)
     if index_is_scalar(canon) and any(e is Ellipsis for e in entries):
@@ -67,6 +73,21 @@ def getitem(b, x, index):
             return b.emit("expand_dims", x, axis=())
         return b.emit("squeeze", _one_element_view(b, x, canon), axis=(0,))
     return b.emit("getitem", x, index=canon)
+
+
+def _data_slice_entry(index):
+    """(position, entries) of the one slice whose bounds are values computed from array data,
+    or None. Entries before it must not hold an Ellipsis (its position would be unknown)."""
+    entries = index if isinstance(index, tuple) else (index,)
+    found = [k for k, e in enumerate(entries)
+             if isinstance(e, slice) and any(is_proxy(p) for p in (e.start, e.stop, e.step))]
+    if not found:
+        return None
+    k = found[0]
+    if len(found) > 1 or any(e is Ellipsis for e in entries[:k]):
+        raise Unsupported("several slices (or an Ellipsis before a slice) with bounds computed from array data",
+                          kind="data_dependent", context="getitem")
+    return k, entries
 
 
 def setitem(b, x, index, value):

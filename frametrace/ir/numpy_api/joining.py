@@ -395,14 +395,26 @@ def roll_impl(b, a, shift, axis=None):
         return x
     axis = normalize_axis(axis, x.ndim, "np.roll")
     n = x.shape[axis]
-    if not is_static(shift):
-        raise Unsupported("np.roll by a symbolic shift", kind="call", context="np.roll")
     if same_size(n, 0):
         return b.emit("copy", x)
+    if not is_static(shift):
+        return _roll_gather(b, x, shift, axis, n)
     s = shift % n
     cut = n - s
     return b.emit("concatenate", _slice_along(b, x, axis, cut, None), _slice_along(b, x, axis, 0, cut),
                   axis=axis)
+
+
+def _roll_gather(b, x, shift, axis, n):
+    """np.roll by a shift known at run time only (a size, an int read from an array): a gather
+    of x at (arange(n) - shift) % n along axis, NumPy's Python-style modulo."""
+    if is_array(shift) and not (shift.ndim == 0 and shift.dtype.kind in "biu"):
+        raise Unsupported("np.roll by a shift that is not an integer scalar", kind="call", context="np.roll")
+    if is_array(shift) and shift.dtype != np.int64:
+        shift = b.emit("astype", shift, dtype=np.dtype(np.int64))
+    src = b.emit("subtract", b.emit("arange", 0, n, 1, dtype=np.dtype(np.int64)), shift)
+    src = b.emit("remainder", src, n)
+    return advanced_getitem(b, x, (slice(None),) * axis + (src,))
 
 
 def diff_impl(b, a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):

@@ -18,6 +18,7 @@ from ...errors import NumpyError
 from ..ops.opaque import register_opaque
 from .common import as_array, bind, const_bool, is_proxy, normalize_axis
 from .opaque_api import opaque_function
+from .operators import fast_power
 from .shape_rules import reduced_shape
 
 LA = np.linalg
@@ -51,14 +52,10 @@ def _max_from_zero(b, x, axes, keepdims=False):
     return b.emit("max", x, axis=axes, keepdims=keepdims)
 
 
-# ndarray.__ipow__'s shortcuts for an exact Python int / float exponent (NumPy's
-# fast_scalar_power): other ufuncs, with their own rounding and error messages
-_FAST_POWER = {(int, -1): "reciprocal", (int, 2): "square", (float, 0.5): "sqrt"}
-
-
 def _inplace_power(b, x, e):
-    """`x **= e` for a float array x: NumPy's shortcut or np.power, cast back to x.dtype."""
-    fast = _FAST_POWER.get((type(e), e))
+    """`x **= e` for a float array x: NumPy's shortcut (operators.fast_power) or np.power,
+    cast back to x.dtype."""
+    fast = fast_power(b, x, e)
     r = b.emit(fast, x) if fast is not None else b.emit("power", x, e)
     return r if r.dtype == x.dtype else b.emit("astype", r, dtype=x.dtype)
 

@@ -56,27 +56,39 @@ def _binary(b, table, op, lhs, rhs):
 def binary_op(b, op: str, lhs, rhs):
     """`lhs <op> rhs` for op in + - * / // % ** @ & | ^ << >>."""
     if op == "**" and is_array(lhs) and not lhs.scalar:
-        fast = _fast_power(lhs, rhs)
+        fast = fast_power(b, lhs, rhs)
         if fast is not None:
             return b.emit(fast, lhs)
     return _binary(b, BINARY_OPERATORS, op, lhs, rhs)
 
 
-def _fast_power(x, e):
-    """ndarray.__pow__'s shortcuts where they differ from np.power: `bool_array ** 2` is
-    np.square (int8, not int64) and `complex_array ** 0.5` is np.sqrt (other rounding).
-    Elsewhere (x ** 2, x ** -1, float x ** 0.5) the shortcut equals np.power, which the IR
-    keeps (a backend may rewrite it)."""
-    if x.dtype.kind == "b" and (type(e) is int or is_weak_value(e) and weak_type(e) is int):
-        if type(e) is int:
-            return "square" if e == 2 else None
-        if is_proxy(e):
-            raise Unsupported("`bool_array ** n` has dtype int8 if n == 2 at run time, else "
-                              "int64", kind="data_dependent", context="operator **")
-        return "square" if bool(e == 2) else None
-    if x.dtype.kind == "c" and type(e) is float and e == 0.5:
-        return "sqrt"
-    return None
+# ndarray.__pow__ / __ipow__ with an exact Python int or float exponent (NumPy's
+# fast_scalar_power in multiarray/number.c): (exponent type, value) -> the ufunc it calls
+# instead of np.power, and whether any dtype takes it (else only float and complex arrays)
+FAST_POWER = {(int, -1): ("reciprocal", False), (int, 2): ("square", True), (float, 0.5): ("sqrt", False)}
+
+
+def fast_power(b, x, e, inplace=False):
+    """The ufunc `x ** e` calls for an ndarray x (a 0-d array too, not a NumPy scalar), or
+    None for np.power. They differ from np.power in their error messages ("divide by zero
+    encountered in reciprocal"); `bool_array ** 2` is np.square's int8 where np.power gives
+    int64, `complex_array ** 0.5` np.sqrt's rounding. An exponent known only at run time (a
+    Python int argument n) keeps np.power: values and dtypes agree except for a bool array
+    (Unsupported; `inplace`: `x **= n` into a bool x fails NumPy's cast either way), a message
+    says "power" where NumPy's says "reciprocal" or "square" (README)."""
+    if is_weak_value(e):
+        if x.dtype.kind == "b" and weak_type(e) is int and not inplace:
+            if is_proxy(e):
+                raise Unsupported("`bool_array ** n` has dtype int8 if n == 2 at run time, else "
+                                  "int64", kind="data_dependent", context="operator **")
+            return "square" if bool(e == 2) else None
+        return None
+    if type(e) not in (int, float):
+        return None
+    fast = FAST_POWER.get((type(e), e))
+    if fast is None or not (fast[1] or x.dtype.kind in "fc"):
+        return None
+    return fast[0]
 
 
 def compare_op(b, op: str, lhs, rhs):
@@ -100,6 +112,10 @@ def inplace_op(b, op: str, target, rhs):
         return binary_op(b, op, target, rhs)
     name, _ = BINARY_OPERATORS[op]
     rhs = check_operand(rhs, f"operator {op}=")
+    fast = fast_power(b, target, rhs, inplace=True) if op == "**" else None
+    if fast is not None:                       # ndarray.__ipow__: np.<fast>(target, out=target)
+        return write_ufunc_out(b, f"operator {op}=", getattr(np, fast), (target,), b.emit(fast, target),
+                               target)
     result = b.emit(name, target, rhs)
     ufunc = np.matmul if name == "matmul" else getattr(np, name)
     return write_ufunc_out(b, f"operator {op}=", ufunc, (target, rhs), result, target,

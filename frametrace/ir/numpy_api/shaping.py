@@ -8,6 +8,9 @@ non-negative axis tuples).
 """
 from __future__ import annotations
 
+import functools
+import warnings
+
 import numpy as np
 
 from ...errors import NumpyError
@@ -20,6 +23,7 @@ from .common import (as_array, as_dtype, bind, check_operand, is_array, is_proxy
                      meta_of, normalize_axes, normalize_axis, reject, shape_arg, size_arg,
                      unsupported, unwrap_out, write_ufunc_out)
 from .layout import is_c_contiguous, reshape_is_view
+from .literals import array_from_sequence
 
 
 def _shape_varargs(shape: tuple, fname):
@@ -41,6 +45,31 @@ def reshape(b, x, shape, fname="np.reshape"):
     shape = resolve_reshape(x.size, shape)
     if not _views_an_input(x) and reshape_is_view(b, x, shape) is False:
         x = b.emit("copy", x, order="C")
+    return b.emit("reshape", x, shape=shape)
+
+
+@functools.cache
+def setting_shape_warns() -> bool:
+    """Whether this NumPy warns on `x.shape = ...` (deprecated in NumPy 2.5): the trace then leaves it
+    to NumPy, which gives the warning."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        a = np.zeros(2)
+        a.shape = (2, 1)
+    return bool(caught)
+
+
+def set_shape(b, x, shape):
+    """`x.shape = shape` of an array the graph made: NumPy's in-place reshape, which never
+    copies: a view of the same data, or NumPy's AttributeError."""
+    shape = resolve_reshape(x.size, _shape_varargs((shape,), "ndarray.shape"))
+    view = reshape_is_view(b, x, shape)
+    if view is None:
+        raise unsupported("ndarray.shape", "setting the shape of an array whose layout is not known at trace time",
+                          "write x = x.reshape(...) instead")
+    if not view:
+        raise NumpyError(AttributeError("Incompatible shape for in-place modification. "
+                                        "Use `.reshape()` to make a copy with the desired shape."))
     return b.emit("reshape", x, shape=shape)
 
 
@@ -307,6 +336,8 @@ def array_impl(b, a, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, 
 def _to_array(b, a, dt, *, copy: bool, fname: str):
     """np.array / np.asarray: an ndarray (never a NumPy scalar); the same object if no copy
     or cast is needed."""
+    if isinstance(a, (list, tuple)):
+        return array_from_sequence(b, a, dt, fname)     # always a new array
     fresh = not is_array(a)            # as_array makes a new 0-d array of a weak value
     x = as_array(b, a, fname)
     if dt is not None and dt != x.dtype:

@@ -30,6 +30,8 @@ _INDEX_ERROR = ("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`
 
 def normalize_int_index(i, n, axis: int):
     """Wrap a negative index and check bounds (IndexError as NumPy raises it)."""
+    if is_symbolic(i) and pytype_of(i) is not int:      # `x[i * 1.0]`: a float is no index
+        raise NumpyError(IndexError(_INDEX_ERROR))
     if is_static(i):
         i = operator.index(i)
     j = i + n if bool(i < 0) else i

@@ -16,6 +16,9 @@
 """
 from __future__ import annotations
 
+import importlib.util
+import os
+import sys
 import warnings
 
 import numpy as np
@@ -80,7 +83,24 @@ def _report_if_ref(flag, *, message, error=False):
     if bool(flag):
         if error:
             raise ValueError(message)
-        warnings.warn(message, RuntimeWarning, stacklevel=2)
+        warnings.warn(message, RuntimeWarning, stacklevel=user_stacklevel())
+
+
+_OWN_DIRS = tuple(os.path.dirname(importlib.util.find_spec(m).origin) + os.sep
+                  for m in ("frametrace", "csrc_free_runtime"))
+_GENERATED = ("<frametrace", "<native loop", "<array loop")
+
+
+def user_stacklevel() -> int:
+    """The `stacklevel` for a warnings.warn made by the caller of this function that names
+    the first frame outside frametrace (its package, its generated code): the user's code
+    that called the compiled function, as eager NumPy names the user's line. Warning filters
+    by module and the once-per-location registry then see the user's code."""
+    f, level = sys._getframe(1), 1
+    while f is not None and (f.f_code.co_filename.startswith(_OWN_DIRS)
+                             or f.f_code.co_filename.startswith(_GENERATED)):
+        f, level = f.f_back, level + 1
+    return level
 
 
 @register("report_if", kind="other", ref=_report_if_ref, may_raise=lambda n: True,

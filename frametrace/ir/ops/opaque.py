@@ -31,14 +31,16 @@ def _always(node) -> bool:
 
 def register_opaque(name: str, fn: Callable, shape_rule: Callable, *, item: int | None = None,
                     pytype: type | None = None, kind: str = "opaque", doc: str = "",
-                    aliases: bool = False):
+                    aliases: bool = False, probe_result: bool = True):
     """Register op `name` calling `fn` (its result's `[item]` for tuple results).
 
     `pytype`: fn returns a Python scalar of this type (np.allclose -> bool). `kind="gather"`
     for a result with an unbacked size: its `size` attribute names the symbol, bound from the
     result's shape at run time (backends do not pass it). `aliases`: see registry.OpDef.
     Trailing array arguments named in the `kw_arrays` attribute are passed to fn by keyword
-    (np.average(a, weights=w))."""
+    (np.average(a, weights=w)). `probe_result=False` (with `pytype`): fn is not run on
+    one-element stand-ins at trace time (math.atanh(1) would raise); `shape_rule` checks the
+    operands."""
 
     def ref(*args, kw_arrays=(), size=None, **attrs):
         n = len(args) - len(kw_arrays)
@@ -51,7 +53,8 @@ def register_opaque(name: str, fn: Callable, shape_rule: Callable, *, item: int 
         stated = shape_rule(*pos, **kw)
         kw.pop("size", None)
         if pytype is not None:
-            probe(fn, *pos, **kw)
+            if probe_result:
+                probe(fn, *pos, **kw)
             return FakeScalar(pytype)
         if isinstance(stated, FakeArray):
             return stated

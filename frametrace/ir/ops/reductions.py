@@ -17,6 +17,7 @@ does, even when the result itself is empty.
 from __future__ import annotations
 
 import numpy as np
+import sympy
 
 from ...errors import NumpyError
 from ..fake import FakeArray
@@ -97,9 +98,31 @@ def _reduction_meta(name, fn, extra):
     return meta
 
 
+def _count(node):
+    """The number of elements each result element reduces (int or sympy)."""
+    x, axis = node.args[0], node.attr("axis")
+    n = 1
+    for d in range(x.ndim) if axis is None else axis:
+        n = n * x.shape[d]
+    return n
+
+
+def _mean_warns(node):
+    """np.mean (numpy/_core/_methods.py _mean) warns before summing over nothing."""
+    return [(sympy.Eq(_count(node), 0), "Mean of empty slice")]
+
+
+def _var_warns(node):
+    """np.var / np.std (_methods._var) warn when ddof leaves no degree of freedom."""
+    return [(sympy.Ge(node.attr("ddof") or 0, _count(node)), "Degrees of freedom <= 0 for slice")]
+
+
+_WARNS = {"mean": _mean_warns, "var": _var_warns, "std": _var_warns}
+
 for _name, (_fn, _extra) in _REDUCTIONS.items():
     register(_name, kind="reduction", ref=_fn, lowering=LOWERING[_name], layout="keep",
-             may_raise=no_identity_reduction_may_raise if _name in _NO_IDENTITY else None)(
+             may_raise=no_identity_reduction_may_raise if _name in _NO_IDENTITY else None,
+             warns=_WARNS.get(_name))(
         _reduction_meta(_name, _fn, _extra))
 
 

@@ -56,6 +56,22 @@ class ArrayVariable(VariableTracker):
     def call_method(self, tx, name, args, kwargs):
         return self.var_getattr(tx, name).call_function(tx, args, kwargs)
 
+    def store_attr(self, tx, name, value):
+        """`x.shape = s`: NumPy reshapes the array object in place (a view or AttributeError).
+        Traced for arrays the code made; every reference to the object sees the new shape."""
+        if name != "shape" or isinstance(self.proxy.fake, FakeScalar) or self.proxy.fake.scalar:
+            raise Unsupported(f"setting attribute {name!r} of {self.describe()}", kind="side_effect")
+        if self.source is not None:
+            raise Unsupported("setting the shape of an input array (the caller's object would change)",
+                              kind="side_effect", hints=("write x = x.reshape(...) instead",))
+        from ...ir.numpy_api.shaping import set_shape, setting_shape_warns
+        if setting_shape_warns():
+            raise Unsupported(f"setting .shape warns in NumPy {np.__version__} (deprecated); it runs eagerly",
+                              kind="side_effect", hints=("write x = x.reshape(...) instead",))
+        old, new = self.proxy, set_shape(tx.output.builder, self.proxy, tx.unwrap(value))
+        tx.rebind_array(old, new)
+        self.proxy = new
+
     def unpack(self, tx):
         fake = self.proxy.fake
         if isinstance(fake, FakeScalar) or fake.ndim == 0:

@@ -1,7 +1,16 @@
 """VariableTracker: what the symbolic interpreter keeps on its stack and in its locals."""
 from __future__ import annotations
 
+import itertools
+
 from ...errors import Unsupported
+
+_SERIALS = itertools.count()
+
+
+def new_serial() -> int:
+    """A number larger than every one handed out before (what was made before a loop body)."""
+    return next(_SERIALS)
 
 
 class NotConstant(Exception):
@@ -58,11 +67,16 @@ class NullVariable(VariableTracker):
 
 
 class CellBox:
-    """A closure cell during tracing: holds the VariableTracker of its contents."""
-    __slots__ = ("value", "name")
+    """A closure cell during tracing: holds the VariableTracker of its contents. `owner`: the
+    code object whose frame made it (None: a cell of a closure the trace did not make).
+    `cell_source`: where the entry finds such a real cell (an inlined function's closure, the
+    frame's own free variables), so a write to it is replayed (side_effects.store_cell); None
+    for a cell the trace made."""
+    __slots__ = ("value", "name", "owner", "cell_source", "serial")
 
-    def __init__(self, value=None, name=""):
-        self.value, self.name = value, name
+    def __init__(self, value=None, name="", owner=None, cell_source=None):
+        self.value, self.name, self.owner, self.cell_source = value, name, owner, cell_source
+        self.serial = new_serial()
 
 
 class CellVariable(VariableTracker):

@@ -12,9 +12,10 @@ from ...ir.fake import FakeScalar
 from .array import ArrayVariable
 from .base import VariableTracker
 from .constant import ConstantVariable, SymNumberVariable, wrap_number
-from .containers import (DictVariable, IntListVariable, ListIteratorVariable, ListVariable, RangeVariable,
+from .containers import (DictVariable, InputListVariable, ListIteratorVariable, ListVariable, RangeVariable,
                          TupleVariable, constant_key)
-from .functions import PartialVariable, SuperVariable, UserClassVariable, is_user_class
+from .functions import PartialVariable, SuperVariable, class_variable
+from .indexed import IndexedIterable, indexable
 
 
 class BuiltinVariable(VariableTracker):
@@ -54,8 +55,8 @@ class BuiltinVariable(VariableTracker):
             if not shape:
                 raise Unsupported("len() of a 0-d array", kind="call")
             return wrap_number(shape[0])
-        if isinstance(obj, IntListVariable) and obj.lazy:
-            return wrap_number(obj.as_array(tx).proxy.shape[0])
+        if isinstance(obj, InputListVariable) and obj.lazy:
+            return obj.length(tx)
         if isinstance(obj, RangeVariable):
             return obj.length(tx)
         if isinstance(obj, (TupleVariable, ListVariable, DictVariable)):
@@ -67,8 +68,9 @@ class BuiltinVariable(VariableTracker):
         return ConstantVariable(issubclass(obj.python_type(), cls))
 
     def call_type(self, tx, obj):
-        t = obj.python_type()
-        return UserClassVariable(t) if is_user_class(t) else ConstantVariable(t)
+        # the type of a traced object is guarded (its exact type when it was wrapped): a user
+        # class is held by the entry, so its attributes are read, guarded and stored through it
+        return class_variable(tx, obj.python_type())
 
     def call_range(self, tx, *args):
         if not 1 <= len(args) <= 3:
@@ -85,6 +87,9 @@ class BuiltinVariable(VariableTracker):
         return RangeVariable(*parts)
 
     def call_enumerate(self, tx, iterable, start=None):
+        if indexable(iterable) and (start is None or type(tx.unwrap(start)) is int or
+                                    (isinstance(start, SymNumberVariable) and start.python_type() is int)):
+            return IndexedIterable("enumerate", [iterable], 0 if start is None else tx.unwrap(start))
         first = 0 if start is None else _int(tx, start)
         items = iterable.unpack(tx)
         return ListIteratorVariable([TupleVariable([ConstantVariable(first + i), v]) for i, v in enumerate(items)])
@@ -92,10 +97,14 @@ class BuiltinVariable(VariableTracker):
     def call_zip(self, tx, *iterables, **kwargs):
         if kwargs:
             return None
+        if iterables and all(indexable(it) for it in iterables):
+            return IndexedIterable("zip", list(iterables))    # a loop over it can be a loop node
         columns = [it.unpack(tx) for it in iterables]
         return ListIteratorVariable([TupleVariable(list(row)) for row in zip(*columns)])
 
     def call_reversed(self, tx, seq):
+        if indexable(seq) and not isinstance(seq, IndexedIterable):
+            return IndexedIterable("reversed", [seq])
         return ListIteratorVariable(list(reversed(seq.unpack(tx))))
 
     def call_iter(self, tx, seq):
@@ -166,7 +175,9 @@ class BuiltinVariable(VariableTracker):
         box = tx.cells.get("__class__")
         if box is None or box.value is None or not tx.code.co_argcount:
             raise Unsupported("super() outside a method", kind="call")
-        first = tx.code.co_varnames[0]
+        first = tx.code.co_varnames[0]       # what CPython reads: the frame's first local
+        if first not in tx.locals and first in tx.lazy:       # an argument not wrapped yet
+            tx.locals[first] = tx.wrap_value(*tx.lazy.pop(first))
         obj = tx.locals.get(first)
         if obj is None and first in tx.cells:
             obj = tx.cells[first].value
@@ -219,7 +230,15 @@ class BuiltinVariable(VariableTracker):
         if isinstance(x, ArrayVariable):
             if x.is_python_scalar and x.python_type() is int and not rest:
                 return x
-            raise _data_dependent("int")
+            if rest or not (x.is_python_scalar or _is_0d(x)):
+                raise _data_dependent("int")
+            from ...ir.numpy_api import python_int
+            return tx.wrap_result(python_int(tx.output.builder, x.proxy))
+        return None
+
+    def call_pow(self, tx, base, exp, mod=None):
+        if mod is None and (isinstance(base, ArrayVariable) or isinstance(exp, ArrayVariable)):
+            return tx.binary(base, exp, "**")        # pow(a, b) is a ** b
         return None
 
     def call_float(self, tx, x=None):
@@ -310,7 +329,10 @@ class MathFunctionVariable(VariableTracker):
         if all(a.is_python_constant() for a in args) and not kwargs:
             return tx.constant_fold(self.fn, args, kwargs)
         if any(isinstance(a, ArrayVariable) for a in args):
-            raise Unsupported(f"math.{self.fn.__name__} of an array value", kind="call")
+            if kwargs:
+                raise Unsupported(f"math.{self.fn.__name__} with keyword arguments", kind="call")
+            from ...ir.numpy_api import math_function
+            return tx.wrap_result(math_function(tx.output.builder, self.fn, [tx.unwrap(a) for a in args]))
         values = [tx.unwrap(a) for a in args]
         name = self.fn.__name__
         if name == "prod":
@@ -339,7 +361,8 @@ def _scalar_minmax(tx, args, pick):
     """min/max of NumPy or run-time Python scalars, as Python computes it: the first item,
     replaced by each later one that compares smaller (larger); NaN stays where Python leaves
     it. The items must share one type (else the result's type would depend on the data)."""
-    if not args or not all(not isinstance(a, ArrayVariable) or a.proxy.ndim == 0 for a in args):
+    if not args or not all(not isinstance(a, ArrayVariable) or isinstance(a.proxy.fake, FakeScalar) or
+                           a.proxy.ndim == 0 for a in args):
         return None
     op = "<" if pick is builtins.min else ">"
     result = args[0]
@@ -349,5 +372,11 @@ def _scalar_minmax(tx, args, pick):
             result = item if better.truth(tx) else result
             continue
         raw = [v.proxy if isinstance(v, ArrayVariable) else tx.unwrap(v) for v in (item, result)]
-        result = tx.wrap_result(tx.output.builder.emit("select", better.proxy, *raw))
+        try:
+            result = tx.wrap_result(tx.output.builder.emit("select", better.proxy, *raw))
+        except Unsupported as exc:
+            exc.explanation = (f"{pick.__name__}() of {result.describe()} and {item.describe()}: its type "
+                               "(a Python or a NumPy scalar) depends on the data")
+            exc.hints = (f"start from a value of the items' type, e.g. np.float64(np.inf) for {pick.__name__}()",)
+            raise
     return result

@@ -36,10 +36,35 @@ class ConstantVariable(VariableTracker):
         return super().var_getattr(tx, name)
 
     def describe(self):
-        return f"constant {self.value!r}"
+        from ...guards.text import value_text
+        return f"constant {value_text(self.value)}"
 
     def __repr__(self):
         return f"ConstantVariable({self.value!r})"
+
+
+class ReadGuardedConstant(ConstantVariable):
+    """A str or bytes input (an argument, an attribute, a value a resume function receives): its
+    type is guarded at once, its value only when the trace reads it. A message that only flows
+    into a call after a graph break (`log.write(f"step {i}")`) or out as a result is passed
+    through from its source, so a new text each call is no recompile."""
+
+    def __init__(self, value, source, guards):
+        self._value, self.source, self._guards = value, source, guards
+        self.read = False
+
+    @property
+    def value(self):
+        if not self.read:
+            self.read = True
+            self._guards.equals(self.source, self._value)
+        return self._value
+
+    def python_type(self):
+        return type(self._value)
+
+    def describe(self):
+        return f"{type(self._value).__name__} input"
 
 
 class SymNumberVariable(VariableTracker):

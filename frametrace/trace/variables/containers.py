@@ -126,8 +126,12 @@ class ListVariable(BaseSequenceVariable):
             k = slice(*(constant_key(tx, p) for p in key.parts))
             self.items[k] = value.unpack(tx)
         else:
+            k = constant_key(tx, key)
+            if type(k) is int and -len(self.items) <= k < len(self.items) and \
+                    tx.output.side_effects.store_item(self, k % len(self.items), value):
+                return                                  # an item a loop body carries
             try:
-                self.items[constant_key(tx, key)] = value
+                self.items[k] = value
             except (IndexError, TypeError) as exc:
                 raise NumpyError(exc, context="list assignment") from None
         self.mutated(tx)
@@ -190,7 +194,10 @@ class DictVariable(VariableTracker):
             return DictVariable(self.items)
         result = ConstantVariable(None)
         if name == "__setitem__" and n == 2:
-            self.items[constant_key(tx, args[0])] = args[1]
+            key = constant_key(tx, args[0])
+            if key in self.items and tx.output.side_effects.store_item(self, key, args[1]):
+                return result                           # an entry a loop body carries
+            self.items[key] = args[1]
         elif name == "__delitem__" and n == 1:
             key = constant_key(tx, args[0])
             if key not in self.items:
@@ -276,18 +283,22 @@ class ListIteratorVariable(VariableTracker):
         return "iter([" + ", ".join(rebuild(i) for i in self.items[self.index:]) + "])"
 
 
-class IntListVariable(ListVariable):
-    """A list of ints the caller passed, kept lazy. Used as array data (an index, `np.array(lst)`,
-    `len(lst)`) it is an int64 array input guarded only on being a list of ints, its length
-    following the dynamic policy: a growing token list recompiles at most once. Used any other
-    way (items, iteration, methods, mutation) it becomes an ordinary list, its length and every
-    element guarded as before."""
+class InputListVariable(ListVariable):
+    """A list the caller passed (or an attribute or global holds), kept lazy: its items are read
+    one at a time where the code reads them (`lst[k]`, `lst[-1]`: each item guarded, nothing
+    else), its length is a size (`len(L['lst'])`: static first, a symbol once it varied), and
+    `append`/`extend` are replayed as appends. So a list that grows every call (a history on
+    `self`, a token list) costs one recompile, not one per length. Anything else (iteration,
+    slicing, other methods, items at a symbolic position) makes it an ordinary list: its length
+    specialised (guarded) and every item wrapped."""
 
-    def __init__(self, value, source, materialize, as_array):
+    def __init__(self, value, source, builder):
         self.value, self.source = value, source
-        self._materialize, self._as_array = materialize, as_array
-        self._items = None
-        self._array = None
+        self._builder = builder           # wrap.VariableBuilder: wraps items and the length
+        self._items = None                # every item, once materialized
+        self._read: dict = {}             # index (as read: k >= 0 from the start, k < 0 from the end) -> VT
+        self._tail: list = []             # appended by the trace while lazy
+        self._length = None               # VT of len() of the caller's list (ConstantVariable / SymNumberVariable)
 
     @property
     def lazy(self) -> bool:
@@ -296,21 +307,149 @@ class IntListVariable(ListVariable):
     @property
     def items(self):
         if self._items is None:
-            self._items = list(self._materialize())
+            self._items = self._materialize()
         return self._items
 
     @items.setter
     def items(self, items):
         self._items = list(items)
 
-    def as_array(self, tx):
-        """The list as an int64 graph input (only while no item was looked at one by one)."""
-        if self._array is None:
-            self._array = self._as_array()
-        return self._array
+    def _materialize(self):
+        from ...shapes import guard_int
+        n = len(self.value)
+        if self._length is not None and not self._length.is_python_constant():
+            guard_int(self._length.value)        # the length is specialised here: guarded equal to n
+        items = self._builder.list_items(self.value, self.source)
+        for k, vt in self._read.items():         # one object, one VT: what was read stays
+            items[k if k >= 0 else n + k] = vt
+        return items + self._tail
+
+    def base_length(self):
+        if self._length is None:
+            self._length = self._builder.list_length(self.value, self.source)
+        return self._length
+
+    def length(self, tx):
+        from .constant import wrap_number
+        if not self.lazy:
+            return ConstantVariable(len(self.items))
+        n = self.base_length()
+        if not self._tail:
+            return n
+        return wrap_number(_number(n) + len(self._tail))
+
+    def truth(self, tx):
+        if not self.lazy:
+            return bool(self.items)
+        return bool(_number(self.length(tx)) > 0)
+
+    def lazy_getitem(self, tx, key):
+        """`lst[k]` for a constant (or size-valued) int k without materializing, or None."""
+        from .constant import SymNumberVariable
+        if not (isinstance(key, SymNumberVariable) and key.python_type() is int) and not (
+                key.is_python_constant() and type(key.as_python_constant()) in (int, bool)):
+            return None
+        if isinstance(key, SymNumberVariable) and tx.output.shape_env.size_hint(key.value.expr, allow_none=True) \
+                is None:
+            return self.item_at(tx, key)             # a loop index: no value to specialise on
+        k = constant_key(tx, key)
+        n = _number(self.base_length())
+        tail = len(self._tail)
+        if k < 0:
+            if -k <= tail:
+                return self._tail[k]
+            k += tail                                # from the end of the caller's list
+            if not bool(n + k >= 0):
+                raise NumpyError(IndexError("list index out of range"), context="subscript")
+        elif not bool(k < n):
+            if not tail:
+                raise NumpyError(IndexError("list index out of range"), context="subscript")
+            return None                              # an appended item by position: materialize
+        return self._item(k, n)
+
+    def item_at(self, tx, key):
+        """`lst[i]` at a position known only as an expression (a loop index): None (materialize,
+        which specialises it) unless an int list reads it from its array view (IntListVariable)."""
+        return None
+
+    def _item(self, k, n):
+        for other, vt in self._read.items():        # the same item read from the other end
+            if (other < 0) != (k < 0):
+                pos, opos = (k, n + other) if k >= 0 else (n + k, other)
+                if bool(pos == opos):
+                    return vt
+        vt = self._read.get(k)
+        if vt is None:
+            vt = self._read[k] = self._builder.list_item(self.value, self.source, k)
+        return vt
+
+    def call_method(self, tx, name, args, kwargs):
+        if self.lazy and not kwargs:
+            if name == "append" and len(args) == 1:
+                self._tail.append(args[0])
+                self.mutated(tx)
+                return ConstantVariable(None)
+            if name == "extend" and len(args) == 1 and isinstance(args[0], (TupleVariable, ListVariable)) \
+                    and not isinstance(args[0], InputListVariable):
+                self._tail.extend(args[0].unpack(tx))
+                self.mutated(tx)
+                return ConstantVariable(None)
+            if name == "__getitem__" and len(args) == 1:
+                got = self.lazy_getitem(tx, args[0])
+                if got is not None:
+                    return got
+            if name == "__len__" and not args:
+                return self.length(tx)
+        return super().call_method(tx, name, args, kwargs)
+
+    def appended(self):
+        """What the trace appended to the caller's list while it stayed lazy (replayed as an extend)."""
+        return list(self._tail)
 
     def describe(self):
-        return f"list of {len(self.value)} ints"
+        return "list input" if self.lazy else super().describe()      # no length: reasons read the same
+
+
+def _number(vt):
+    """The Python int or SymInt a length VT stands for."""
+    return vt.as_python_constant() if vt.is_python_constant() else vt.value
+
+
+class IntListVariable(InputListVariable):
+    """A list of ints the caller passed. Used as array data (an index, `np.array(lst)`) it is an
+    int64 array input guarded only on being a list of ints, its length following the dynamic
+    policy: a growing token list recompiles at most once."""
+
+    def __init__(self, value, source, builder):
+        super().__init__(value, source, builder)
+        self._array = None
+
+    def as_array(self, tx):
+        """The list as an int64 graph input (only while it is lazy and nothing was appended)."""
+        if self._array is None:
+            self._array = self._builder.int_list_array(self.value, self.source, _number(self.base_length()))
+        return self._array
+
+    def item_at(self, tx, key):
+        """`ids[i]` at a loop index: element i of the int64 array view as a Python int of the
+        graph (NumPy's bounds check raises IndexError as the list would; the items fit int64)."""
+        if not self.array_ready:
+            return None
+        import numpy as np
+
+        from ...ir.builder import Proxy
+        from ...ir.fake import FakeScalar
+        from .array import ArrayVariable
+        element = tx.getitem(self.as_array(tx), key)
+        cast = tx.output.builder.emit("astype", element.proxy, dtype=np.dtype(np.int64))
+        return ArrayVariable(Proxy(cast.node, FakeScalar(int)))
+
+    @property
+    def array_ready(self) -> bool:
+        return self.lazy and not self._tail
+
+    def describe(self):
+        return "list of ints" if self.lazy else super().describe()
 
 
 class RangeVariable(VariableTracker):

@@ -8,23 +8,38 @@ import types
 import numpy as np
 from csrc_free_runtime import original_function
 
-from ...errors import Unsupported
+from ...errors import NumpyError, Unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable
 from .containers import TupleVariable
 
 
 def _user_function(fn):
-    """`fn` read off a class: its user code is inlined even when the global hook swapped a
-    trampoline in (defaults and closure still come from `fn` itself)."""
+    """`fn` read off a class (or a property, `__call__`, a classmethod): see UserFunctionVariable."""
+    return UserFunctionVariable(fn)
+
+
+def user_code(fn):
+    """(function, code or None) to inline for `fn`: behind an ft.compile trampoline, the user's
+    function itself; a function whose code the global hook swapped for a trampoline keeps its
+    object (defaults, closure, globals) with its own code, so the trace never meets
+    frametrace's dispatch function as if it were the user's."""
     original = original_function(fn)
-    return UserFunctionVariable(fn, code=original.__code__ if original is not fn else None)
+    if original is fn:
+        return fn, None
+    if getattr(fn, "__wrapped__", None) is original:        # ft.compile's trampoline
+        return original, None
+    return fn, original.__code__
 
 
 class UserFunctionVariable(VariableTracker):
-    """A Python function whose body is traced inline."""
+    """A Python function whose body is traced inline. Without a source (reached through a class,
+    an object or a property), a trampoline is seen through here (user_code); with a source the
+    VariableBuilder already did it, guarding what it read."""
 
     def __init__(self, fn, source=None, code=None):
+        if code is None and source is None:
+            fn, code = user_code(fn)
         self.fn, self.source = fn, source
         self._code = code          # the original body of a function the global hook swapped out
 
@@ -58,17 +73,15 @@ class UserFunctionVariable(VariableTracker):
         return pos, kw
 
     def closure_cells(self, tx):
-        from ...sources import ClosureSource
-        from .base import CellBox
-        cells = []
-        for i, (name, cell) in enumerate(zip(self.code.co_freevars, self.fn.__closure__ or ())):
-            src = ClosureSource(self.source, i) if self.source is not None else None
-            try:
-                contents = cell.cell_contents
-            except ValueError:
-                raise Unsupported(f"closure variable {name!r} is not bound yet", kind="closure") from None
-            cells.append(CellBox(tx.wrap_value(contents, src), name))
-        return cells
+        """One box per real cell of the trace (two closures sharing a cell share the box), its
+        contents guarded and its writes replayed through the function (held by the entry when
+        the function came with no source of its own: it is fixed by what it was reached through)."""
+        from ...sources import CellSource, ClosureSource
+        base = self.source
+        if base is None:
+            base = tx.output.hold(self.fn, f"{_str(self.fn, '__module__')}.{_str(self.fn, '__qualname__')}")
+        return [tx.output.cell_box(cell, name, ClosureSource(base, i), CellSource(base, i))
+                for i, (name, cell) in enumerate(zip(self.code.co_freevars, self.fn.__closure__ or ()))]
 
     def var_getattr(self, tx, name):
         if name in ("__name__", "__qualname__", "__module__", "__doc__"):
@@ -135,20 +148,28 @@ class NumpyFunctionVariable(VariableTracker):
         return self.fn
 
     def call_function(self, tx, args, kwargs):
-        if self.fn in (np.array, np.asarray) and args and getattr(args[0], "lazy", False):
+        if self.fn in (np.array, np.asarray) and args and getattr(args[0], "array_ready", False):
             args = [args[0].as_array(tx)] + list(args[1:])      # np.array(list of ints): array data
         if all(a.is_python_constant() for a in args) and all(v.is_python_constant() for v in kwargs.values()) \
                 and _foldable(self.fn):
-            return tx.constant_fold(self.fn, args, kwargs)
+            # a ufunc on constants that reports (np.log(0.0)) runs at run time: its graph node
+            traced = (lambda: self._traced(tx, args, kwargs, lift=True)) if isinstance(self.fn, np.ufunc) else None
+            return tx.constant_fold(self.fn, args, kwargs, traced=traced)
+        return self._traced(tx, args, kwargs)
+
+    def _traced(self, tx, args, kwargs, lift=False):
         from ...ir.numpy_api import lookup_function
+        from ...ir.numpy_api.common import as_array
         from .array import check_mixing
         check_mixing(list(args) + list(kwargs.values()))
         impl = lookup_function(self.fn)
         if impl is None:
             raise Unsupported(f"numpy.{getattr(self.fn, '__name__', self.fn)} is not supported", kind="call",
                               hints=("file an issue naming this function",))
-        return tx.wrap_result(impl(tx.output.builder, *[tx.unwrap(a) for a in args],
-                                   **{k: tx.unwrap(v) for k, v in kwargs.items()}))
+        values = [tx.unwrap(a) for a in args]
+        if lift:                                 # NumPy scalar constants as graph values
+            values = [as_array(tx.output.builder, v, "call") if isinstance(v, np.generic) else v for v in values]
+        return tx.wrap_result(impl(tx.output.builder, *values, **{k: tx.unwrap(v) for k, v in kwargs.items()}))
 
     def var_getattr(self, tx, name):
         value = getattr(self.fn, name, None)
@@ -159,11 +180,34 @@ class NumpyFunctionVariable(VariableTracker):
         return super().var_getattr(tx, name)
 
     def describe(self):
-        return f"numpy.{getattr(self.fn, '__name__', repr(self.fn))}"
+        from ...guards.text import value_text
+        name = getattr(self.fn, "__name__", None)
+        return f"numpy.{name}" if name else value_text(self.fn)
+
+
+class NumpyGridVariable(VariableTracker):
+    """np.mgrid or np.ogrid: `np.mgrid[0:n, 0:m]` is traced (ir/numpy_api/creation.py)."""
+
+    def __init__(self, grid, source=None):
+        self.grid, self.source = grid, source
+
+    def python_type(self):
+        return type(self.grid)
+
+    def as_python_constant(self):
+        return self.grid
+
+    def subscript(self, tx, key):
+        from ...ir.numpy_api.creation import grid_getitem
+        return tx.wrap_result(grid_getitem(tx.output.builder, tx.unwrap(key), sparse=self.grid is np.ogrid))
+
+    def describe(self):
+        return "numpy.ogrid" if self.grid is np.ogrid else "numpy.mgrid"
 
 
 _NOT_FOLDABLE = {"empty", "empty_like", "zeros", "ones", "full", "zeros_like", "ones_like", "full_like",
-                 "array", "asarray", "arange", "linspace", "copy", "concatenate", "stack", "eye", "identity"}
+                 "array", "asarray", "arange", "linspace", "copy", "concatenate", "stack", "eye", "identity",
+                 "ndarray"}
 
 
 def _foldable(fn) -> bool:
@@ -245,21 +289,28 @@ def class_attribute(tx, cls, name, obj_var, src, instance=None, mro_after=None):
     mro = type.mro(cls)
     if mro_after is not None:
         mro = mro[mro.index(mro_after) + 1:]
-    static = _MISSING
-    for klass in mro:
-        if name in vars(klass):
-            static = vars(klass)[name]
-            break
+    klass, static, stored = _lookup_in_mro(tx, mro, name)
+    if stored is not None:                 # a class attribute this trace stored (a plain value)
+        instance_dict = _instance_dict(instance) if instance is not None and mro_after is None else None
+        if instance_dict is not None and name in instance_dict:
+            return tx.wrap_value(instance_dict[name], src)
+        return stored
     if isinstance(static, property):
         if not isinstance(static.fget, types.FunctionType):
             raise Unsupported(f"property {name!r} without a Python getter", kind="getattr")
         return _user_function(static.fget).call_function(tx, [obj_var], {})
-    instance_dict = getattr(instance, "__dict__", None) if instance is not None and mro_after is None else None
+    instance_dict = _instance_dict(instance) if instance is not None and mro_after is None else None
     if instance_dict is not None and name in instance_dict:
         return tx.wrap_value(instance_dict[name], src)
     if static is _MISSING:
-        if instance is not None and mro_after is None and hasattr(instance, name):
-            return tx.wrap_value(getattr(instance, name), src)   # a slot or a builtin base's attribute
+        if instance is not None and mro_after is None:
+            # a slot, a builtin base's attribute, or what the class's __getattr__ answers (the
+            # user's code, run here as Python would run it; what it raises, the program raises)
+            try:
+                value = getattr(instance, name)
+            except Exception as exc:         # noqa: BLE001
+                raise NumpyError(exc, context=f"{cls.__name__}.{name}") from None
+            return tx.wrap_value(value, src)
         raise Unsupported(f"{cls.__name__} has no attribute {name!r}", kind="getattr")
     if isinstance(static, types.FunctionType):
         return UserMethodVariable(_user_function(static), obj_var)
@@ -269,17 +320,69 @@ def class_attribute(tx, cls, name, obj_var, src, instance=None, mro_after=None):
         fn = static.__func__
         if not isinstance(fn, types.FunctionType):
             raise Unsupported(f"classmethod {name!r} is not a Python function", kind="getattr")
-        return UserMethodVariable(UserFunctionVariable(fn), ConstantVariable(cls))
+        return UserMethodVariable(UserFunctionVariable(fn), class_variable(tx, cls))
     if hasattr(type(static), "__get__") and not isinstance(static, (types.MemberDescriptorType,
                                                                       types.GetSetDescriptorType, type)):
         raise Unsupported(f"attribute {name!r} of {cls.__name__} is a {type(static).__name__} descriptor",
                           kind="getattr")
     if instance is not None and mro_after is None:
-        return tx.wrap_value(getattr(instance, name), src)
-    return tx.wrap_value(static, None)
+        try:
+            value = getattr(instance, name)          # an unset slot raises, as the program would
+        except Exception as exc:             # noqa: BLE001
+            raise NumpyError(exc, context=f"{cls.__name__}.{name}") from None
+        return tx.wrap_value(value, src)
+    # a plain class attribute read past the instance (super()): read and guarded through its class
+    return tx.wrap_value(static, _class_attr_source(tx, klass, name))
 
 
 _MISSING = object()
+
+
+def _str(obj, name) -> str:
+    value = getattr(obj, name, None)
+    return value if isinstance(value, str) else "?"
+
+
+def _instance_dict(obj):
+    """The object's own `__dict__` (None without one), never through its class's `__getattr__`."""
+    try:
+        d = object.__getattribute__(obj, "__dict__")
+    except Exception:                # noqa: BLE001 - no __dict__ (slots), or reading it raises
+        return None
+    return d if isinstance(d, dict) else None
+
+
+def _lookup_in_mro(tx, mro, name):
+    """(class, its own attribute or _MISSING, the VT a store in this trace gave it or None) for the
+    first class of `mro` that has `name`, counting class attribute stores made in this trace."""
+    stores = tx.output.side_effects
+    for klass in mro:
+        stored = stores.load_class_attr(klass, name)
+        if stored is not None:
+            return klass, _MISSING, stored
+        if name in vars(klass):
+            return klass, vars(klass)[name], None
+    return None, _MISSING, None
+
+
+def _class_attr_source(tx, klass, name):
+    """`C.name` read from the class that defines it: through the class, held by the entry (a
+    user class; its identity is what the trace reached it by), so the value is guarded."""
+    from ...sources import AttrSource
+    if klass is None or not is_user_class(klass):
+        return None
+    return AttrSource(class_variable(tx, klass).source, name)
+
+
+def class_variable(tx, cls, source=None):
+    """The VT of a class the trace reached through a guarded object or class (`type(self)`, a
+    classmethod's `cls`): a user class gets a source (held by the entry) so its attributes are
+    guarded and can be stored to; other classes are constants."""
+    if not is_user_class(cls):
+        return ConstantVariable(cls, source)
+    if source is None:
+        source = tx.output.hold(cls, f"{cls.__module__}.{cls.__qualname__}")
+    return UserClassVariable(cls, source)
 
 
 class SuperVariable(VariableTracker):
@@ -345,8 +448,28 @@ class UserClassVariable(VariableTracker):
     def as_python_constant(self):
         return self.cls
 
+    def store_attr(self, tx, name, value):
+        """`cls.name = value` (`type(self).n += 1`, `Counter.calls = ...`): a side effect replayed
+        after the graph, seen by later reads of the class and its instances in this trace. Only
+        plain values on plain classes: a stored function or descriptor would change how later
+        attribute reads resolve, a metaclass may define what a store does."""
+        if type(self.cls) is not type:
+            raise Unsupported(f"setting attribute {name!r} of a class with metaclass {type(self.cls).__name__}",
+                              kind="side_effect")
+        if hasattr(value.python_type(), "__get__"):
+            raise Unsupported(f"storing a {value.describe()} on class {self.cls.__name__}", kind="side_effect")
+        static = inspect.getattr_static(self.cls, name, None)
+        if hasattr(type(static), "__get__") and not isinstance(static, type):
+            raise Unsupported(f"attribute {name!r} of class {self.cls.__name__} is a descriptor", kind="side_effect")
+        if self.source is None:
+            self.source = class_variable(tx, self.cls).source
+        tx.output.side_effects.store_class_attr(self, name, value)
+
     def var_getattr(self, tx, name):
         from ...sources import AttrSource
+        _, _, stored = _lookup_in_mro(tx, type.mro(self.cls), name)
+        if stored is not None and not _metaclass_data_descriptor(self.cls, name):
+            return stored
         try:
             static = inspect.getattr_static(self.cls, name)
         except AttributeError:
@@ -359,8 +482,14 @@ class UserClassVariable(VariableTracker):
             return ConstantVariable(getattr(self.cls, name))
         if hasattr(type(static), "__get__") and not isinstance(static, type):
             raise Unsupported(f"attribute {name!r} of class {self.cls.__name__} is a descriptor", kind="getattr")
-        src = AttrSource(self.source, name) if self.source is not None else None
-        return tx.wrap_value(getattr(self.cls, name), src)
+        if self.source is None:
+            self.source = class_variable(tx, self.cls).source
+        return tx.wrap_value(getattr(self.cls, name), AttrSource(self.source, name))
 
     def describe(self):
         return f"class {self.cls.__qualname__}"
+
+
+def _metaclass_data_descriptor(cls, name) -> bool:
+    static = inspect.getattr_static(type(cls), name, None)
+    return hasattr(type(static), "__set__")

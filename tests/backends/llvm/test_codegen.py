@@ -61,17 +61,21 @@ def test_num_threads_setting():
 def test_disk_cache_corrupt_file_is_rebuilt(tmp_path):
     with ft.config.patch(cache_dir=str(tmp_path)):
         t = Traced(lambda x: x + 3.0, A(("n",)))
-        path = t.run.module.path
+        (path,) = t.run.module.paths.values()
         assert os.path.exists(path) and not t.run.module.cache_hit
         with open(path, "r+b") as f:           # flip a byte of the object code
             f.seek(-5, 2)
             f.write(b"\xff")
+        ft.reset()                             # a fresh process's view: the kernel is not in memory
         with pytest.warns(UserWarning, match="corrupt"):
             t2 = Traced(lambda x: x + 3.0, A(("n",)))
         assert not t2.run.module.cache_hit
         t2.check(np.arange(5.0))
+        ft.reset()
         t3 = Traced(lambda x: x + 3.0, A(("n",)))
-        assert t3.run.module.cache_hit
+        assert t3.run.module.cache_hit and t3.run.module.how == {"k0": "disk"}
+        t4 = Traced(lambda y: y + 3.0, A(("n",)))   # the same kernel, already in the process
+        assert t4.run.module.how == {"k0": "shared"} and t4.run.module.functions["k0"] is t3.run.module.functions["k0"]
 
 
 def test_disk_cache_hit_in_a_new_process(tmp_path):

@@ -24,7 +24,7 @@ def test_math_loops_are_interleaved_and_tail_masked():
     ir = t.run.llvm_ir
     assert f'"llvm.loop.interleave.count", i32 {emit.INTERLEAVE}' in ir
     assert '"llvm.loop.vectorize.predicate.enable", i1 true' in ir
-    assert "optnone" not in ir.split("define void @k0")[0].split("@k0.body")[-1]
+    assert "optnone" not in ir.split("define void @ftk")[0].split("@ftk.body")[-1]
 
 
 def test_cheap_loops_keep_the_vectoriser_defaults():
@@ -36,7 +36,7 @@ def test_strided_copy_calls_outlined_math():
     t = Traced(chain, A(("n",)))
     ir = t.run.llvm_ir
     assert re.search(r"define internal double @ft_sin_f64\.call\(double %x0\) noinline", ir)
-    body = ir.split("define internal void @k0.body")[1].split("\n}\n")[0]
+    body = ir.split("define internal void @ftk.body")[1].split("\n}\n")[0]
     fast, slow = body.split("\nslow", 1)
     assert "@ft_sin_f64(" in fast and "@ft_sin_f64.call(" in slow
 
@@ -68,7 +68,7 @@ def test_math_on_rows_of_a_transposed_matrix():
 
 def test_small_static_kernels_compile_unoptimised():
     t = Traced(chain, A((3,)))
-    assert re.search(r"define internal void @k0\.body\([^)]*\) noinline optnone", t.run.llvm_ir)
+    assert re.search(r"define internal void @ftk\.body\([^)]*\) noinline optnone", t.run.llvm_ir)
     assert "interleave.count" not in t.run.llvm_ir
     for x in (rng.standard_normal(3), rng.standard_normal(6)[::2], np.array([np.inf, np.nan, 1e300])):
         t.check(x)
@@ -76,7 +76,7 @@ def test_small_static_kernels_compile_unoptimised():
 
 def test_large_static_kernels_are_optimised():
     t = Traced(chain, A((4096,)))
-    assert "optnone" not in t.run.llvm_ir.split("define void @k0")[0].split("@k0.body")[-1].split("\n")[0]
+    assert "optnone" not in t.run.llvm_ir.split("define void @ftk")[0].split("@ftk.body")[-1].split("\n")[0]
     t.check(rng.standard_normal(4096))
 
 

@@ -71,7 +71,7 @@ def check(fn, args_list, backend, native=True, compiles=1):
         for g, w in zip(got_args, want_args):
             if isinstance(w, np.ndarray):
                 np.testing.assert_array_equal(g, w)         # the writes done (before an error)
-    assert ft.stats().frames_compiled == compiles      # int arguments 0 / 1, new dtypes: a recompile
+    assert ft.stats().frames_compiled == compiles      # new dtypes, ints past int64: a recompile
     if backend == "llvm":
         assert bool(natives) == native, natives
     return compiled
@@ -211,7 +211,8 @@ def test_lcg_is_an_element_loop(backend):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_overflow_hands_the_rest_to_python_ints(backend):
-    check(grow, [(np.zeros(100), 5), (np.zeros(30), -7), (np.zeros(200), 2 ** 62)], backend, compiles=2)
+    # one graph: a dynamic int argument takes any int64 value (no [2, inf] range, no 0/1 specialisation)
+    check(grow, [(np.zeros(100), 5), (np.zeros(30), -7), (np.zeros(200), 2 ** 62)], backend)
     if backend == "llvm":
         assert loops.runs["resumed"] == 2          # the 30-iteration loop stays in int64
 
@@ -238,7 +239,7 @@ def test_floor_ops_with_zero_divisor(backend):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_zero_divisor_raises_after_the_earlier_writes(backend):
     check(countdown, [(np.zeros(10, np.int64), 20), (np.zeros(10, np.int64), 4), (np.zeros(10, np.int64), -3)],
-          backend, compiles=2)
+          backend)
     if backend == "llvm":
         assert loops.runs["resumed"] == 1
 

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import frametrace as ft
-from frametrace.backends.llvm import fp_errors
 from tracing import A, Traced
 
 rng = np.random.default_rng(25)
@@ -166,9 +165,10 @@ def test_whole_array_extremes(m):
 def test_mixed_zero_rows_need_numpy_only_where_the_max_is_a_zero(monkeypatch):
     """Both zero signs in a row whose maximum is positive decide nothing: no redo. Only a row
     whose maximum is a zero of both signs hands the call to NumPy."""
+    from frametrace.backends.llvm import reports
     redone = []
-    run = fp_errors.Fallback.run
-    monkeypatch.setattr(fp_errors.Fallback, "run", lambda self, *a: redone.append(1) or run(self, *a))
+    redo = reports.Reports.redo
+    monkeypatch.setattr(reports.Reports, "redo", lambda self, *a: redone.append(1) or redo(self, *a))
     f = ft.compile(lambda x: x.max(axis=1), backend="llvm")
     x = np.array([[2.0, 0.0, -0.0, -1.0], [-0.0, -3.0, -0.0, -1.0], [0.0, -3.0, 0.0, -1.0]])
     for _ in range(2):
@@ -202,9 +202,10 @@ def test_max_of_masked_elements_raises_no_status_flag_on_nan(monkeypatch):
     """NaN never reaches vmaxpd (it would set "invalid" in the status register): a kernel that
     reads the register for its other work (x * 0.5 may underflow) does not hand a row with a
     NaN to NumPy."""
+    from frametrace.backends.llvm import reports
     redone = []
-    run = fp_errors.Fallback.run
-    monkeypatch.setattr(fp_errors.Fallback, "run", lambda self, *a: redone.append(1) or run(self, *a))
+    redo = reports.Reports.redo
+    monkeypatch.setattr(reports.Reports, "redo", lambda self, *a: redone.append(1) or redo(self, *a))
     f = ft.compile(peak_and_scale, backend="llvm")
     x = rng.standard_normal((4, 50))
     x[1, 7] = np.nan

@@ -15,10 +15,6 @@ def lone_matmul(x, w):
     return x @ w
 
 
-def matvec_chain(a, x):
-    return (a @ x) @ a
-
-
 def histogram_ratio(data, radius, npt):
     counts = np.histogram(radius, npt)[0]
     weighted = np.histogram(radius, npt, weights=data)[0]
@@ -37,7 +33,6 @@ def _entry(fn):
 @pytest.mark.parametrize("fn,make", [
     (lone_matmul, lambda: (rng.standard_normal((4, 5)), rng.standard_normal((5, 3)))),
     (lone_matmul, lambda: (rng.standard_normal((2, 3, 4)), rng.standard_normal((4, 2)))),
-    (matvec_chain, lambda: (rng.standard_normal((6, 7)), rng.standard_normal(7))),
     (relu_dense, lambda: (rng.standard_normal((3, 8)), rng.standard_normal((8, 4)), rng.standard_normal(4))),
     (histogram_ratio, lambda: (rng.random(500), rng.random(500), 20)),
 ])

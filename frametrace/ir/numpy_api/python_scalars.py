@@ -1,0 +1,79 @@
+"""Python's own scalar functions of values computed in the graph: `int(v)` and `math.f(v)`.
+
+`n = int(np.ceil(t_end / dt))`, `math.sqrt(np.linalg.det(c))`, `math.exp(x[i])`: Python
+computes these on a NumPy or Python scalar and returns a Python scalar, with Python's rules:
+`int(nan)` raises ValueError, `int(inf)` OverflowError, `int(1e300)` is a big int,
+`math.sqrt(-1.0)` raises "math domain error", `math.exp(1000.0)` "math range error". A node
+here runs that very function in the wrapper (as opaque NumPy calls do), so every result and
+exception is Python's own and the graph does not break. An exact integer conversion
+(`int(x[i])` of an int64) is a cast in the graph instead: it cannot fail.
+
+  py_int(v)              int(v); a FakeScalar(int) result
+  math_<name>(*vs)       math.<name>(*vs); a FakeScalar of the function's result type
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...errors import Unsupported
+from ..builder import Proxy
+from ..fake import FakeArray, FakeScalar
+from ..ops.symbolic import is_symbolic
+from ..ops.opaque import register_opaque
+
+# math functions of one or two real numbers, by the Python type they return
+_MATH_INT = ("ceil", "floor", "trunc", "isqrt", "factorial", "gcd", "lcm", "comb", "perm")
+_MATH_BOOL = ("isnan", "isinf", "isfinite", "isclose")
+_MATH_FLOAT = ("sqrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan",
+               "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
+               "fabs", "copysign", "fmod", "remainder", "pow", "hypot", "degrees", "radians", "erf",
+               "erfc", "gamma", "lgamma", "ldexp", "nextafter", "ulp", "cbrt")
+MATH_RESULT = {**{n: int for n in _MATH_INT}, **{n: bool for n in _MATH_BOOL},
+               **{n: float for n in _MATH_FLOAT}}
+
+
+def _scalar_operand(x, what: str) -> None:
+    if isinstance(x, FakeArray):
+        if x.ndim != 0:
+            raise Unsupported(f"{what} of an array with {x.ndim} dimensions", kind="call", context=what,
+                              hints=("index the array to a single element first",))
+        if x.dtype.kind not in "biuf":
+            raise Unsupported(f"{what} of a {x.dtype} value", kind="call", context=what)
+    elif not isinstance(x, FakeScalar) and not is_symbolic(x) and type(x) not in (int, float, bool):
+        raise TypeError(f"{what}: expected a real scalar operand, got {x!r}")
+
+
+def _operands_rule(what: str):
+    def rule(*xs):
+        for x in xs:
+            _scalar_operand(x, what)
+        return ()
+    return rule
+
+
+register_opaque("py_int", int, _operands_rule("int()"), pytype=int, probe_result=False,
+                doc="int(v): Python's int() of a value computed in the graph")
+for _name, _type in MATH_RESULT.items():
+    if hasattr(math, _name):
+        register_opaque(f"math_{_name}", getattr(math, _name), _operands_rule(f"math.{_name}"), pytype=_type,
+                        probe_result=False, doc=f"math.{_name}: Python's function of values computed in the graph")
+
+
+def python_int(b, x: Proxy) -> Proxy:
+    """int(x) of a traced scalar: an exact cast for integers and bools that fit int64, else
+    Python's int() at run time (NaN, inf, big values)."""
+    fake = x.fake
+    if isinstance(fake, FakeArray) and fake.ndim == 0 and fake.dtype.kind in "bi":
+        cast = b.emit("astype", x, dtype=np.dtype(np.int64))
+        return Proxy(cast.node, FakeScalar(int))
+    return b.emit("py_int", x)
+
+
+def math_function(b, fn, args: list) -> Proxy:
+    """math.<fn>(*args) of traced scalars (constants and sizes allowed among them)."""
+    name = getattr(fn, "__name__", "")
+    if MATH_RESULT.get(name) is None or getattr(math, name, None) is not fn:
+        raise Unsupported(f"math.{name} of a value computed in the graph", kind="call", context=f"math.{name}")
+    return b.emit(f"math_{name}", *args)
