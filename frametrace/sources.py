@@ -248,3 +248,22 @@ class IntListArraySource(ChainedSource):
     @property
     def code(self):
         return f"{INT_LIST_CONVERT}({self.base.code})"
+
+
+# the entry's name for the function that reads an item of a list iterator without advancing it
+ITER_ITEM = "___iter_item"
+
+
+@dataclass(frozen=True)
+class IterItemSource(ChainedSource):
+    """An item a list iterator has not yielded yet, `index` places ahead (0: what next() returns):
+    read without advancing it (the entry advances it after the graph)."""
+    index: int
+
+    @property
+    def name(self):
+        return f"list({self.base.name})[{self.index}]"
+
+    @property
+    def code(self):
+        return f"{ITER_ITEM}({self.base.code}, {self.index})"

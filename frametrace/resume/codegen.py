@@ -30,6 +30,8 @@ STACK_PREFIX = "___stack"
 # NumPy scalar the graph before the break computed; its trace takes them as 0-d graph
 # inputs guarded on type (so dtype), not as constants guarded on value (no recompile per value)
 ARRAY_SCALARS_ATTR = "__frametrace_array_scalars__"
+# attribute of a resume function: the user's frame it was cut from (trace/graph_break.py)
+ORIGIN_ATTR = "__frametrace_resume_origin__"
 
 
 def _abstract_with_labels(code):

@@ -1,10 +1,13 @@
 """Graph breaks: where a frame can be split, and the entry's hand-off to the break function."""
 from __future__ import annotations
 
+import dis
+import threading
+
 from .. import pyversion
 from ..errors import NumpyError, Unsupported
 from ..ir.fake import FakeArray
-from ..resume.codegen import (STACK_PREFIX, can_split, make_break_function, make_resume_function,
+from ..resume.codegen import (ORIGIN_ATTR, STACK_PREFIX, can_split, make_break_function, make_resume_function,
                               parameter_name, stack_args, stack_effect)
 from ..resume.region import RegionError, find_exits, is_block_start, make_region_function, region_base
 from .variables.array import ArrayVariable
@@ -43,6 +46,59 @@ def breakable_index(cache, exc: Unsupported, options) -> int:
     return index
 
 
+class _Origin:
+    """The user's frame a resume function was cut from, standing in for its FrameCache: a break
+    inside a resume function continues in the resume function of the same place in the user's
+    code (one function however many iterations of a loop break), not in a resume function of
+    the resume function."""
+
+    def __init__(self, fn, state):
+        self.fn, self.code, self.state = fn, fn.__code__, state
+
+
+def _origin_of(cache):
+    origin = getattr(cache.fn, ORIGIN_ATTR, None)
+    return origin if origin is not None else _Origin(cache.fn, cache.state)
+
+
+def _real(code) -> list:
+    return [k for k, ins in enumerate(pyversion.instructions(code)) if ins.opname != "EXTENDED_ARG"]
+
+
+_JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
+
+
+def _same_instruction(a, b) -> bool:
+    """The same instruction in two copies of one code (jump targets moved with the prologue)."""
+    return a.opname == b.opname and (a.opcode in _JUMPS or a.argval == b.argval)
+
+
+def break_target(cache, index):
+    """(frame, index): where a break at instruction `index` of `cache`'s code is split. In a
+    resume function, the same instruction of the user's code it was cut from when the two
+    align (the resume code is the user's code with a prologue after RESUME), so the break
+    function and the resume function after it are shared with the user's frame."""
+    origin = getattr(cache.fn, ORIGIN_ATTR, None)
+    if origin is None or is_block_start(cache.code, index) or \
+            any(parameter_name(n) != n for n in origin.code.co_varnames):
+        return cache, index
+    mine, theirs = pyversion.instructions(cache.code), pyversion.instructions(origin.code)
+    r, o = _real(cache.code), _real(origin.code)
+    shift = len(r) - len(o)
+    try:
+        start = next(p for p, k in enumerate(o) if theirs[k].opname == "RESUME") + 1
+        pos = r.index(index)
+    except (StopIteration, ValueError):
+        return cache, index
+    if pos - shift < start or not all(_same_instruction(mine[r[p + shift]], theirs[o[p]])
+                                      for p in range(start, len(o))):
+        return cache, index
+    mapped = o[pos - shift]
+    if is_block_start(origin.code, mapped):
+        return cache, index
+    return origin, mapped
+
+
 def _resume_trampoline(cache, offset, layout, local_names, options, scalars):
     """scalars: names of the resume function's parameters that hold graph NumPy scalars."""
     params = set(stack_args(layout)) | set(local_names)
@@ -53,9 +109,37 @@ def _resume_trampoline(cache, offset, layout, local_names, options, scalars):
     if tramp is None:
         from ..eval_frame import compile as ft_compile
         fn = make_resume_function(cache.fn, offset, layout, local_names, scalars)
-        tramp = ft_compile(fn, dynamic=options.dynamic, backend=options.backend)
-        store[key] = tramp
+        setattr(fn, ORIGIN_ATTR, _origin_of(cache))
+        tramp = store[key] = _bounded(ft_compile(fn, dynamic=options.dynamic, backend=options.backend))
     return tramp
+
+
+# resume functions called from break functions, nested, in this thread: a loop that breaks in
+# every iteration nests one break function and one resume function per iteration
+_nesting = threading.local()
+MAX_NESTED_RESUMES = 48
+
+
+def _bounded(tramp):
+    """The resume function as break functions call it: compiled while fewer than
+    MAX_NESTED_RESUMES are running in this thread, else its own code in Python (it runs the
+    rest of the loop in one frame), so a long loop that breaks in every iteration never
+    exceeds Python's recursion limit."""
+    cache = tramp._frametrace_cache
+
+    def resume(*args):
+        depth = getattr(_nesting, "depth", 0)
+        if depth >= MAX_NESTED_RESUMES:
+            return cache.run_original(*args)
+        _nesting.depth = depth + 1
+        try:
+            return tramp(*args)
+        finally:
+            _nesting.depth = depth
+
+    resume.__name__ = resume.__qualname__ = tramp.__name__
+    resume._frametrace_cache = cache
+    return resume
 
 
 def _region_break_function(cache, index, layout, local_names, options, scalars):
@@ -126,8 +210,9 @@ def break_return_code(cache, brk, rebuild, namespace, options) -> str:
     rebuild.allow_iterators = True        # a loop's iterator continues in the resume function
     args = [rebuild(v) for v in tx.stack if not isinstance(v, NullVariable)]
     scalars = {f"{STACK_PREFIX}{i}" for i, v in enumerate(tx.stack) if _is_array_scalar(v)}
+    target, index = break_target(cache, tx.stop_index)
     local_names = []
-    for name in cache.code.co_varnames:
+    for name in target.code.co_varnames:
         if name.startswith(STACK_PREFIX):      # a resume function's saved stack: dead after its prologue
             continue
         if name in tx.locals:
@@ -138,7 +223,7 @@ def break_return_code(cache, brk, rebuild, namespace, options) -> str:
         elif name in tx.lazy:
             local_names.append(name)
             args.append(tx.lazy[name][1].code)
-    fn = _break_function(cache, tx.stop_index, layout, local_names, options, frozenset(scalars))
+    fn = _break_function(target, index, layout, local_names, options, frozenset(scalars))
     name = f"___break_{len(namespace)}"
     namespace[name] = fn
     # pending side effects land before the break function runs (its arguments are evaluated first)

@@ -133,6 +133,11 @@ class SideEffects:
                 codes += [globals_code, rebuild(value)]
             else:
                 vt = self._containers[key]
+                advanced = getattr(vt, "advanced", None)
+                if advanced is not None:              # an input iterator the trace took items from
+                    ops.append(("advance", None))
+                    codes += [rebuild.source_code(vt), str(advanced)]
+                    continue
                 if getattr(vt, "lazy", False):       # a list input only appended to: its items unread
                     ops.append(("extend", None))
                     codes += [rebuild.source_code(vt), "[" + ", ".join(rebuild(v) for v in vt.appended()) + "]"]
@@ -157,6 +162,9 @@ def make_replay(ops: tuple):
                 target[:] = new
             elif kind == "extend":
                 target.extend(new)
+            elif kind == "advance":
+                for _ in range(new):
+                    next(target)
             else:
                 target.clear()
                 target.update(new)

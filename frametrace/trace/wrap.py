@@ -19,12 +19,13 @@ from csrc_free_runtime import original_function
 
 from ..dynamic_policy import item_group
 from ..errors import Unsupported
-from ..sources import (INT_LIST_CONVERT, AttrSource, GetItemSource, GlobalsOfSource, IntListArraySource,
+from ..sources import (INT_LIST_CONVERT, ITER_ITEM, AttrSource, GetItemSource, GlobalsOfSource, IntListArraySource,
                        LenSource, ShapeSource)
 from .variables.array import ArrayVariable
 from .variables.builtins import MATH_FUNCTIONS, BuiltinVariable, MathFunctionVariable
 from .variables.constant import ConstantVariable, ReadGuardedConstant, SymNumberVariable
-from .variables.containers import DictVariable, InputListVariable, IntListVariable, ListVariable, TupleVariable
+from .variables.containers import (DictVariable, InputIteratorVariable, InputListVariable, IntListVariable,
+                                   ListVariable, TupleVariable, iter_item)
 from .variables.functions import (ModuleVariable, NumpyFunctionVariable, NumpyGridVariable, PartialVariable,
                                   UserClassVariable, UserFunctionVariable, UserMethodVariable, UserObjectVariable,
                                   is_user_class)
@@ -158,6 +159,10 @@ class VariableBuilder:
                 return (TupleVariable if t is tuple else ListVariable)([self(v, None) for v in value])
             g.type(source, value)
             return (TupleVariable if t is tuple else ListVariable)(self._sequence_items(value, source), source)
+        if t is _LIST_ITERATOR and source is not None:
+            g.type(source, value)
+            g.namespace[ITER_ITEM] = iter_item
+            return InputIteratorVariable(value, source, self)
         if t is dict:
             keys = list(value.keys())
             if not all(type(k) in (str, int, bool) for k in keys):
@@ -425,11 +430,15 @@ def _is_module_float_constant(value) -> bool:
     return id(value) in _MODULE_FLOAT_IDS
 
 
+_LIST_ITERATOR = type(iter([]))
+
+
 def _is_mutable(value) -> bool:
     t = type(value)
-    return t is list or t is dict or (_str_attr(t, "__module__") not in ("builtins", "numpy")
-                                      and isinstance(_instance_dict(value), dict)
-                                      and not isinstance(value, (type, types.ModuleType, types.FunctionType)))
+    if t is list or t is dict or t is _LIST_ITERATOR:
+        return True
+    return (_str_attr(t, "__module__") not in ("builtins", "numpy") and isinstance(_instance_dict(value), dict)
+            and not isinstance(value, (type, types.ModuleType, types.FunctionType)))
 
 
 def _instance_dict(value):

@@ -7,7 +7,9 @@ The differential test builds small programs from statements that report in diffe
 errors of kernels (divide, overflow, invalid), NumPy's own Python warnings from sizes (the mean
 of an empty selection, ddof) and from values (nan-functions), NumPy steps that warn as they run
 (np.nanvar), NumPy scalar math, and an error (np.nanargmax of an all-NaN column), and compares
-each call with eager NumPy, on both backends and over changing sizes.
+each call with eager NumPy, on both backends and over changing sizes. A second one runs
+ufuncs, casts and reductions over every pair of dtypes (bool, ints, float16/32/64) and values
+with NaN, inf, -0.0 and overflowing magnitudes, under every error mode.
 """
 import textwrap
 import warnings
@@ -116,6 +118,59 @@ def test_random_programs_report_as_eager_numpy(backend, names, error, calls, mod
     fn, source = make_program(names, error)
     ft.reset()
     same_outcome(fn, calls, backend, modes, action, source)
+
+
+# ------------------------------------------- the same over dtypes, NaN/inf and overflowing values
+
+ELEMENTWISE = {
+    "divide": "a = x / y", "floor_divide": "a = x // y", "remainder": "a = x % y",
+    "power": "a = x ** y", "multiply": "a = x * y", "subtract": "a = x - y",
+    "log": "a = np.log(x)", "sqrt": "a = np.sqrt(x)", "exp": "a = np.exp(x)", "arcsin": "a = np.arcsin(x)",
+    "reciprocal": "a = 1 / x", "cast_int32": "a = x.astype(np.int32)", "cast_int8": "a = (x * y).astype(np.int8)",
+    "float16_sum": "a = (x * y).astype(np.float16).sum()", "mean": "a = x.mean()",
+    "scalars": "a = x[0] / y[-1]", "extrema": "a = np.maximum(x, y) - np.fmin(x, y)",
+    "sign_cbrt": "a = np.sign(x) * np.cbrt(y)", "cumsum": "a = np.cumsum(x * y)",
+}
+DTYPES = ["float64", "float32", "float16", "int64", "int32", "int8", "uint8", "bool"]
+SPECIAL = [0.0, -0.0, 1.0, -1.0, 2.0, 0.5, 127.0, -128.0, 255.0, 7e4, 3e38, 1e300, -1e10,
+           np.nan, np.inf, -np.inf]
+
+
+def typed(values, dtype):
+    """NumPy's own cast of the float values (wrapping, NaN to int as NumPy does), silently."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return np.array(values, np.float64).astype(dtype)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(names=st.lists(st.sampled_from(sorted(ELEMENTWISE)), min_size=1, max_size=3),
+       dtypes=st.tuples(st.sampled_from(DTYPES), st.sampled_from(DTYPES)),
+       sizes=st.lists(st.integers(1, 6), min_size=1, max_size=3), data=st.data(),
+       modes=st.fixed_dictionaries({k: st.sampled_from(MODES) for k in ("divide", "over", "under", "invalid")}),
+       action=st.sampled_from(["always", "error", "ignore"]))
+def test_ufuncs_over_dtypes_and_special_values_report_as_eager_numpy(backend, names, dtypes, sizes, data,
+                                                                    modes, action):
+    lines = [ELEMENTWISE[name].replace("a =", f"a{i} =") for i, name in enumerate(names)]
+    source = ("def f(x, y):\n" + textwrap.indent("\n".join(lines), "    ")
+              + "\n    return (" + ", ".join(f"a{i}" for i in range(len(names))) + ",)")
+    ns = {"np": np}
+    exec(compile(source, "<ufunc program>", "exec"), ns)
+    calls = [tuple(typed(data.draw(st.lists(st.sampled_from(SPECIAL), min_size=n, max_size=n)), dt)
+                   for dt in dtypes) for n in sizes]
+    ft.reset()
+    where = f"{source}\n{dtypes}"
+    compiled = ft.compile(ns["f"], backend=backend)
+    for i, args in enumerate(calls):
+        with np.errstate(**modes):
+            want = observe(ns["f"], args, action)
+            got = observe(compiled, args, action)
+        assert got[1] == want[1], (i, modes, action, where, got[1], want[1])
+        assert got[2] == want[2], (i, modes, action, where, got[2], want[2])
+        if want[1] is None:
+            with np.errstate(all="ignore"):
+                assert_same(got[0], want[0], rtol=1e-6)
 
 
 # ------------------------------------------------------------------- regressions, one per bug

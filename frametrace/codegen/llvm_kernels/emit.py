@@ -121,6 +121,7 @@ class FunctionEmitter:
         self.tiny = is_tiny(kernel)
         self.fp = fpflags.uses_status_register(kernel)   # entry reads the FP status flags (fpflags.py)
         self.flags = None            # the integer flag accumulator (an alloca), once raise_flag used
+        self.opaque = None           # the entry's load of fpflags' opaque zero, once opaque_const used
         self.bail_to = None          # inside the kernel's bail loop: (status pointer, its var, its exit)
 
     # -- basic emission ----------------------------------------------------------------
@@ -156,6 +157,29 @@ class FunctionEmitter:
             self.mod.decls.add(fpflags.WORD_DECL)
         old = self.emit(f"load i32, ptr {self.flags}", "i32")
         self.line(f"store i32 {self.emit(f'or i32 {old}, {bit}', 'i32')}, ptr {self.flags}")
+
+    def opaque_const(self, value, dt: str) -> str:
+        """The float constant `value` of dtype `dt` built from a zero loaded at the body's entry
+        (fpflags.OPAQUE_SYMBOL), in a kernel whose flags come from the status register: a value
+        the optimiser knows to be one of a few constants lets it fold the FP operations on it
+        (without their flags); this one it cannot. One load per body call; the OR per constant
+        is loop-invariant (hoisted by the optimiser)."""
+        if self.opaque is None:
+            self.opaque = "%opaque.zero"
+            self.allocas.append(f"  {self.opaque} = load i64, ptr @{fpflags.OPAQUE_SYMBOL}")
+            self.mod.decls.add(fpflags.OPAQUE_DECL)
+        it = "i64" if dt == "float64" else "i32"
+        as_int = struct.unpack("<q", struct.pack("<d", value))[0] if it == "i64" else \
+            struct.unpack("<i", struct.pack("<f", value))[0]
+        key = ("opaque", it, as_int)              # by bits: -0.0 is not 0.0, NaN is NaN
+        if key not in self.cse:
+            zero = self.opaque if it == "i64" else "%opaque.zero.i32"
+            narrow = f"  %opaque.zero.i32 = trunc i64 {self.opaque} to i32"
+            if it == "i32" and narrow not in self.allocas:
+                self.allocas.append(narrow)
+            self.cse[key] = self.emit(f"bitcast {it} {self.emit(f'or {it} {zero}, {as_int}', it)} to {T.reg(dt)}",
+                                      T.reg(dt))
+        return self.cse[key]
 
     def bail_if(self, cond: str):
         """Where the i1 `cond` holds, leave the kernel's bail loop (Kernel.bail) before the rest
@@ -232,6 +256,10 @@ class FunctionEmitter:
         if e.op == "affine":
             return self.affine(e.args[0])
         if e.op == "cast":
+            if self.fp and e.args[0].dtype == "bool" and T.kind(e.dtype) == "f":      # 0.0 or 1.0
+                c = self.ev(e.args[0])
+                one, zero = self.opaque_const(1.0, e.dtype), self.opaque_const(0.0, e.dtype)
+                return self.emit(f"select i1 {c}, {T.reg(e.dtype)} {one}, {T.reg(e.dtype)} {zero}", T.reg(e.dtype))
             return T.cast(self, self.ev(e.args[0]), e.args[0].dtype, e.dtype)
         if e.op == SEGMENT:
             return self._segment(e)
@@ -247,7 +275,10 @@ class FunctionEmitter:
                 x = self.emit(f"zext i{w} {x} to i64", "i64")
             return self.emit(f"or i64 {acc}, {x}", "i64")
         if e.op == "where":
-            c, a, b = (self.ev(x) for x in e.args)
+            c = self.ev(e.args[0])
+            a, b = (self.opaque_const(x.value, e.dtype)      # (opaque_const: no flag folded away)
+                    if self.fp and isinstance(x, Const) and T.kind(e.dtype) == "f" else self.ev(x)
+                    for x in e.args[1:])
             ty = T.reg(e.dtype)
             return self.emit(f"select i1 {c}, {ty} {a}, {ty} {b}", ty)
         t = e.args[0].dtype

@@ -64,6 +64,14 @@ BIT = {**{name: bit for bit, name in KINDS.items()}, "neg_zero": NEG_ZERO, "pos_
 WORD = ctypes.c_uint32(0)                           # the process-wide flag word
 ADDRESS = ctypes.addressof(WORD)
 llvm.add_symbol(SYMBOL, ADDRESS)
+# A zero the optimiser cannot see (FunctionEmitter.opaque_const): float values a kernel picks
+# from constants (a bool cast to float is 0.0 or 1.0, np.where(c, 0.0, 1.0)) are built from it,
+# so that LLVM cannot fold an FP operation on them into a select of constants and lose the flag
+# the hardware raises (1.0 / where(c, 0.0, 1.0) became select(c, inf, 1.0): no divide by zero).
+OPAQUE_SYMBOL = "frametrace_opaque_zero"
+OPAQUE_ZERO = ctypes.c_uint64(0)
+llvm.add_symbol(OPAQUE_SYMBOL, ctypes.addressof(OPAQUE_ZERO))
+OPAQUE_DECL = f"@{OPAQUE_SYMBOL} = external global i64"
 
 # integer ops whose zero divisor NumPy reports as "divide by zero" (reported through the
 # accumulator, never the status register)
@@ -255,4 +263,4 @@ def take() -> int:
 
 __all__ = ["may_raise", "kinds", "op_kinds",
            "tracks_zero_signs", "uses_status_register", "entry_ir", "exit_ir", "take", "ADDRESS",
-           "KINDS", "BIT", "ZERO_SIGNS", "DECLS", "WORD_DECL", "SYMBOL"]
+           "KINDS", "BIT", "ZERO_SIGNS", "DECLS", "WORD_DECL", "SYMBOL", "OPAQUE_DECL", "OPAQUE_SYMBOL"]

@@ -1,7 +1,10 @@
 """Tuples, lists, dicts, slices, ranges and iterators (loops over them are unrolled)."""
 from __future__ import annotations
 
+import functools
+
 from ...errors import NumpyError, Unsupported
+from ...sources import IterItemSource
 from .base import NotConstant, VariableTracker
 from .constant import ConstantVariable
 
@@ -281,6 +284,75 @@ class ListIteratorVariable(VariableTracker):
             raise Unsupported("returning an iterator (map, zip, enumerate, a dict view, ...)", kind="output",
                               hints=("return a list or tuple of it instead",))
         return "iter([" + ", ".join(rebuild(i) for i in self.items[self.index:]) + "])"
+
+
+def iter_item(it, k):
+    """Item `k` places ahead in a list iterator, without advancing it (the entry's ITER_ITEM)."""
+    state = it.__reduce__()
+    return state[1][0][state[2] + k]
+
+
+@functools.lru_cache(maxsize=None)
+def _items_left(k: int, exact: bool):
+    """A guard predicate: the iterator has exactly / at least `k` items left."""
+    if exact:
+        def left(it):
+            return it.__length_hint__() == k
+    else:
+        def left(it):
+            return it.__length_hint__() >= k
+    left.__qualname__ = left.__name__ = f"{'exactly' if exact else 'at_least'}_{k}_left"
+    return left
+
+
+class InputIteratorVariable(ListIteratorVariable):
+    """A list iterator the frame receives: a loop's iterator handed to a resume function at a
+    graph break (`for i, (x, w) in enumerate(zip(xs, ws))` with a break in the body), or one the
+    caller made with iter(list). Its items are read where the trace takes them (`list(L['it'])[0]`,
+    wrapped and guarded as any input), how many are left is guarded only as far as the trace
+    looked (at least k more; exactly k where the loop ended), and the entry advances the caller's
+    iterator by what the trace took (a side effect, like a list append). So a loop that breaks
+    in every iteration compiles its resume function for a kind of item, not for each position."""
+
+    def __init__(self, value, source, builder):
+        super().__init__([])
+        self.value, self.source = value, source
+        self._builder = builder           # wrap.VariableBuilder
+        self._left = value.__length_hint__()
+
+    @property
+    def advanced(self) -> int:
+        """How many items the trace took (the entry calls next() that many times)."""
+        return self.index
+
+    def _take(self):
+        out = self._builder.output
+        out.side_effects.mutate(self)
+        item = self._builder(iter_item(self.value, self.index), IterItemSource(self.source, self.index))
+        self.index += 1
+        return item
+
+    def next_item(self):
+        guards = self._builder.output.guards
+        k = self.index
+        if k >= self._left:
+            guards.predicate(self.source, _items_left(k, True), f"has {k} items left")
+            return None
+        guards.predicate(self.source, _items_left(k + 1, False), f"has at least {k + 1} items left")
+        return self._take()
+
+    def unpack(self, tx):
+        # zip/enumerate/map/any/... would take every item at once where Python takes them one
+        # by one (zip stops early, any() at the first true item): the caller would see its
+        # iterator advanced too far
+        raise Unsupported("consuming a list iterator passed in other than one item at a time", kind="iter",
+                          hints=("iterate it with a for loop or next(), or pass the list itself",))
+
+    def reconstruct(self, rebuild):
+        return rebuild.source_code(self)  # the caller's own iterator, advanced by the entry
+
+    def describe(self):
+        return "list iterator"
 
 
 class InputListVariable(ListVariable):

@@ -2,9 +2,11 @@
 
 Flags forced by the code generator (log's pole and domain, integer `// 0`, MIN // -1) go
 through an integer accumulator the optimiser cannot fold; the others through the status
-register, underflow included. Compared with eager NumPy under raise / warn / ignore, with
-static and dynamic sizes, on the vector path (large contiguous), the strided path and in
-threaded chunks, and with the compile count.
+register, underflow included, also where an operand is one of two constants the optimiser
+could fold the operation over (a bool as a float, a where of constants: fpflags' opaque
+zero). Compared with eager NumPy under raise / warn / ignore, with static and dynamic sizes,
+on the vector path (large contiguous), the strided path and in threaded chunks, and with the
+compile count.
 """
 import re
 import warnings
@@ -57,6 +59,12 @@ PROGRAMS = {
     "uint_fmod": lambda x, y: np.fmod(np.abs(x).astype(np.uint16), np.abs(y).astype(np.uint16)),
     "int_min_div": lambda x, y: (np.where(x == 0, np.iinfo(np.int64).min, x.astype(np.int64))
                                  // np.minimum(y, -1).astype(np.int64)),
+    # values the optimiser knows to be one of two constants (a bool as a float, a where of
+    # constants): the FP operations on them must not be folded into selects without their flags
+    "bool_divisor": lambda x, y: 1.0 / (x != 0.0),
+    "bool_minus_half": lambda x, y: np.sqrt((x > 0.0) - 0.5) + (y >= 0.0) * 1e308 * 10.0,
+    "where_of_constants": lambda x, y: 1.0 / np.where(x > 0.5, 1.0, 0.0) + np.where(y > 0.0, 2.0, -0.0),
+    "where_of_f32_constants": lambda x, y: np.float32(1e30) * np.where(x > 0.5, np.float32(1e30), np.float32(0)),
 }
 _VALUES = st.sampled_from([0.0, -0.0, 1.0, -1.0, 2.0, 3.0, -2.0, 1e-310, -3.0, 0.5])
 
@@ -145,3 +153,19 @@ def test_multiply_by_a_half_underflows_like_numpy(dtype):
     tiny = np.finfo(dtype).smallest_subnormal
     for vals in ([1.0, 2.0], [1.0, tiny * 3], [tiny * 4, 0.0]):
         assert_agree(f, fn, [np.array(vals, dtype)])
+
+
+@pytest.mark.parametrize("fn", [lambda x: 1.0 / (x != 0.0),                       # bool divisor
+                                lambda x: 1.0 / np.where(x > 0.5, 1.0, 0.0),
+                                lambda x: np.sqrt(np.float32(0.5) - (x != 0.0).astype(np.float32))],
+                         ids=["bool", "where", "bool_f32"])
+def test_operands_of_two_constants_keep_their_flags_at_every_position(fn):
+    # vector body and scalar tail alike: 1.0 / select(c, 1.0, 0.0) was folded into
+    # select(c, 1.0, inf) in the tail once the size was a run-time value (no divide by zero)
+    f = ft.compile(fn, dynamic=True)
+    for n in range(1, 12):
+        for at in {0, n // 2, n - 1}:
+            x = np.ones(n)
+            x[at] = 0.0
+            assert_agree(f, fn, [x])
+    assert ft.stats().unique_graphs == 2          # size 1 and every other size
