@@ -295,9 +295,9 @@ class FunctionEmitter:
         stays scalar (~15x slower)."""
         x, ty = self.ev(e.args[0]), T.reg(e.dtype)
         nan = self.emit(f"fcmp uno {ty} {x}, {x}", "i1")
-        return self.emit(f"select i1 {nan}, {ty} {self.opaque(e.args[1])}, {ty} {x}", ty)
+        return self.emit(f"select i1 {nan}, {ty} {self.opaque_float(e.args[1])}, {ty} {x}", ty)
 
-    def opaque(self, c: Const) -> str:
+    def opaque_float(self, c: Const) -> str:
         """A float constant defined once in the entry block through an empty inline asm: the
         same bits, but no optimisation can rely on its value."""
         key = ("opaque", c)
