@@ -21,7 +21,7 @@ $(BIN)/.installed: setup.cfg pyproject.toml
 	@command -v $(PY) >/dev/null 2>&1 || { echo "need $(PY)"; exit 1; }
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test,mpi,redis]'
+	$(BIN)/pip install -q -e '.[test,mpi,redis,dask]'
 	command -v redis-server >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq redis-server >/dev/null; } || echo "redis-server not installed: the Redis tests will be skipped"
 	touch $@
 
@@ -31,7 +31,7 @@ install: $(BIN)/.installed
 .venv3%/bin/.installed: setup.cfg pyproject.toml
 	py=$$($(FIND_PY) 3.$*) && $$py -m venv .venv3$*
 	.venv3$*/bin/pip install -q --upgrade pip
-	.venv3$*/bin/pip install -q -e '.[test,mpi,redis]'
+	.venv3$*/bin/pip install -q -e '.[test,mpi,redis,dask]'
 	touch $@
 
 demo: install

@@ -8,11 +8,23 @@ NumPy computes by casting the whole weight matrix on every call). RMSNorm, rotar
 embeddings on (even, odd) pairs, attention over the cache written in place, SwiGLU.
 Nothing here knows about frametrace.
 
-    python benchmarks/llama_mixed.py      # 20 tokens eagerly, checks ft.compile agrees
+    python benchmarks/llama_mixed.py [--tokens 20] [--rounds 3] [--dtypes float32,float64]
+
+For each weight dtype, in one process, one thread (BLAS and kernels): NumPy eager,
+`ft.compile` on the model object and the unchanged program under `ft.enable()`, per-token
+medians of the decode steps after the prefill, interleaved rounds after a warm-up decode
+(which compiles); the tokens of every variant must equal NumPy's.
 """
 from __future__ import annotations
 
-import numpy as np
+import os
+import statistics
+import time
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")              # one thread for NumPy's BLAS too
+
+import numpy as np  # noqa: E402
 
 CONFIG = {"vocab": 512, "dim": 288, "n_layers": 6, "n_heads": 6, "hidden": 768, "max_len": 128}
 PROMPT = [1, 45, 300, 7, 99, 12]
@@ -109,9 +121,61 @@ def generate(model, prompt, n_tokens):
     return tokens[len(prompt):]
 
 
-if __name__ == "__main__":
+def generate_timed(model, prompt, n_tokens):
+    """generate() that also returns each step's seconds."""
+    tokens, pos, times = list(prompt), 0, []
+    for _ in range(n_tokens):
+        t0 = time.perf_counter()
+        logits = model(np.array(tokens[pos:]), pos)
+        pos = len(tokens)
+        tokens.append(int(np.argmax(logits)))
+        times.append(time.perf_counter() - t0)
+    return tokens[len(prompt):], times
+
+
+def measure(dtype, n_tokens, rounds):
     import frametrace as ft
 
-    want = generate(build(), PROMPT, 20)
-    got = generate(ft.compile(build()), PROMPT, 20)
-    print("tokens equal:", got == want, ft.stats())
+    eager = build(dtype)
+    want, _ = generate_timed(eager, PROMPT, n_tokens)
+    ft.reset()
+    compiled = ft.compile(build(dtype))
+    same = generate_timed(compiled, PROMPT, n_tokens)[0] == want
+    s = ft.stats()
+    graphs, breaks = s.unique_graphs, s.graph_breaks
+    hooked = build(dtype)
+    with ft.enabled():
+        same &= generate_timed(hooked, PROMPT, n_tokens)[0] == want
+    times = {"numpy": [], "ft.compile": [], "ft.enable": []}
+    for _ in range(rounds):
+        times["numpy"] += generate_timed(eager, PROMPT, n_tokens)[1][1:]
+        times["ft.compile"] += generate_timed(compiled, PROMPT, n_tokens)[1][1:]
+        with ft.enabled():
+            times["ft.enable"] += generate_timed(hooked, PROMPT, n_tokens)[1][1:]
+    return {k: statistics.median(v) for k, v in times.items()}, graphs, breaks, same
+
+
+def main():
+    import argparse
+
+    import frametrace as ft
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tokens", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--dtypes", default="float32,float64")
+    args = ap.parse_args()
+    print(f"{'weights':<8} {'NumPy ms/tok':>12} {'ft.compile':>10} {'x':>6} {'ft.enable':>10} {'x':>6} "
+          f"{'graphs':>6} {'breaks':>6} {'same':>5}")
+    with ft.config.patch(pgo=False, num_threads=1):
+        for name in args.dtypes.split(","):
+            m, graphs, breaks, same = measure(np.dtype(name), args.tokens, args.rounds)
+            base = m["numpy"]
+            print(f"{name:<8} {base * 1e3:>12.3f} {m['ft.compile'] * 1e3:>10.3f} "
+                  f"{base / m['ft.compile']:>5.2f}x {m['ft.enable'] * 1e3:>10.3f} "
+                  f"{base / m['ft.enable']:>5.2f}x {graphs:>6} {breaks:>6} {'yes' if same else 'NO':>5}",
+                  flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -7,7 +7,7 @@ import weakref
 from .native import NATIVE_MISS
 from .types import CacheEntry, FrameState, Mode
 
-MISS = type("Miss", (), {"__repr__": lambda self: "MISS", "__slots__": ()})()
+MISS = type("Miss", (), {"__repr__": lambda self: "MISS", "__slots__": (), "__reduce__": lambda self: "MISS"})()
 
 _callback = None
 _mode = Mode.DEFAULT
@@ -68,6 +68,14 @@ class FrameCache:
 
     def __del__(self):
         _retired_hits[0] += self.hits
+
+    def __reduce__(self):
+        """Pickled with a trampoline (by value): the function and options, rebuilt and compiled
+        again in the receiving process (pickling.py)."""
+        from . import pickling
+        if self.hooked:
+            return pickling.rebuild_hooked_cache, (self.fn,)
+        return pickling.rebuild_cache, (self.fn, self.options, self.scope)
 
     @property
     def action(self) -> Mode:

@@ -32,9 +32,6 @@ import threading
 import types
 import weakref
 
-from bytecode import Bytecode, FreeVar, Instr, Label
-
-from . import calls
 from .cache import dispatch, new_frame_cache
 from .types import frame_value_names
 
@@ -56,6 +53,9 @@ _global_options = [None]          # options of ft.enable(); None while it is off
 # a trampoline whose list is empty calls the original code at once (append/pop are atomic)
 class _Tokens(list):
     __hash__ = object.__hash__    # a constant of trampoline code objects, which are hashed
+
+    def __reduce__(self):         # the one list, when a hooked function is pickled by value
+        return "_active"
 
 
 _active = _Tokens()
@@ -313,6 +313,20 @@ def install(fn, global_owned=False):
             _installs[0] += 1
 
 
+def hooked_cache_for(fn):
+    """The cache a hooked copy of `fn` uses in this process (a function pickled by value while
+    hooked: its trampoline code names the cache); `fn` is the user's function."""
+    with _lock:
+        code = fn.__code__
+        pair = None if code.co_freevars else _code_caches.get(code)
+        if pair is not None:
+            return pair[0]
+        cache = _new_cache(fn, code)
+        if not code.co_freevars:
+            _code_caches[code] = (cache, make_trampoline_code(code, cache))
+        return cache
+
+
 def _new_cache(fn, code):
     original, run_original = _run_original_for(fn, code)
     cache = new_frame_cache(code, original, frame_value_names(code), run_original)
@@ -338,6 +352,9 @@ def hooked_functions() -> list:
 def make_trampoline_code(code, cache):
     """A code object with `code`'s signature whose body is `return hooked_dispatch(cache, (values))`;
     for plain positional signatures, preceded by `if not _active: return original(args)`."""
+    from bytecode import Bytecode, FreeVar, Instr, Label    # loaded by the first hook, not at import
+
+    from . import calls
     nargs = code.co_argcount + code.co_kwonlyargcount
     nargs += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
     argnames = list(code.co_varnames[:nargs])
@@ -426,14 +443,20 @@ def enable(options, modules=()):
             if rec.global_owned:
                 install(fn)
         for module in modules:                          # functions user modules already define
-            for value in list(vars(module).values()):
-                for fn in _functions_of(value, module.__name__):
-                    code = fn.__code__
-                    if fn not in _records and code not in _seen and _rules["consider"](code):
-                        _seen.add(code)
-                        install(fn, global_owned=True)
+            hook_module(module)
         arm()
         threading.setprofile(_profile)
+
+
+def hook_module(module):
+    """Hook the candidate functions (and methods of classes) `module` defines, for ft.enable()."""
+    with _lock:
+        for value in list(vars(module).values()):
+            for fn in _functions_of(value, module.__name__):
+                code = fn.__code__
+                if fn not in _records and code not in _seen and _rules["consider"](code):
+                    _seen.add(code)
+                    install(fn, global_owned=True)
 
 
 def disable():

@@ -19,7 +19,7 @@ from .types import frame_value_names
 
 
 _DEFAULT = type("Default", (), {"__repr__": lambda self: "<default of the compiled function>",
-                                "__slots__": ()})()
+                                "__slots__": (), "__reduce__": lambda self: "_DEFAULT"})()
 
 
 def _current_default(fn, name: str, from_end):

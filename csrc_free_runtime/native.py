@@ -28,7 +28,8 @@ import numpy as np
 
 METH_FASTCALL = 0x0080
 
-NATIVE_MISS = type("NativeMiss", (), {"__repr__": lambda self: "NATIVE_MISS", "__slots__": ()})()
+NATIVE_MISS = type("NativeMiss", (), {"__repr__": lambda self: "NATIVE_MISS", "__slots__": (),
+                                      "__reduce__": lambda self: "NATIVE_MISS"})()
 
 
 class _PyMethodDef(ctypes.Structure):
@@ -45,7 +46,8 @@ _C_FUNCTIONS = ("Py_IncRef", "Py_DecRef", "PyDict_GetItem", "PyDict_Contains", "
                 "PyErr_Clear", "PyTuple_New", "PyTuple_SetItem", "PyLong_FromLongLong",
                 "PyLong_AsLongLongAndOverflow", "PyFloat_AsDouble", "PyEval_SaveThread",
                 "PyEval_RestoreThread", "PyObject_GetItem", "PyDict_Size", "PyDict_Next",
-                "PyObject_RichCompareBool", "PyObject_IsTrue", "PyList_New", "PyList_SetItem")
+                "PyObject_RichCompareBool", "PyObject_IsTrue", "PyList_New", "PyList_SetItem",
+                "PyDict_GetItemWithError")
 
 # NumPy C-API table indices (numpy/_core/include/numpy/__multiarray_api.h, NumPy 2.x)
 _NUMPY_API = {"PyArray_Return": 76, "PyArray_New": 93}
@@ -97,6 +99,16 @@ def _verify_layout(addrs: dict) -> bool:
         flags = ctypes.c_int.from_address(id(a) + at["flags"]).value
         if bool(flags & NPY_ARRAY_WRITEABLE) != a.flags.writeable:
             return False
+    # lists and tuples (native checks read and fill items in place): ob_size at 16, a list's
+    # ob_item array pointer at 24, a tuple's items inline from 24
+    lst, tup = [ro, None, 7], (None, ro)
+    if ctypes.c_ssize_t.from_address(id(lst) + 16).value != 3 or \
+            ctypes.c_ssize_t.from_address(id(tup) + 16).value != 2:
+        return False
+    items = ctypes.c_void_p.from_address(id(lst) + 24).value
+    if [ctypes.c_void_p.from_address(items + 8 * i).value for i in range(3)] != [id(x) for x in lst] or \
+            ctypes.c_void_p.from_address(id(tup) + 32).value != id(ro):
+        return False
     # PyArray_New(&PyArray_Type, nd, dims, type_num, NULL, NULL, 0, 0, NULL) must be np.empty
     new = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
                             ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int,

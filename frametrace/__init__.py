@@ -7,6 +7,10 @@
         return np.sin(x) * x.shape[0]
 
 See README.md and ../shared/DESIGN.md for the whole contract.
+
+`import frametrace` loads NumPy and the per-call path only (benchmarks/bench_import_time.py);
+the compiler (the tracer, sympy, bytecode, llvmlite) loads on the first compile
+(convert_frame) and bytecode on the first function the global hook swaps (global_hook).
 """
 from __future__ import annotations
 
@@ -54,12 +58,35 @@ def reset():
     kernels = sys.modules.get("frametrace.backends.llvm.kernel_cache")     # loaded only once used
     if kernels is not None:
         kernels.forget()
+    from .reporting.summary import forget
+    forget()
+
+
+def report():
+    """The compile report since the last ft.reset() (`print(ft.report())`, `.as_dict()`): time
+    compiling vs running compiled code vs eager Python (under a recording), the frames compiled
+    with graphs, breaks and recompiles, the top graph-break and recompile reasons with the user
+    line and a hint, the largest graphs and the slowest compiles."""
+    from .reporting.summary import report as _report
+    return _report()
+
+
+def recording():
+    """`with ft.recording(): ...` samples where the time goes inside the block, for ft.report()."""
+    from .reporting.summary import recording as _recording
+    return _recording()
 
 
 def set_logs(**channels):
     """Turn log channels on: ft.set_logs(dynamic=True, recompiles=True, graph_code=True, ...)."""
     from .log_setup import set_logs as _set
     _set(**channels)
+
+
+def load_ipython_extension(ipython):
+    """`%load_ext frametrace`: the `%%frametrace` cell magic (frametrace/reporting/ipython.py)."""
+    from .reporting.ipython import load_ipython_extension as _load
+    _load(ipython)
 
 
 def _install():
@@ -72,4 +99,5 @@ _install()
 
 __all__ = ["compile", "enable", "disable", "enabled", "config", "errors", "explain", "ExplainOutput",
            "mark_dynamic", "mark_static",
-           "mark_unbacked", "maybe_mark_dynamic", "set_stance", "stats", "Stats", "reset", "check", "set_logs"]
+           "mark_unbacked", "maybe_mark_dynamic", "set_stance", "stats", "Stats", "reset", "check", "set_logs",
+           "report", "recording"]

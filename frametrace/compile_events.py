@@ -1,4 +1,4 @@
-"""What each compile reports to the structured trace (FRAMETRACE_TRACE) and to PGO."""
+"""What each compile reports to the structured trace (FRAMETRACE_TRACE), to PGO and to ft.report()."""
 from __future__ import annotations
 
 import time
@@ -6,6 +6,7 @@ import traceback
 
 from . import pgo
 from . import structured_trace as st
+from .reporting import records
 
 
 def compile_id_tuple(compile_id: str) -> tuple:
@@ -28,6 +29,7 @@ def user_frames(code):
 
 
 def start(code, compile_id, reasons):
+    records.started(code, compile_id, reasons)
     if not st.enabled():
         return
     cid = compile_id_tuple(compile_id)
@@ -37,6 +39,7 @@ def start(code, compile_id, reasons):
 
 
 def success(code, compile_id, info, started, cache_size):
+    records.succeeded(code, compile_id, info, time.perf_counter() - started)
     if not st.enabled():
         return
     cid = compile_id_tuple(compile_id)
@@ -65,6 +68,7 @@ def success(code, compile_id, info, started, cache_size):
 
 
 def failure(code, compile_id, exc, started, cache_size):
+    records.failed(code, compile_id, exc, time.perf_counter() - started)
     if not st.enabled():
         return
     cid = compile_id_tuple(compile_id)

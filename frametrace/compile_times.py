@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import threading
 import time
 from dataclasses import dataclass, field
 
 PHASES = ("import", "trace", "passes", "lowering", "codegen", "llvm", "wrapper", "entry")
 SLOW_COMPILE_S = 2.0                   # a compile taking longer says so on the `compile` log
 _timer: contextvars.ContextVar = contextvars.ContextVar("frametrace_compile_timer", default=None)
+running: dict = {}                     # thread id -> PhaseTimes of its compile (reporting/watch.py reads it)
 
 
 @dataclass
@@ -61,12 +63,19 @@ def timing():
     gets a timing of its own and does not count in this one."""
     times = PhaseTimes()
     token = _timer.set(times)
+    tid = threading.get_ident()
+    outer_running = running.get(tid)
+    running[tid] = times
     start = time.perf_counter()
     try:
         yield times
     finally:
         times.total = time.perf_counter() - start
         _timer.reset(token)
+        if outer_running is None:
+            running.pop(tid, None)
+        else:
+            running[tid] = outer_running
         outer = _timer.get()
         if outer is not None and outer._open:       # the outer compile did not spend it
             name = outer._open[-1][0]
@@ -133,6 +142,6 @@ def log_compile(logger, frame: str, graph_nodes: int, times: PhaseTimes) -> None
     if times.total > SLOW_COMPILE_S:
         name, spent = times.main_phase()
         logger.info("slow compile: %s took %.2f s, most of it in %s (%.2f s): %s", what, times.total, name,
-                    spent, times)
+                    spent, times, extra={"long_compile": True})
     else:
         logger.info("compiled %s in %.3f s: %s", what, times.total, times)

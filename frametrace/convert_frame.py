@@ -10,18 +10,16 @@ import warnings
 
 import csrc_free_runtime as rt
 
-from . import compile_events, distributed, internal_errors
+from . import internal_errors
 from . import stance as stance_mod
 from .candidates import worth_compiling
 from .config import config
 from .dynamic_policy import FrameState
 from .errors import ConstraintViolationError, GraphBreakError, NumpyError, RecompileError, Unsupported
-from .guards.failures import Reason
-from .guards.failures import recompile_advice as failure_advice
 from .log_setup import compile_context
 from .logs import get_logger
+from .reporting import watch
 from .stats import counters
-from .trace.compile import compile_frame
 
 log = logging.getLogger("frametrace")
 recompiles_log = get_logger("recompiles")
@@ -37,10 +35,23 @@ class FrameOptions:
     def __init__(self, dynamic=None, backend=None, fullgraph=False):
         self.dynamic, self.backend, self.fullgraph = dynamic, backend, fullgraph
 
+    def _key(self):
+        return self.dynamic, self.backend, self.fullgraph
+
+    def __eq__(self, other):          # equal options share a rebuilt cache (csrc_free_runtime/pickling.py)
+        return isinstance(other, FrameOptions) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __reduce__(self):
+        return FrameOptions, self._key()
+
 
 def frame_state(cache) -> FrameState:
     fs = cache.state.data.get("auto")
     if fs is None:
+        from . import compile_events
         fs = cache.state.data["auto"] = compile_events.load_profile(cache.code) or FrameState()
     return fs
 
@@ -59,6 +70,7 @@ def where(cache) -> str:
 
 def guard_failures(cache, values, verbose=False) -> list:
     """`0/1: L['x'].shape[0] == 10` for each entry (newest first) and its first failing guard."""
+    from .guards.failures import Reason         # the compiler loads on the first compile (fast import)
     reasons = []
     for entry in cache.entries:
         info = entry.info
@@ -149,6 +161,7 @@ def recompile_advice(reasons, counts=None) -> str:
     changed; a failed branch guard (`!= 33`) is a specialisation no annotation avoids. With the
     frame's `counts`, a cause seen at three recompiles names its line and the fix. Read from the
     failing guard records the reasons carry (guard_failures), never from their text."""
+    from .guards.failures import recompile_advice as failure_advice    # loaded by the first compile
     return failure_advice([r.guard for r in reasons[:1] if getattr(r, "guard", None) is not None], counts)
 
 
@@ -168,13 +181,15 @@ def _cache_limit_hit(cache, values, reasons):
 
 
 def _compile_and_run(cache, values, options):
+    from . import compile_events, distributed
+    from .trace.compile import compile_frame     # the tracer (and sympy) load on the first compile
     frame_id = _frame_id(cache)
     compile_id = f"{frame_id}/{cache.state.compiles}"
     start = time.perf_counter()
     reasons = cache.state.data.pop("reasons", None)
     try:
         compile_events.start(cache.code, compile_id, reasons)
-        with compile_context(compile_id):
+        with compile_context(compile_id), watch.compiling(cache.code, compile_id):
             # compiler collectives: every rank of an MPI job marks the same sizes dynamic (no-op when off)
             distributed.exchange(cache.code, frame_state(cache),
                                  {f"L[{name!r}]": v for name, v in zip(cache.argnames, values)})
@@ -217,6 +232,7 @@ def _compile_and_run(cache, values, options):
 
 def _add_entry(cache, entry, compile_id, start):
     """Count, log and add a new entry (and save what automatic dynamic learnt)."""
+    from . import compile_events
     cache.state.compiles += 1
     counters.bump("frames_compiled")
     brk = entry.info.extra.get("graph_break")

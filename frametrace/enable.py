@@ -29,8 +29,9 @@ _GENERATED = ("__break_at_", "__resume_at_")
 def consider(code) -> bool:
     """Is this code object a candidate for compilation?"""
     filename = code.co_filename
-    if filename.startswith("<") or code.co_name.startswith("<") and code.co_name != "<lambda>":
-        return False
+    if filename.startswith("<") and not filename.startswith("<ipython-input-") \
+            or code.co_name.startswith("<") and code.co_name != "<lambda>":
+        return False              # generated code; IPython's terminal cells are user code
     if code.co_name.startswith(_GENERATED):
         return False              # break and resume functions: the compiler made and runs them
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
@@ -68,13 +69,17 @@ def restore_if_no_array_work(cache, info):
 _is_user_module: dict = {}      # module name -> (module, is it a user module): decided once
 
 
+def is_user_file(filename) -> bool:
+    """A source file of the user's (not the standard library, an installed package or frametrace)."""
+    return bool(filename) and not filename.startswith(_SKIP_PREFIXES) and "site-packages" not in filename \
+        and not filename.startswith(_HERE) and not filename.startswith(_RUNTIME)
+
+
 def _user_modules():
     for name, module in list(sys.modules.items()):
         known = _is_user_module.get(name)
         if known is None or known[0] is not module:
-            filename = getattr(module, "__file__", None)
-            user = bool(filename) and not filename.startswith(_SKIP_PREFIXES) and "site-packages" not in filename \
-                and not filename.startswith(_HERE) and not filename.startswith(_RUNTIME)
+            user = is_user_file(getattr(module, "__file__", None))
             known = _is_user_module[name] = (module, user)
         if known[1]:
             yield module

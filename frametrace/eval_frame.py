@@ -37,7 +37,7 @@ def compile(fn=None, *, dynamic=None, fullgraph=False, backend=None):
         if isinstance(call, types.FunctionType):
             return compile(types.MethodType(call, fn), dynamic=dynamic, fullgraph=fullgraph, backend=backend)
         raise TypeError(f"ft.compile expects a Python function, got {type(fn).__name__}")
-    if backend is not None:
+    if backend is not None and backend not in ("llvm", "numpy"):    # known names load on the first compile
         from .backends import get_backend
         get_backend(backend)
     tramp, cache = rt.make_trampoline(fn)

@@ -77,8 +77,9 @@ def set_logs(**channels):
             logger.setLevel(logging.INFO)
 
 
-def configure_from_env():
-    spec = os.environ.get("FRAMETRACE_LOGS", "")
+def configure(spec: str, strict: bool = True):
+    """Turn on the channels of a FRAMETRACE_LOGS-style spec: "graph_breaks,+dynamic,all"
+    (+name: debug). strict: an unknown name raises ValueError (else it is ignored)."""
     kw = {}
     for item in filter(None, (s.strip() for s in spec.split(","))):
         debug = item.startswith("+")
@@ -87,5 +88,11 @@ def configure_from_env():
             kw[name] = "debug" if debug else True
         elif name == "all":
             kw.update({c: "debug" if debug else True for c in CHANNELS})
+        elif strict:
+            raise ValueError(f"unknown log channel {name!r}; known: {', '.join(CHANNELS)}, all")
     if kw:
         set_logs(**kw)
+
+
+def configure_from_env():
+    configure(os.environ.get("FRAMETRACE_LOGS", ""), strict=False)

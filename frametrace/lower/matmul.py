@@ -196,7 +196,8 @@ def _moves_by_one_along_k(p: Product, b_at):
         for d, a in enumerate(probe.index):
             c = a.coef(var)
             if c:
-                term = Stride(probe.buf, d) if c == 1 else Op("multiply", "int64", (Stride(probe.buf, d), Const(c, "int64")))
+                term = Stride(probe.buf, d) if c == 1 else \
+                    Op("multiply", "int64", (Stride(probe.buf, d), Const(c, "int64")))
                 total = term if total is None else Op("add", "int64", (total, term))
         return Const(0, "int64") if total is None else total
     return Op("logical_and", "bool", (Op("equal", "bool", (step("_k"), size)),

@@ -13,6 +13,7 @@ from ..dynamic_policy import DynamicPolicy
 from ..guards.failures import failing_guards
 from ..logs import get_logger
 from ..passes.pipeline import maybe_verify, run_passes
+from ..reporting import watch
 from ..resume.codegen import ARRAY_SCALARS_ATTR
 from ..sources import LocalSource
 from .entry import build_entry
@@ -135,6 +136,7 @@ def _compile_frame(cache, values, options, frame_state, compile_id):
     graph.runtime_asserts = [(a.expr, a.msg) for a in output.shape_env.runtime_asserts]
     graph.hints = {s: h for s in graph.symbols if (h := output.shape_env.hints.get(s)) is not None}
     graph.size_replacements = dict(output.shape_env.replacements)    # (passes/sizes.py)
+    watch.graph_size(len(graph.nodes))
     with compile_times.phase("passes"):
         run_passes(graph)
 

@@ -85,12 +85,14 @@ class CheckTranslator(Translator):
         super().__init__(ir, argnames, namespace)
         self.memo: dict = {}          # Source -> ptr: an argument, or a new reference in `own`
         self.owned = 0                # slots of `own` used
+        self.slot_of: dict = {}       # ptr -> its slot of `own`
 
     # -- holding objects -----------------------------------------------------------------------
     def own(self, ptr: str) -> str:
         """Keep the new reference `ptr` until the check returns (released at every exit)."""
         p = self.ir.op(f"getelementptr inbounds ptr, ptr %own, i64 {self.owned}")
         self.ir.do(f"store ptr {ptr}, ptr {p}, align 8")
+        self.slot_of[ptr] = self.owned
         self.owned += 1
         return ptr
 
@@ -128,8 +130,14 @@ class CheckTranslator(Translator):
         if t is dict and type(i) is str:
             key = sys.intern(i)
             self.keep.append(key)
-            item = ir.call("ptr", "PyDict_GetItem", f"ptr {base}", f"ptr {ir.const_ptr(key)}")
-            ir.require(ir.op(f"icmp ne ptr {item}, null"))
+            # (PyDict_GetItem would save and restore the error state around the lookup)
+            item = ir.call("ptr", "PyDict_GetItemWithError", f"ptr {base}", f"ptr {ir.const_ptr(key)}")
+            err, ok = ir.label("keyerr"), ir.label("keyok")
+            ir.do(f"br i1 {ir.op(f'icmp eq ptr {item}, null')}, label %{err}, label %{ok}")
+            ir.block(err)
+            ir.call("void", "PyErr_Clear")                   # missing (no error) or an error
+            ir.do(f"br label %{ir.fail}")
+            ir.block(ok)
             ir.call("void", "Py_IncRef", f"ptr {item}")
             return item
         if type(i) not in (int, str):
@@ -277,14 +285,19 @@ def _result(tr: CheckTranslator, bindings, input_sources) -> str:
     for n, fill in ((len(objs), objs), (len(ints), ints)):
         lst = ir.call("ptr", "PyList_New", f"i64 {n}")
         _null_fails(ir, lst, lists)
-        for i, x in enumerate(fill):
+        items = ir.field(lst, 24, "ptr") if n else None     # PyListObject.ob_item: filled in
+        for i, x in enumerate(fill):                         # place (PyList_SET_ITEM: steals)
             if fill is objs:
-                ir.call("void", "Py_IncRef", f"ptr {x}")
+                slot = tr.slot_of.pop(x, None)
+                if slot is None:                        # an argument (borrowed), or used twice
+                    ir.call("void", "Py_IncRef", f"ptr {x}")
+                else:                                   # the list takes the walk's reference
+                    ir.do(f"store ptr null, ptr {ir.op(f'getelementptr inbounds ptr, ptr %own, i64 {slot}')}, align 8")
                 item = x
             else:
                 item = ir.call("ptr", "PyLong_FromLongLong", f"i64 {x}")
                 _null_fails(ir, item, lists + [lst])
-            ir.call("i32", "PyList_SetItem", f"ptr {lst}", f"i64 {i}", f"ptr {item}")   # steals item
+            ir.do(f"store ptr {item}, ptr {ir.op(f'getelementptr inbounds ptr, ptr {items}, i64 {i}')}, align 8")
         lists.append(lst)
     t = ir.call("ptr", "PyTuple_New", "i64 2")
     _null_fails(ir, t, lists)

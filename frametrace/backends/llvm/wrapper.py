@@ -213,7 +213,6 @@ class _Gen:
         for n, donor in step.reuse:               # (after the allocations: the donor may be one)
             self.lines.append(f"    {plan.var[n]} = {plan.var[donor]}    # in place: {donor.name} is dead")
         for n, use, when in step.products:        # the sizes pick our nest or BLAS (lower/matmul.py)
-            p = product_of(n)
             self.lines.append(f"    {use} = 1 if {pycode(when, plan.sym_names)} else 0")
             self.lines.append(f"    if not {use}: {self.matmul_call(n, out=plan.var[n])}    # BLAS: {n.type_str()}")
         if fill:

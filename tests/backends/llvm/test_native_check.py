@@ -7,6 +7,8 @@ and return the eager result."""
 from __future__ import annotations
 
 import copy
+import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -80,7 +82,9 @@ def perturbations():
 
     def reshape_in_place(m):
         w = blk(m).ff["w_in"]
-        w.shape = (w.shape[1], w.shape[0])              # the same object, its shape changed
+        with warnings.catch_warnings():                 # NumPy 2.5 deprecates the shape setter
+            warnings.simplefilter("ignore", DeprecationWarning)
+            w.shape = (w.shape[1], w.shape[0])          # the same object, its shape changed
 
     return [                        # (name, change, guarded: the entry must miss)
         ("dtype", setw("ff", "w_in", lambda w: w.astype(np.float32)), True),
@@ -102,7 +106,15 @@ def perturbations():
         ("layout", setw("ff", "w_in", lambda w: np.asfortranarray(w)), False),
         ("strided", setw("ff", "w_in", lambda w: np.repeat(w, 2, axis=1)[:, ::2]), False),
         ("float attribute", lambda m: setattr(blk(m), "scale", 0.25), False),
+        ("identity", setw("ff", "w_in", lambda w: w * 2.0), False),          # another object, same fields
+        ("read-only", setw("ff", "w_in", _read_only), False),                # only read: flags not guarded
     ]
+
+
+def _read_only(w):
+    w = w.copy()
+    w.flags.writeable = False
+    return w
 
 
 def test_model_guards_are_one_native_check():
@@ -187,3 +199,81 @@ def test_random_perturbations_agree_with_python_check():
             except Exception:
                 pass
         assert _agree(entry, m, x), trial
+
+
+def test_replaced_weight_objects_are_the_ones_read():
+    """A weight replaced by another array of the same fields passes the guards (no recompile),
+    and the call reads the new object: the inputs handed back come from this call's walk."""
+    ft.reset()
+    model = fresh_model()
+    cm = ft.compile(model)
+    x = rng.standard_normal((5, 8))
+    cm(x)
+    graphs = ft.stats().unique_graphs
+    for i in range(4):
+        b = model.blocks[i]
+        b.ff["w_in"] = b.ff["w_in"] * -1.5
+        b.norm = np.ascontiguousarray(b.norm[::-1])
+        np.testing.assert_allclose(cm(x), model(x), rtol=1e-12)
+    ro = _read_only(model.head)
+    model.head = ro
+    np.testing.assert_allclose(cm(x), model(x), rtol=1e-6)
+    assert ft.stats().unique_graphs == graphs
+
+
+WRITER_SOURCE = """
+class Cache:
+    def __init__(self):
+        self.layers = [{"k": np.zeros((6, 4))} for _ in range(3)]
+
+    def __call__(self, x, pos):
+        for layer in self.layers:
+            layer["k"][pos] = x * 2.0
+            x = layer["k"][:pos + 1].sum(axis=0)
+        return x
+"""
+
+
+def test_read_only_flag_of_a_deep_array_written_in_place():
+    """A deep array the graph writes into, made read-only: NumPy's ValueError, from the compiled
+    model as from the eager one (the writeable flag is guarded or checked where it is written)."""
+    ns = {"np": np, "__name__": "native_check_writer"}
+    exec(compile(WRITER_SOURCE, "native_check_writer.py", "exec"), ns)
+    ft.reset()
+    model, eager = ns["Cache"](), ns["Cache"]()
+    cm = ft.compile(model)
+    x = np.arange(4.0)
+    for pos in range(3):
+        np.testing.assert_array_equal(cm(x, pos), eager(x, pos))
+    model.layers[2]["k"].flags.writeable = False
+    eager.layers[2]["k"].flags.writeable = False
+    with pytest.raises(ValueError) as want:
+        eager(x, 3)
+    with pytest.raises(ValueError) as got:
+        cm(x, 3)
+    assert str(got.value) == str(want.value)
+    for a, b in zip(model.layers, eager.layers):
+        np.testing.assert_array_equal(a["k"], b["k"])      # writes before the error, as NumPy's
+
+
+def test_references_balanced_over_many_checks():
+    """The check takes a reference to every object it walks and hands the inputs' references
+    to its result: after many hits and misses every object's count is what it was."""
+    ft.reset()
+    model = fresh_model()
+    cm = ft.compile(model)
+    x = rng.standard_normal((5, 8))
+    cm(x)
+    entry = _entry_of(model, x)
+    fn = entry.call.native_check.fn
+    objs = [model, model.blocks, model.head, x] + [o for b in model.blocks
+                                                   for o in (b, b.ff, b.ff["w_in"], b.ff["w_out"], b.norm)]
+    before = [sys.getrefcount(o) for o in objs]
+    other = copy.deepcopy(model)
+    other.blocks[3].ff["w_out"] = other.blocks[3].ff["w_out"].astype(np.float32)   # a miss late in the walk
+    for _ in range(1000):
+        got = fn(model, x)
+        assert isinstance(got, tuple)
+        del got
+        assert fn(other, x) is NATIVE_MISS
+    assert [sys.getrefcount(o) for o in objs] == before
