@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
+from ..ir.builder import recorded_fake
+from ..ir.fake import FakeScalar
 from ..ir.graph import Graph, IndexSlice, Node
 from ..ir.ops.elementwise import scalar_operator
 from ..ir.ops.mutation import READ_ONLY
@@ -63,6 +65,14 @@ def _written_through_out(graph: Graph) -> dict:
                 and tuple(v.shape) == tuple(n.args[0].shape):
             out[v] = n.args[0]
     return out
+
+
+def _python_float(node: Node) -> bool:
+    """`node` is `float(a)` of graph data (trace/variables/builtins.py): its value is a Python
+    float, so the arithmetic that follows is Python's (`t * 0.0` of an infinite t is nan without
+    a warning; `t / 0.0` raises ZeroDivisionError), as in the program."""
+    fake = recorded_fake(node)
+    return isinstance(fake, FakeScalar) and fake.pytype is float
 
 
 def generate_source(graph: Graph, given=(), skip=()):
@@ -121,6 +131,8 @@ def generate_source(graph: Graph, given=(), skip=()):
         if args == "" and kwargs:
             kwargs = kwargs[2:]
         call = f"{ref}({args}{kwargs})"
+        if node.op == "astype" and _python_float(node):
+            call = f"float({call})"                # float(a): a Python float, with Python's arithmetic
         pad = "    "
         if node.errstate:                          # a node of a traced `with np.errstate` block
             consts["___errstate"] = np.errstate
