@@ -1,6 +1,7 @@
 """The compiled entry of a frame: guards + symbol binding + graph call + output rebuild, as Python source."""
 from __future__ import annotations
 
+from ..guards.kinds import GuardKind as K
 from ..guards.python_check import guard_code
 
 
@@ -29,12 +30,19 @@ def build_entry(argnames, guards, symbol_bindings, graph_call, input_codes, retu
     else:
         # the native check is the fast way to the answer, the Python condition the answer: where
         # it misses, the Python condition decides (a helper's code behind its hook trampoline)
+        # (asked only when some function's code is not the one the trace saw: a real miss with
+        # every code unchanged returns at once)
         rest = " and\n                ".join(f"({guard_code(g)})" for g in native_check.rest) or "True"
+        codes = [f"{g.source.code}.__code__ is {g.ref}" for g in guards if g.kind is K.CODE_MATCH]
         lines += [f"            ___r = ___ncheck({params})",
-                  "            if ___r is ___NMISS:",
-                  f"                if not ({cond}):", "                    return ___MISS",
-                  "                ___r = None",
-                  f"            elif not ({rest}):", "                return ___MISS"]
+                  "            if ___r is ___NMISS:"]
+        if codes:
+            lines += [f"                if ({' and '.join(codes)}) or not ({cond}):",
+                      "                    return ___MISS",
+                      "                ___r = None"]
+        else:
+            lines += ["                return ___MISS"]
+        lines += [f"            elif not ({rest}):", "                return ___MISS"]
     lines += ["        except Exception:",
               "            return ___MISS"]
     python_bindings = [f"{local} = {source.code}" for local, source in symbol_bindings]
