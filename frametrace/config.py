@@ -60,6 +60,10 @@ _DEFAULTS = {
     "kernel_opt_level": -1,
     # cache entries of LLVM graphs also get a native entry (guards + launch in LLVM IR, ~20x less call overhead)
     "native_dispatch": True,
+    # an entry whose results are the same compiled or eager is timed against the original function on
+    # its first calls and keeps the faster (csrc_free_runtime/tuning.py, backends/llvm/exact.py); off by
+    # default: a decision taken on a busy machine can give up a compiled speed-up for good
+    "autotune_entries": False,
     # an internal error of a backend raises (tests) instead of falling back to the NumPy backend
     # with a logged warning (users: never a failure because of a backend bug)
     "strict_backend": False,

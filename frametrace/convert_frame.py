@@ -206,6 +206,9 @@ def _compile_and_run(cache, values, options):
     if result is rt.MISS:      # the guards must accept the values they were built from
         bug = internal_errors.rejects_own_inputs(cache, entry, values)
         return internal_errors.fall_back(cache, values, bug, "checking the new entry of")
+    if config.autotune_entries and entry.info.extra.get("same_as_eager"):
+        from csrc_free_runtime.tuning import tune
+        entry.info.extra["tuning"] = tune(cache, entry)   # compiled or eager: the faster, from now on
     return result
 
 

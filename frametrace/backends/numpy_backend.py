@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
+from ..ir.builder import recorded_fake
+from ..ir.fake import FakeScalar
 from ..ir.graph import Graph, IndexSlice, Node
 from ..ir.ops.elementwise import scalar_operator
 from ..ir.ops.mutation import READ_ONLY
@@ -46,6 +48,33 @@ def _out_checks(graph: Graph) -> dict:
     return checks
 
 
+def _written_through_out(graph: Graph) -> dict:
+    """ufunc node -> the destination of the in-place / out= assignment it alone feeds
+    (`x += y`, `np.add(a, b, out=c)`): computed with out=dst, as NumPy eager does, so that
+    under np.errstate(raise) the destination holds NumPy's values when the error is raised."""
+    users: dict = {}
+    for n in graph.nodes:
+        for a in n.inputs():
+            users.setdefault(a, []).append(n)
+    out = {}
+    for n in graph.nodes:
+        v = n.args[1] if n.op == "assign" and len(n.args) == 2 else None
+        if n.attr("writer") != "ufunc" or not isinstance(v, Node) or users.get(v) != [n] or v in graph.outputs:
+            continue
+        if get_op(v.op).ufunc is not None and not v.call_attrs and scalar_operator(v) is None \
+                and tuple(v.shape) == tuple(n.args[0].shape):
+            out[v] = n.args[0]
+    return out
+
+
+def _python_float(node: Node) -> bool:
+    """`node` is `float(a)` of graph data (trace/variables/builtins.py): its value is a Python
+    float, so the arithmetic that follows is Python's (`t * 0.0` of an infinite t is nan without
+    a warning; `t / 0.0` raises ZeroDivisionError), as in the program."""
+    fake = recorded_fake(node)
+    return isinstance(fake, FakeScalar) and fake.pytype is float
+
+
 def generate_source(graph: Graph, given=(), skip=()):
     """The source of `run(inputs, symbol_values)`. For a re-run after part of the call was
     computed, and reported, elsewhere (the llvm wrapper: backends/llvm/reports.py), the nodes at
@@ -65,6 +94,8 @@ def generate_source(graph: Graph, given=(), skip=()):
         lines.append("    " + ", ".join(sym_names[s] for s in graph.symbols)
                      + (", = symbol_values" if len(graph.symbols) == 1 else " = symbol_values"))
     out_checks = _out_checks(graph)
+    through_out = _written_through_out(graph)
+    done_by_out = set()                            # assigns their ufunc already made
     for i, node in enumerate(graph.nodes):
         if i in skip:
             continue
@@ -89,9 +120,19 @@ def generate_source(graph: Graph, given=(), skip=()):
         if node.op == "loop":                      # a structured loop: its body compiled on its own
             consts[f"___body{i}"] = compile_graph(node.attr("body").graph)
             kwargs += f", runner=___body{i}"
+        dst = through_out.get(node)
+        if dst is not None and dst in names:       # `x += y`: np.add(x, y, out=x), as NumPy runs it
+            ref = f"___uf_{node.op}"
+            consts[ref] = op.ufunc
+            kwargs += f", out={names[dst]}"
+            done_by_out.add(next(n for n in graph.nodes if n.op == "assign" and n.args[1] is node))
+        if node in done_by_out:
+            continue
         if args == "" and kwargs:
             kwargs = kwargs[2:]
         call = f"{ref}({args}{kwargs})"
+        if node.op == "astype" and _python_float(node):
+            call = f"float({call})"                # float(a): a Python float, with Python's arithmetic
         pad = "    "
         if node.errstate:                          # a node of a traced `with np.errstate` block
             consts["___errstate"] = np.errstate

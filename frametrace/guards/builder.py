@@ -9,12 +9,13 @@ import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
+from csrc_free_runtime import original_function
 
 from ..errors import Unsupported
 from ..sources import Source
 from .exact import needs_bits, same_bits
 from .kinds import GuardKind as K
-from .python_check import SAME_BITS
+from .python_check import CODE_OF, SAME_BITS, code_of
 from .records import Guard
 
 _LITERAL_TYPES = (int, bool, str, type(None), bytes)
@@ -123,8 +124,11 @@ class GuardBuilder:
         return self._add(Guard(K.SHAPE_ENV, None, shape_guard, location=shape_guard.location, sources=sources))
 
     def code(self, fn_source, fn):
-        """A function is guarded by its code object, not its identity."""
-        code = fn.__code__
+        """A function is guarded by its code object, not its identity: the user's code behind
+        a hook trampoline (the global hook swaps `__code__` when it hooks a function, and gives
+        it back when it gives up on it: neither changes what a caller inlined)."""
+        code = original_function(fn).__code__
+        self.namespace[CODE_OF] = code_of
         return self._add(Guard(K.CODE_MATCH, fn_source, code, self.bind(code, "code")))
 
     def builtin_not_shadowed(self, globals_source, name: str):

@@ -4,11 +4,19 @@ Frame locals are parameters of the check function, globals go through `___G`, an
 guard compares with are bound names (`Guard.ref`, in the entry's namespace)."""
 from __future__ import annotations
 
+from csrc_free_runtime import original_function
+
 from ..shapes.printer import guard_source
 from .exact import needs_bits
 from .kinds import GuardKind as K
 
 SAME_BITS = "___same_bits"          # exact.same_bits, bound by the builder when a guard needs it
+CODE_OF = "___code_of"              # code_of, bound with every CODE_MATCH guard
+
+
+def code_of(fn):
+    """The user's code of `fn`, also while the global hook has swapped in its trampoline."""
+    return original_function(fn).__code__
 
 
 def guard_code(g) -> str:
@@ -39,7 +47,7 @@ def guard_code(g) -> str:
     if k is K.KEYS:
         return f"list({c}) == {g.ref}"
     if k is K.CODE_MATCH:
-        return f"{c}.__code__ is {g.ref}"
+        return f"({c}.__code__ is {g.ref} or {CODE_OF}({c}) is {g.ref})"     # (hooked: a trampoline)
     if k is K.BUILTIN:
         return f"{g.payload!r} not in {c}"
     if k is K.ALIAS:

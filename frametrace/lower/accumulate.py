@@ -92,10 +92,37 @@ def _one(b, node: Node, axes, passes):
     ident = SIMPLE[op][1](dt)
     init.body.append(Store(out, at(fi), const(ident, dt)))
     acc.body.append(Store(out, at(fa), Op(combine, dt, (Load(out, at(fa), dt), cast(xv, dt)))))
+    if combine in _EXTREMA and kind(dt) == "f":
+        _zero_signs(b, node, at, passes[0], xv, out, dt)
     if op == "mean":
         count = cast(b.size(count_expr(node)), dt)
         fin.body.append(Store(out, at(ff), Op("true_divide", dt, (Load(out, at(ff), dt), count))))
 
+
+
+# the elementwise ops a float max / min / nanmax / nanmin accumulates with in memory
+_EXTREMA = ("maximum", "minimum", "fmax", "fmin")
+
+
+def _zero_signs(b, node, at, passes, xv, out, dt):
+    """A float max / min kept in memory returns NumPy's zero: which of 0.0 and -0.0 NumPy keeps on
+    a tie depends on its loop (np.fmin.reduce along axis 0 keeps the first, np.fmin of two
+    arrays the second), so the signs of the zeros each result element saw are recorded (an int8
+    per result: 1 for -0.0, 2 for +0.0), and a zero result takes the one sign it saw; with both
+    it is ambiguous and NumPy redoes the call (fix_zero_sign, fpflags.ZERO_SIGNS)."""
+    (init, fi), (acc, fa), (fin, ff) = passes
+    zs = b.scratch(node, "int8", "zs")
+    init.body.append(Store(zs, at(fi), Const(0, "int8")))
+    sign = Op("where", "int8", (Op("signbit", "bool", (xv,)), Const(1, "int8"), Const(2, "int8")))
+    seen = Op("where", "int8", (Op("logical_not", "bool", (xv,)), sign, Const(0, "int8")))
+    acc.body.append(Store(zs, at(fa), Op("bitwise_or", "int8", (Load(zs, at(fa), "int8"), seen))))
+    m, z = Load(out, at(ff), dt), Load(zs, at(ff), "int8")
+    zero = Op("logical_not", "bool", (m,))
+
+    def saw(bit):
+        return Op("logical_and", "bool", (zero, Op("not_equal", "bool", (
+            Op("bitwise_and", "int8", (z, Const(bit, "int8"))), Const(0, "int8")))))
+    fin.body.append(Store(out, at(ff), Op("fix_zero_sign", dt, (m, saw(1), saw(2)))))
 
 
 def scan(b, node: Node):

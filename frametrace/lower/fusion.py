@@ -62,6 +62,10 @@ class KernelStep:
     zero_fill: bool = False                         # it only fills new arrays with zeros: the wrapper
                                                     #   allocates them zeroed (calloc; np.empty: not
                                                     #   at all) and skips it
+    check: Kernel | None = None                     # its flag check, run before it writes the
+                                                    #   caller's arrays (backends/llvm/flag_checks.py)
+    numpy_call: tuple | None = None                 # (ufunc, operands, destination, bytes per element):
+                                                    #   the graph is this one in-place ufunc (flag_checks.py)
 
 
 def _same(a, b) -> bool:

@@ -201,8 +201,8 @@ class KernelBuilder:
         """Append a phase, merging it into the previous loop nest when that is legal."""
         self.lets |= ph.defines
         last = self.phases[-1] if self.phases else None
-        if last is not None and last.extents == ph.extents and ph.extents and \
-                not (_reads(ph) & last.defines) and not _stores_read(last, ph):
+        if last is not None and last.extents == ph.extents and ph.extents and last.guard is None \
+                and ph.guard is None and not (_reads(ph) & last.defines) and not _stores_read(last, ph):
             last.pre += ph.pre
             last.body += ph.body
             last.post += ph.post
@@ -276,7 +276,7 @@ class KernelBuilder:
     def kernel(self) -> Kernel:
         body = []
         for ph in peephole.optimize(self.phases):
-            body += ph.pre + _nest(ph.vars, ph.extents, ph.body) + ph.post
+            body += ph.pre + _nest(ph.vars, ph.extents, ph.body, ph.guard) + ph.post
         split = "1"
         for d in reversed(range(self.L)):
             body = [Loop(self.outer_vars[d], self.size(self.outer[d]), body, split=d == 0)]
@@ -321,8 +321,12 @@ def _graph_size(b: KernelBuilder, e):
     return b.plan.expr_of(b.slots[e.slot].source)
 
 
-def _nest(vars_, extents, body):
-    for v, e in reversed(list(zip(vars_, extents))):
+def _nest(vars_, extents, body, guard=None):
+    """The loops over `extents` around `body`; with a `guard`, the outermost one runs no
+    iteration unless the guard holds."""
+    for k, (v, e) in reversed(list(enumerate(zip(vars_, extents)))):
+        if k == 0 and guard is not None:
+            e = Op("where", "int64", (guard, e, Const(0, "int64")))
         body = [Loop(v, e, body)]
     return list(body)
 

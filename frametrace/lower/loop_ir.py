@@ -279,6 +279,8 @@ class Kernel:
     tier: str = "full"         # "quick": compiled for small sizes (no interleave; backends/llvm/tiers.py)
     bail: tuple | None = None  # (status buffer, loop var): checked ops (codegen/llvm_kernels/checked.py)
                                # leave that loop, storing its var into the 0-d int64 buffer
+    keep: str | None = None    # an int64 accumulator the body consumes at its exit, so that nothing
+                               # that feeds it is optimised away (lower/flag_check.py)
 
 
 def walk_exprs(e):

@@ -38,8 +38,12 @@ def kind(dtype: str) -> str:
 # internal ops: affine(Affine) -> int64 index value, cast, where(c, a, b), clip(x, lo, hi) with np.clip's NaN rules,
 # reduction combiners red_add/red_mul (reassoc for floats), red_max/red_min (NaN-propagating),
 # red_fmax/red_fmin (NaN-skipping), red_max_nonan/red_min_nonan (a `nnan` max, vmaxpd: the
-# reduction masks and tracks NaN apart), red_peak_max/red_peak_min (unmasked, zero signs not
-# reported: argmax/argmin's first pass, which compares equal),
+# reduction masks and tracks NaN apart), red_peak_max/red_peak_min (the same, unmasked: argmax/argmin's
+# first pass, which compares equal), fix_zero_sign(m, neg, pos) (a max/min's zero result with the
+# sign of the zeros seen, lower/reductions.py), mask_nan(x, fill) (x with NaN replaced by the
+# constant fill, which the optimiser does not see: a max over it stays a vectorised reduction),
+# keep_bits(acc, x) -> int64 (acc | the bits of x: what a flag-check kernel keeps of the values
+# it does not store, lower/flag_check.py),
 # sort_vec(row...) / sort_pick(sorted, k, lanes) (lower/sorting.py),
 # gather_pos(index, n) -> the in-bounds int64 position of a gather (take_along_axis),
 # red_and/red_or, argbetter_max/argbetter_min(x, best) -> bool (NumPy's first-NaN rule).
@@ -49,7 +53,8 @@ def kind(dtype: str) -> str:
 SCALAR_INT = frozenset({"scalar_add", "scalar_subtract", "scalar_multiply", "scalar_negative", "scalar_absolute"})
 _INTERNAL = ("scalar_add scalar_subtract scalar_multiply scalar_negative scalar_absolute "
              "affine cast where clip clip_scalar red_add red_mul red_max red_min red_fmax red_fmin red_and red_or "
-             "red_peak_max red_peak_min red_max_nonan red_min_nonan sort_vec sort_pick gather_pos "
+             "red_peak_max red_peak_min red_max_nonan red_min_nonan fix_zero_sign mask_nan keep_bits "
+             "sort_vec sort_pick gather_pos "
              "argbetter_max argbetter_min")
 
 # (loop-IR op, operand kind) -> operand count: the ufuncs' loop bodies as registered

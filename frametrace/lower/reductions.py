@@ -6,8 +6,10 @@ element and the result after the loop, with NumPy's dtypes:
 
   sum/prod    acc in the result dtype (NumPy's accumulator dtype), elements cast to it
   max/min     NaN-propagating, identity -inf/+inf or the int limits; floats as a `nnan` max
-              (vmaxpd) and a separate "NaN seen" flag (_nan_apart); nanmax/nanmin the same
-              max over NaN-masked elements and a "non-NaN seen" flag (_nan_skipping)
+              (vmaxpd) over NaN-masked elements and a separate "NaN seen" flag (_nan_apart);
+              nanmax/nanmin the same max and a "non-NaN seen" flag (_nan_skipping); the sign
+              of a zero result is decided after the loop, by a second pass over the reduced
+              elements that runs only when the result is a zero (_zero_sign_phase)
   any/all     or/and of `x != 0`
   mean        sum / count in the result dtype
   var/std     two passes (NumPy's algorithm): mean, then sum((x - mean)**2) / max(n - ddof, 0)
@@ -49,6 +51,7 @@ class Phase:
     post: list = field(default_factory=list)
     defines: set = field(default_factory=set)    # Let names the post defines
     splittable: bool = False                     # stores only: may be cut into thread chunks
+    guard: object = None                         # bool expression: run the loops only when it holds
 
 
 def red_axes(node: Node) -> tuple:
@@ -116,9 +119,8 @@ _BOOL_COMBINE = {"red_add": "red_or", "red_mul": "red_and", "red_max": "red_or",
                  "red_fmax": "red_or", "red_fmin": "red_and"}
 
 
-# NaN-skipping float extremes (nanmax, fmax.reduce) -> the NaN-propagating combiner and identity
-# they run as, over the elements with NaN replaced by the identity: LLVM vectorises a
-# llvm.maximum reduction but not a llvm.maxnum one (~10x)
+# NaN-skipping float extremes (nanmax, fmax.reduce) -> the combiner and identity they run as,
+# over the elements with NaN replaced by the identity (_nan_skipping)
 _NAN_SKIPPING = {"red_fmax": ("red_max_nonan", "lowest"), "red_fmin": ("red_min_nonan", "highest")}
 # NaN-propagating float extremes -> the combiner they run as: a `nnan` max (one vmaxpd per
 # vector, ~2.5x faster than llvm.maximum's expansion) with NaN tracked in a bool accumulator
@@ -144,29 +146,49 @@ def _accumulate(b, name, dt, combine, value, phase, identity):
     return Var(acc, dt)
 
 
-def _nan_skipping(b, op, dt, combine, v, phase):
+def _nan_skipping(b, op, dt, combine, element, phase, extents):
     """A NaN-skipping extreme: the extreme of the non-NaN elements (identity substituted for a
-    NaN), and NaN when no element is not NaN. Zero signs are reported as by the combiner."""
+    NaN), and NaN when no element is not NaN. Returns (phases, its value)."""
     combine, identity = _NAN_SKIPPING[combine]
     fill = IDENTITY[identity](dt)
+    v = element(phase)
     isnan = Op("isnan", "bool", (v,))
-    acc = _accumulate(b, op, dt, combine, Op("where", dt, (isnan, _const(fill, dt), v)), phase, fill)
+    acc = _accumulate(b, op, dt, combine, Op("mask_nan", dt, (v, _const(fill, dt))), phase, fill)
     seen = _accumulate(b, "seen", "bool", "red_or", Op("logical_not", "bool", (isnan,)), phase, False)
-    return Op("where", dt, (seen, acc, Const(float("nan"), dt)))
+    m = _let(b, phase, acc, "m")
+    z, signed = _zero_sign_phase(b, dt, m, seen, element, extents)
+    return [phase, z], _let(b, z, Op("where", dt, (seen, signed, Const(float("nan"), dt))))
 
 
 def _nan_apart(b, op, dt, combine, v, phase, identity, mask=True):
     """A NaN-propagating extreme: a `nnan` combiner over the elements with NaN replaced by the
-    identity, and whether a NaN came by; then np.nan. mask=False (argmax's first pass, where
-    LLVM leaves the masked form scalar): NaN elements reach the combiner and make its value
-    poison, which the final select discards."""
+    identity (the max never sees a NaN: no poison, and no "invalid" from vmaxpd in the status
+    register a kernel may read), and whether a NaN came by (returned: the bool accumulator).
+    mask=False (argmax's first pass: ~10% faster): NaN elements reach the combiner and make its
+    value poison, which the caller's select on the NaN flag discards; vmaxpd then sets
+    "invalid" on a NaN, a spurious "ask NumPy" in a kernel that reads the status register."""
     isnan = Op("isnan", "bool", (v,))
-    # NaN masked out: the max never sees one (no poison, and no "invalid" from vmaxpd in the
-    # status register a kernel may read)
-    x = Op("where", dt, (isnan, _const(identity, dt), v)) if mask else v
+    x = Op("mask_nan", dt, (v, _const(identity, dt))) if mask else v
     acc = _accumulate(b, op, dt, combine, x, phase, identity)
-    nan = _accumulate(b, "nan", "bool", "red_or", isnan, phase, False)
-    return Op("where", dt, (nan, Const(float("nan"), dt), acc))
+    return acc, _accumulate(b, "nan", "bool", "red_or", isnan, phase, False)
+
+
+def _zero_sign_phase(b, dt, m, ok, element, extents):
+    """(phase, value): `m`, the `nsz` extreme of a float max / min (a zero of either sign when
+    the extreme is a zero), made a zero of the sign NumPy returns. A zero result is rare, so
+    the signs are not tracked in the hot loop: a second pass over the reduced elements runs
+    only when `ok` (the result is m, not NaN) and m is a zero, and records which zero signs
+    occur (fix_zero_sign: both -> NumPy redoes the call, fpflags.ZERO_SIGNS)."""
+    z = b.new_phase(extents)
+    # (x == 0 as logical_not: a quiet compare, no "maybe invalid" for the FP flag analysis)
+    z.guard = Op("logical_and", "bool", (ok, Op("logical_not", "bool", (m,))))
+    v = element(z)
+    zero = Op("logical_not", "bool", (v,))
+    sign = Op("signbit", "bool", (v,))
+    neg = _accumulate(b, "zneg", "bool", "red_or", Op("logical_and", "bool", (zero, sign)), z, False)
+    pos = _accumulate(b, "zpos", "bool", "red_or",
+                      Op("logical_and", "bool", (zero, Op("logical_not", "bool", (sign,)))), z, False)
+    return z, Op("fix_zero_sign", dt, (m, neg, pos))
 
 
 def _let(b, phase, value, hint="r"):
@@ -212,11 +234,14 @@ def reduction_phases(b, node: Node, outer_vars: tuple) -> tuple[list, Var]:
     wide = _ACC_DTYPE.get(dt, dt)                # float32 sums accumulate in float64
     if op in SIMPLE:
         combine, identity = SIMPLE[op]
-        v = element(p)
         if combine in _NAN_SKIPPING and kind(dt) == "f":
-            return [p], _let(b, p, _nan_skipping(b, op, dt, combine, v, p))
+            return _nan_skipping(b, op, dt, combine, element, p, extents)
         if combine in _NAN_APART and kind(dt) == "f":
-            return [p], _let(b, p, _nan_apart(b, op, dt, _NAN_APART[combine], v, p, identity(dt)))
+            acc, nan = _nan_apart(b, op, dt, _NAN_APART[combine], element(p), p, identity(dt))
+            m = _let(b, p, acc, "m")
+            z, signed = _zero_sign_phase(b, dt, m, Op("logical_not", "bool", (nan,)), element, extents)
+            return [p, z], _let(b, z, Op("where", dt, (nan, Const(float("nan"), dt), signed)))
+        v = element(p)
         if op in ("any", "all"):
             v = cast(v, "bool")
         adt = wide if op in ("sum", "mean") else dt
@@ -259,8 +284,9 @@ def _arg_two_pass(b, op, xdt, element, p, q):
     lo, hi = _limits(xdt)
     peak = "red_peak_max" if op == "argmax" else "red_peak_min"
     ident = lo if op == "argmax" else hi
-    if kind(xdt) == "f":
-        m = _let(b, p, _nan_apart(b, "peak", xdt, peak, element(p), p, ident, mask=False), "peak")
+    if kind(xdt) == "f":         # the first NaN's index when a NaN came by: no zero signs needed
+        acc, nan = _nan_apart(b, "peak", xdt, peak, element(p), p, ident, mask=False)
+        m = _let(b, p, Op("where", xdt, (nan, Const(float("nan"), xdt), acc)), "peak")
     else:
         m = _let(b, p, _accumulate(b, "peak", xdt, peak, element(p), p, ident), "peak")
     k = b.fresh("k")

@@ -17,6 +17,7 @@ import sympy
 
 from ..ir.graph import SCALAR_MATH, Graph, Node
 from ..ir.ops.loops import written_values
+from ..ir.ops.opaque import OPAQUE
 from ..ir.registry import get_op, lowering, may_raise, may_warn, size_warnings
 from .classify import categorize, view_is_inlinable
 from .matmul import choice as product_choice
@@ -155,10 +156,24 @@ class Plan:
         for n in reversed(self.nodes):
             if n in live or self.cat[n] == "assign" or (
                     self.cat[n] == "fallback" and get_op(n.op).kind in _IMPURE_KINDS) or (
-                    self.cat[n] in WRAPPER and may_raise(n)):      # unused, but NumPy would raise
-                live.add(n)
+                    self.cat[n] in WRAPPER and may_raise(n) and not self._raised_by_twin(n, live)):
+                live.add(n)                                        # (unused, but NumPy would raise)
                 live.update(node_args(n))
         return live
+
+    def _raised_by_twin(self, n: Node, live: set) -> bool:
+        """Does a live node call the same NumPy function on the same arguments (the bin counts
+        of np.histogram for its unused edges: one call, two results)? It raises what n would."""
+        fn = OPAQUE.get(n.op)
+        if fn is None:
+            return False
+        if not hasattr(self, "_calls_of"):
+            self._calls_of: dict = {}
+            for m in self.nodes:
+                if OPAQUE.get(m.op) is not None:
+                    self._calls_of.setdefault(id(OPAQUE[m.op]), []).append(m)
+        return any(m in live and m.args == n.args and m.call_attrs == n.call_attrs
+                   for m in self._calls_of[id(fn)])
 
     def _materialize(self):
         for n in reversed(self.nodes):        # consumers first: rules may look at users' need
@@ -297,9 +312,13 @@ class Plan:
                     writes.setdefault(self.alias_class(w), []).append(self.pos[n])
         if not writes:
             return
+        # consumers first: a value whose every reader after the write is now stored is read
+        # before the write (inside its readers' kernels) and stays lazy, so that in a chain
+        # `N = a + b + c ...; Z[...] = 0; ... N ...` only N is stored, not each partial sum.
+        # (_last_use(n) depends only on the `need` of n's users, all decided before n.)
         memo: dict = {}
         leaves: dict = {}                     # node -> alias classes of what it reads lazily
-        for n in self.nodes:                  # values, and element reads (x[1] is a copy)
+        for n in reversed(self.nodes):        # values, and element reads (x[1] is a copy)
             value = self.cat[n] == "pw" or (self.cat[n] == "view" and n.scalar)
             if not value or self.need.get(n) or n not in self.live:
                 continue
@@ -309,8 +328,8 @@ class Plan:
                 self.need[n] = True
 
     def _lazy_read_classes(self, n: Node, memo: dict) -> frozenset:
-        """The alias classes of lazy_reads(n), memoised over nodes in program order (a node's
-        operands come first, and their `need` no longer changes once later nodes are asked)."""
+        """The alias classes of lazy_reads(n), memoised (asked consumers first, by
+        _mutation_hazards: a node's entry is made and read while its operands are undecided)."""
         out = memo.get(n)
         if out is None:
             parts = []

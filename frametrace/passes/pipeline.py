@@ -6,8 +6,9 @@ from ..config import config
 from ..ir.verify import verify_graph
 from .dce import eliminate_dead_code
 from .licm import hoist_loop_invariants
+from .sizes import apply_size_replacements
 
-PASSES = (("licm", hoist_loop_invariants), ("dce", eliminate_dead_code))
+PASSES = (("sizes", apply_size_replacements), ("licm", hoist_loop_invariants), ("dce", eliminate_dead_code))
 
 
 def maybe_verify(graph, where: str) -> None:

@@ -56,21 +56,27 @@ class LoopIndices:
         self.version += 1
 
     def _narrow(self, span) -> dict:
-        """span = hi - lo >= 0 holds inside the body; if it is `c * j + rest` for one enclosing
-        index j (c = +-1, rest free of indices), tighten j's bounds by it. Returns the old bounds."""
+        """span = hi - lo >= 0 holds inside the body; if it is `c * j + rest` for the innermost
+        enclosing index j in it (c = +-1, rest free of j and of indices inside j's loop), tighten
+        j's bounds by it (`range(j + 1, i + 1)` inside `for j in range(i + 1)`: j <= i - 1 there),
+        then the index j's new bounds depend on the same way (i >= 1 there). Returns the old bounds."""
         bounds = self._loop_state()
         outer = [s for s in span.free_symbols if s in bounds]
-        if len(outer) != 1:
+        if not outer:
             return {}
-        j = outer[0]
+        j = max(outer, key=lambda s: self._order[s][1])
         c = sympy.diff(span, j)
         rest = sympy.expand(span - c * j)
-        if c not in (1, -1) or any(s in bounds for s in rest.free_symbols):
+        if c not in (1, -1) or j in rest.free_symbols:
             return {}
         lo, hi = bounds[j]
         new = (_tighter(lo, -rest, max), hi) if c == 1 else (lo, _tighter(hi, rest, min))
         bounds[j] = new
-        return {j: (lo, hi)}
+        saved = {j: (lo, hi)}
+        if new != (lo, hi):                  # j's own range is not empty either: narrow outwards
+            for k, v in self._narrow(sympy.expand(new[1] - new[0])).items():
+                saved.setdefault(k, v)
+        return saved
 
     def is_loop_index(self, sym) -> bool:
         return sym in self._loop_state()

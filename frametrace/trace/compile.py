@@ -138,6 +138,7 @@ def _compile_frame(cache, values, options, frame_state, compile_id, compile_resu
     graph.outputs = tuple(rebuild.outputs)
     graph.runtime_asserts = [(a.expr, a.msg) for a in output.shape_env.runtime_asserts]
     graph.hints = {s: h for s in graph.symbols if (h := output.shape_env.hints.get(s)) is not None}
+    graph.size_replacements = dict(output.shape_env.replacements)    # (passes/sizes.py)
     watch.graph_size(len(graph.nodes))
     with compile_times.phase("passes"):
         run_passes(graph)
@@ -181,11 +182,22 @@ def _finish(cache, options, compile_id, output, graph, namespace, return_code, b
     info = EntryInfo(compile_id, cache.argnames, guards, namespace, graph, len(graph.nodes), source,
                      backend_source, output.shape_env)
     info.extra["backend_time"] = backend_time
+    info.extra["same_as_eager"] = brk is None and graph_call is not None and _same_as_eager(namespace[graph_call])
     if brk is not None:
         info.extra["graph_break"] = brk.reason
         info.extra["restart_reasons"] = [f"{brk.reason.explanation} at {brk.reason.location}"]
     _log_compile(code, compile_id, graph, guards, source, backend_source)
     return rt.CacheEntry(entry, check, compile_id, source, info, native=native)
+
+
+def _same_as_eager(run) -> bool:
+    """Does the compiled graph give NumPy's results bit for bit (an LLVM graph without
+    reassociated sums or approximated math)? Then the runtime may time it against the eager
+    frame (config.autotune_entries)."""
+    if getattr(run, "kernels", None) is None:
+        return False                           # the NumPy backend: nothing to gain
+    from ..backends.llvm.exact import same_as_eager
+    return same_as_eager(run)
 
 
 def _native_entry(cache, guards, bindings, graph_call, input_codes, return_code, namespace, graph, options):

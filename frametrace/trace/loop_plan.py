@@ -15,6 +15,7 @@ from __future__ import annotations
 from ..config import config
 from ..logs import get_logger
 from .loop_iter import LoopIterator, loop_iterator
+from .loop_values import type_key
 
 log = get_logger("loops")
 
@@ -44,6 +45,8 @@ def want_loop(tx, v) -> LoopIterator | None:
     """At GET_ITER: a loop-node iterator when the next FOR_ITER should be one (a range, an
     array, enumerate / zip / reversed of those: trace/loop_iter.py), else None (unrolled)."""
     nxt = tx.ip
+    while nxt < len(tx.instructions) and tx.instructions[nxt].opname == "EXTENDED_ARG":
+        nxt += 1                                        # a long body: FOR_ITER's argument prefix
     if nxt >= len(tx.instructions) or tx.instructions[nxt].opname != "FOR_ITER" or not config.loop_nodes:
         return None
     key = loop_key(tx, nxt)
@@ -123,6 +126,33 @@ def short_loop_as_node(tx) -> None:
                 best = (header, key)
     if best is not None:
         restart(tx, best[1], "node", "a data-dependent `if` in its body")
+
+
+def record_peel_types(tx, key, types) -> None:
+    """Remember why `key` peels: the locals that change type in its body and the (kind, type)
+    they had before (a Python float that the first iteration makes a NumPy float). None: a peel
+    for another reason (always taken)."""
+    plan_key = ("peel_types", key)
+    if not types:
+        tx.output.loop_plan[plan_key] = ()
+    elif tx.output.loop_plan.get(plan_key, None) != ():
+        tx.output.loop_plan[plan_key] = tuple(dict.fromkeys(tx.output.loop_plan.get(plan_key, ()) + tuple(types)))
+
+
+def peel_needed(tx, key) -> bool:
+    """Whether a loop decided to peel still needs to here: a loop that peels only because a
+    carried local changes type peels while that local still has the type it changes from.
+    Inside an enclosing loop whose own peeled iteration made it a NumPy float (a triple
+    triangular nest accumulating into `s = 0.0`), the inner loop is a node at once."""
+    types = tx.output.loop_plan.get(("peel_types", key))
+    if not types:
+        return True
+    for name, before in types:
+        vt = tx.locals.get(name)
+        current = type_key(vt) if vt is not None else None
+        if current is None or current[:2] == before:
+            return True
+    return False
 
 
 # ----------------------------------------------------------------------------- restarts

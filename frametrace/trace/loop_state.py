@@ -4,7 +4,8 @@ A loop body traced once (trace/loops.py) may write state that outlives the itera
 
     nonlocal k; k += 1                      a closure cell (of this frame, or through an inlined closure)
     self.lr *= decay                        an attribute of an object the caller passed
-    state["h"] = np.tanh(...)               an entry of a dict (or an item of a list) the caller passed
+    state["h"] = np.tanh(...)               an entry of a dict (or an item of a list) the caller passed,
+                                            or one the function made before the loop
 
 Such a value is carried like a local: an input of the body (its value at the top of the
 iteration), an output (its value at the bottom), and after the loop node its final value is
@@ -17,8 +18,10 @@ Which state a loop carries is found by tracing: the first write to state the inn
 body does not carry raises `CarryRequest`, and the trace restarts with that loop carrying
 it (`plan[("carry", key)]`, a set of `Slot`s that name the state so the next trace finds it
 again). State made inside the body (a cell of a function called in it) needs no carrying.
-What cannot be carried (a store to a dict made before the loop and not passed in, a new
-key) keeps today's rule: the loop is unrolled.
+A dict or list the function made itself is named by the local that holds it when the loop
+starts (kind "local"); one made inside the body, or held by no local of the loop's frame, is not
+carried. What cannot be carried (a new key, such a container) keeps today's rule: the loop is
+unrolled.
 """
 from __future__ import annotations
 
@@ -26,13 +29,15 @@ from dataclasses import dataclass, field
 
 from ..errors import Unsupported
 from .variables.base import CellBox, new_serial
+from .variables.containers import DictVariable, ListVariable
 
 
 @dataclass(frozen=True)
 class Slot:
     """One carried piece of state, named so that a later trace of the frame finds it again."""
-    kind: str                 # "cell" | "attr" | "item" | "index"
-    owner: object             # cell: the code object whose frame made it; attr/item: source name
+    kind: str                 # "cell" | "attr" | "item" | "local" | "index"
+    owner: object             # cell: the code object whose frame made it; attr/item: source name;
+                              # local: (code object, name of the local holding the container)
     name: object              # cell or attribute name, dict key / list index
     ref: tuple = field(default=(), compare=False)   # attr/item: (Source, the Python object)
 
@@ -43,6 +48,8 @@ class Slot:
             return f"{self.owner}.{self.name}"
         if self.kind == "item":
             return f"{self.owner}[{self.name!r}]"
+        if self.kind == "local":
+            return f"{self.owner[1]}[{self.name!r}]"
         return "the loop index"
 
 
@@ -130,8 +137,12 @@ class _Item(_Target):
 class LoopState:
     """The state one loop node carries (its resolved targets), installed while its body is traced."""
 
-    def __init__(self, targets):
+    def __init__(self, targets, tx=None):
         self.targets = list(targets)
+        # containers the loop's frame holds in locals when the loop starts: id -> local name
+        self.tx = tx
+        self.locals = {} if tx is None else {id(v): n for n, v in tx.locals.items()
+                                             if isinstance(v, (DictVariable, ListVariable))}
         self.keys = {t.runtime_key() for t in self.targets}
         self._saved: list = []
         self._shadow_saved: list = []
@@ -175,6 +186,12 @@ def resolve(tx, slots) -> list:
                 raise Unsupported(f"{slot.label()} written in a loop has no value before it", kind="loop")
             targets.append(_Cell(slot, box))
             continue
+        if slot.kind == "local":
+            obj = _local_container(tx, slot)
+            if obj is None or not _has_key(obj.items, slot.name):
+                raise Unsupported(f"{slot.label()} written in a loop is not there before it", kind="loop")
+            targets.append(_Item(slot, obj, slot.name))
+            continue
         source, value = slot.ref
         obj = tx.output.wrap(value, source)
         if slot.kind == "attr":
@@ -195,6 +212,16 @@ def _has_key(items, key) -> bool:
     if isinstance(items, dict):
         return key in items
     return isinstance(key, int) and -len(items) <= key < len(items)
+
+
+def _local_container(tx, slot):
+    """The dict or list VT the local `slot.owner[1]` of the frame running `slot.owner[0]` holds."""
+    code, name = slot.owner
+    t = tx
+    while t is not None and t.code is not code:
+        t = t.parent
+    obj = None if t is None else t.locals.get(name)
+    return obj if isinstance(obj, (DictVariable, ListVariable)) else None
 
 
 def _find_cell(tx, slot):
@@ -252,6 +279,11 @@ def frozen_store(tx, kind, target, key, value) -> bool:
         except (KeyError, IndexError, TypeError):
             return False
     source = getattr(target, "source", None)
+    if source is None and kind == "item":
+        name = ctx.state.locals.get(id(target))       # made by this function before the loop
+        if name is None or ctx.state.tx.locals.get(name) is not target:
+            return False
+        raise CarryRequest(Slot("local", (ctx.state.tx.code, name), key))
     obj = python_object(tx, target)
     if source is None or obj is None:
         return False

@@ -51,6 +51,7 @@ from . import loop_state
 from .counted_while import recognise, verify_bottom
 from .loop_iter import LoopIterator, bind_after, target_names, target_ops
 from .loop_plan import NEXT_DECISION, PEELED, LoopRestart, loop_key, want_loop, within_budget  # noqa: F401
+from .loop_plan import peel_needed, record_peel_types
 from .loop_plan import restart as _restart, short_loop_as_node as _short_loop_as_node, why as _why
 from .loop_values import PoisonVariable, carried_type, kind_text, type_key, variable
 from .variables.array import ArrayVariable
@@ -58,15 +59,17 @@ from .variables.constant import ConstantVariable, wrap_number
 
 log = get_logger("loops")
 
-def _runs(tx, start, stop, positive) -> bool:
+def _runs(tx, start, stop, positive, key) -> bool:
     """The (peeled) range is not empty. Where that depends on an enclosing loop's index (a
     triangular `range(i)`), the enclosing loop peels its first iterations instead."""
     from ..errors import DataDependentError
     try:
         return bool(stop > start) if positive else bool(stop < start)
     except DataDependentError:
-        raise Unsupported("whether a peeled inner loop runs depends on the enclosing loop's index",
-                          kind="loop_type") from None
+        exc = Unsupported("whether a peeled inner loop runs depends on the enclosing loop's index",
+                          kind="loop_type")
+        exc.peel_types = tx.output.loop_plan.get(("peel_types", key))   # the enclosing loop peels for the same reason
+        raise exc from None
 
 
 def trace_for(tx, ins, it: LoopIterator) -> None:
@@ -80,9 +83,9 @@ def trace_for(tx, ins, it: LoopIterator) -> None:
         raise NumpyError(ValueError("range() arg 3 must not be zero"), context="range")
     positive = bool(step > 0)                           # a guard when the step is a symbol
     exit_ip = tx.offset_to_index[ins.argval] + pyversion.FOR_ITER_SKIP
-    if it.peeled < PEELED.get(decision, 0):
+    if it.peeled < PEELED.get(decision, 0) and peel_needed(tx, it.key):
         it.peeled += 1                                  # the first iterations, as Python runs them
-        if not _runs(tx, start, stop, positive):
+        if not _runs(tx, start, stop, positive, it.key):
             tx.pop()
             tx.ip = exit_ip
             return
@@ -268,7 +271,7 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
         inits.append(init)
     ctx = _LoopContext(tx, "counted" if counter is not None else kind, header, exit_ip)
     ctx.counter, ctx.index = counter, index
-    ctx.state = loop_state.LoopState(targets)
+    ctx.state = loop_state.LoopState(targets, tx)
     if is_for:
         ctx.iterator = saved_stack[-1]
     tx.output.builder = body_builder
@@ -311,6 +314,8 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
             _restart(tx, key, "unroll", f"{_why(exc)} (not found again)")
         _restart(tx, ("carry", key), tuple(slots) + (exc.slot,), _why(exc))
     except Unsupported as exc:
+        if getattr(exc, "kind", "") == "loop_type":
+            record_peel_types(tx, key, getattr(exc, "peel_types", None))
         _restart(tx, key, NEXT_DECISION.get(tx.output.loop_plan.get(key, "loop"), "unroll")
                  if getattr(exc, "kind", "") == "loop_type" else "unroll", _why(exc))
     finally:
@@ -387,8 +392,10 @@ def _output_node(tx, bb, name, placeholder, new, key) -> Node:
         raise Unsupported(f"{name!r} becomes {new.describe() if new is not None else 'undefined'} in the "
                           "loop body", kind="loop")
     if before != after:
-        raise Unsupported(f"{name!r} changes type in the loop body ({kind_text(before)} -> "
+        exc = Unsupported(f"{name!r} changes type in the loop body ({kind_text(before)} -> "
                           f"{kind_text(after)})", kind="loop_type")
+        exc.peel_types = ((name, before[:2]),) if name in tx.locals else None
+        raise exc
     if isinstance(new, ArrayVariable):
         if not isinstance(new.proxy.fake, FakeScalar) and not _same_shape(tx, placeholder.proxy.shape,
                                                                           new.proxy.shape):

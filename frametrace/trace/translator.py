@@ -42,7 +42,7 @@ class InstructionTranslator(OpcodeHandlers):
         self.output, self.code, self.parent = output, code, parent
         self.name = name or code.co_name
         self.instructions = pyversion.instructions(code)
-        self.offset_to_index = {ins.offset: i for i, ins in enumerate(self.instructions)}
+        self.offset_to_index = _offset_to_index(self.instructions)
         self.ip = 0
         self.stack: list = []
         self.locals: dict = dict(f_locals)
@@ -410,6 +410,22 @@ class InstructionTranslator(OpcodeHandlers):
         if loop is not None:
             return loop
         return ListIteratorVariable(v.unpack(self))
+
+
+def _offset_to_index(instructions) -> dict:
+    """Offset -> index. A jump to an EXTENDED_ARG prefix (the back edge of a loop whose body is
+    longer than 255 code units targets the prefix of its FOR_ITER) lands on the instruction it
+    prefixes: the prefix does nothing here, and loop headers are found by that instruction."""
+    out, prefixes = {}, []
+    for i, ins in enumerate(instructions):
+        if ins.opname == "EXTENDED_ARG":
+            prefixes.append(ins.offset)
+            continue
+        out.update(dict.fromkeys(prefixes, i))
+        prefixes = []
+        out[ins.offset] = i
+    out.update(dict.fromkeys(prefixes, len(instructions) - 1))
+    return out
 
 
 def _region_starts(instructions, code) -> frozenset:

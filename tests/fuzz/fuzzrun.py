@@ -256,11 +256,6 @@ KNOWN_BUGS = [
     # (name, regex on the failure message, regex on the program source or None)
     ("complex scalar operand crashes llvm lowering (test_llvm_complex_python_scalar_operand)",
      r"NotLowerable: operand \(?[-+\w.]*j\)?\n", None),
-    # loop semantics (engineer "forloops", issue 22): a local captured by a closure (a cell) and
-    # written in a loop body is not carried by the loop node; the graph's output names a value of
-    # the body (test_cell_variable_written_in_a_loop_body)
-    ("a cell variable written in a loop body (test_cell_variable_written_in_a_loop_body)",
-     r"KeyError: %v\d+", r"def inner\(t\)|nonlocal"),
     # warnings (engineer "warnings", issue 22): the warnings of an op whose result is unused are
     # lost (dead-code elimination drops it; test_warning_of_an_unused_value)
     ("the warnings of an unused value are lost (test_warning_of_an_unused_value)",

@@ -102,6 +102,8 @@ def main(argv=None):
                 if len(seen[sig]) == 1 and not known:
                     print(f"\n=== FAILURE seed={seed} ===\n{f}\n--- program ---\n{prog.describe()}\n",
                           flush=True)
+                elif len(seen[sig]) == 1:
+                    print(f"... known bug at seed {seed}: {known}", flush=True)
                 break
             seed += 1
             if not ns.quiet and n % 100 == 0:

@@ -462,12 +462,10 @@ def test_kernels_on_a_loop_result_keep_numpy_k_order():
 
 
 # ---- a local captured by a closure and written in a loop body (found by the multi-module fuzzer) --
-# `acc` is a cell (an inner function reads it); the loop node does not carry the cell, so the
-# graph's output names a value defined inside the loop body (KeyError: %v7 while lowering; on the
-# NumPy backend too). Loop semantics belong to issue 22's "forloops" part; known bug in
-# fuzzrun.KNOWN_BUGS. Not strict: it flips when that fix lands (then drop the marker and the entry).
+# `acc` is a cell (an inner function reads it); the loop node did not carry the cell, so the
+# graph's output named a value defined inside the loop body (KeyError: %v7 while lowering; on the
+# NumPy backend too). Fixed: cells rebound in a loop body are carried (trace/loop_state.py).
 
-@pytest.mark.xfail(reason="cell variable written in a loop body (issue 22, loops)", strict=False)
 def test_cell_variable_written_in_a_loop_body():
     agree("def f(x):\n    acc = 0.0\n    def inner(t):\n        return t + acc\n"
           "    for j in range(x.shape[0]):\n        acc = acc + x[j]\n    return acc\n",
@@ -484,3 +482,24 @@ def test_cell_variable_written_in_a_loop_body():
 def test_warning_of_an_unused_value():
     agree("def f(x):\n    m = np.log(x)\n    return x + 1\n", lambda: (np.zeros(3),), errstate="warn")
     agree("def f(x):\n    m = x.mean()\n    return x + 1\n", lambda: (np.zeros(0),), errstate="warn")
+
+
+# ---- Python arithmetic on float(a) of graph data warned as NumPy does (multi-module fuzzer) ----
+# `acc = 0.0; acc = acc + float(x.sum()) * acc` with an infinite sum: Python computes nan with no
+# warning; the compiled function said "invalid value encountered in multiply" (float(a) was a
+# float64 at run time, so NumPy's ufunc did the Python operator's work). `t / float(x[0])` of a
+# zero must raise ZeroDivisionError, as in Python. Fixed: float(a) is a Python float in the NumPy
+# backend (the LLVM kernels hand such a call to it when a flag is set). Seeds 10618, 11068, 30008.
+
+def test_python_arithmetic_on_float_of_array_data_never_warns():
+    agree("def f(x):\n    acc = 0.0\n    acc = acc + float(np.abs(x).sum()) * acc\n    return x, acc\n",
+          lambda: (np.ones(2),), lambda: (np.array([np.inf, 1.0]),), lambda: (np.array([np.inf, 2.0, 1.0]),),
+          errstate="warn")
+    agree("def f(x):\n    t = float(x[0])\n    return x * t, t - t, t * 0.0\n",
+          lambda: (np.ones(2),), lambda: (np.array([np.inf, 1.0]),), errstate="warn")
+
+
+def test_python_division_by_float_of_a_zero_raises_zero_division_error():
+    agree("def f(x):\n    t = float(x.sum())\n    return x * 2, t / float(x[0])\n",
+          lambda: (np.ones(2),), lambda: (np.array([0.0, 1.0]),), lambda: (np.array([0.0, 0.0, 1.0]),),
+          errstate="warn")

@@ -55,6 +55,7 @@ SIZES = (2, 3, 4, 3, 2)
 
 def _patch_pipeline_stage(monkeypatch, stage):
     stages = dict(llvm_backend.PIPELINE)
+    assert stage in stages, (stage, list(stages))     # a renamed stage must not make the test vacuous
     stages[stage] = _boom
     monkeypatch.setattr(llvm_backend, "PIPELINE", tuple(stages.items()))
 
@@ -85,7 +86,7 @@ INJECTIONS = {
     "entry rejects its inputs": _reject_everything,
     "passes": lambda mp: mp.setattr(pipeline, "PASSES", (("boom", _boom),)),
     "lowering": lambda mp: _patch_pipeline_stage(mp, "steps"),
-    "codegen": lambda mp: _patch_pipeline_stage(mp, "llvm_ir"),
+    "codegen": lambda mp: _patch_pipeline_stage(mp, "module"),      # LLVM IR -> machine code
     "guard evaluation on a miss": lambda mp: mp.setattr(
         "frametrace.trace.compile.EntryInfo.failing_records", _boom),
     "making the resume function": lambda mp: mp.setattr(codegen, "make_resume_code", _boom),

@@ -215,3 +215,114 @@ def test_a_sibling_closure_writes_the_compiled_frames_free_variable():
             return x * total
         return f, lambda: total
     _run_both(make, [(np.arange(3.0),), (np.arange(4.0),), (np.ones(2),)])
+
+
+# ------------------------------------------------ closure variables rebound inside a loop node
+
+def _sizes_compiled_once(fn, calls, state=None, compiles=2):
+    """Eager vs compiled over calls of growing sizes: same results (and state), and the sizes
+    after the first share one compiled entry (the loop is a node over a symbolic range; sizes
+    0 and 1 are specialized: one entry more each)."""
+    want = [(fn(*args), state() if state else None) for args in calls]
+    ft.reset()
+    compiled = ft.compile(fn)
+    got = [(compiled(*args), state() if state else None) for args in calls]
+    for (gr, gs), (wr, ws) in zip(got, want):
+        assert_same(gr, wr)
+        assert type(gr) is type(wr)
+        assert gs == ws, (gs, ws)
+    assert ft.stats().frames_compiled == compiles
+
+
+def test_nonlocal_int_bumped_by_an_inlined_closure_in_a_loop_node():
+    def f(x):
+        k = 0
+
+        def bump():
+            nonlocal k
+            k += 1
+        for _i in range(x.shape[0]):
+            bump()
+        return k
+    _sizes_compiled_once(f, [(np.ones(2),), (np.ones(3),), (np.ones(7),), (np.ones(0),), (np.ones(1),)],
+                         compiles=4)
+
+
+def test_nonlocal_float_accumulated_in_a_loop_node():
+    def f(x):
+        total = 0.0
+
+        def add(v):
+            nonlocal total
+            total = total + v
+        for i in range(x.shape[0]):
+            add(x[i])
+        return total
+    _sizes_compiled_once(f, [(np.arange(2.0),), (np.arange(3.0),), (np.arange(6.0),)])
+
+
+def test_a_cell_of_the_frame_rebound_in_the_loop_and_read_by_a_closure():
+    def f(x):
+        k = 0
+
+        def get():
+            return k
+        for _i in range(x.shape[0]):
+            k = k + 2
+        return get() * x
+    _sizes_compiled_once(f, [(np.ones(2),), (np.ones(3),), (np.ones(5),)])
+
+
+def test_nested_loops_bump_one_cell_and_an_array_in_another():
+    def f(x):
+        n = 0
+        acc = np.zeros(x.shape[1])
+
+        def bump(row):
+            nonlocal n, acc
+            n += 1
+            acc = acc + row
+        for i in range(x.shape[0]):
+            for _j in range(x.shape[1]):
+                bump(x[i])
+        return n, acc
+    _sizes_compiled_once(f, [(np.ones((2, 3)),), (np.arange(12.0).reshape(3, 4),), (np.ones((4, 2)),)])
+
+
+def test_a_sibling_closure_rebinds_the_frames_free_variable_in_a_loop():
+    def make():
+        total = 0.0
+
+        def add(v):
+            nonlocal total
+            total = total + float(v)
+
+        def f(x):
+            for i in range(x.shape[0]):
+                add(x[i])
+            return x * total
+        return f, lambda: total
+    fn, state = make()
+    want = [(fn(a), state()) for a in (np.arange(3.0), np.arange(4.0), np.ones(2))]
+    fn, state = make()
+    compiled = ft.compile(fn)
+    got = [(compiled(a), state()) for a in (np.arange(3.0), np.arange(4.0), np.ones(2))]
+    for (gr, gs), (wr, ws) in zip(got, want):
+        assert_same(gr, wr)
+        assert gs == ws and type(gs) is type(ws), (gs, ws)
+
+
+def test_a_closure_variable_bumped_under_a_data_dependent_if_in_a_loop():
+    def f(x):
+        k = 0
+
+        def bump():
+            nonlocal k
+            k += 1
+        for i in range(x.shape[0]):
+            if x[i] > 0:
+                bump()
+        return k
+    compiled = ft.compile(f)
+    for a in (np.array([1.0, -1.0]), np.array([1.0, 2.0, -3.0]), np.array([-1.0, 2.0, 3.0, 4.0, 0.0])):
+        assert compiled(a) == f(a)

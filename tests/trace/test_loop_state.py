@@ -216,3 +216,89 @@ def test_a_generator_whose_loop_yields_is_not_a_loop_node():
         ft.reset()
         x = np.arange(40.0)
         assert_same(ft.compile(f, dynamic=dynamic)(x), f(x))
+
+
+# ---------------------------------------------------------------- a dict or list the function made
+
+def train_local(X, y, steps, lr):
+    """Parameters kept in a dict the function builds (not passed in), returned at the end."""
+    params = {"w": np.zeros(X.shape[1], X.dtype), "b": np.zeros(1, X.dtype), "seen": 0}
+    history = [0.0, 0.0]
+    for _ in range(steps):
+        p = X @ params["w"] + params["b"]
+        r = p - y
+        params["w"] = params["w"] - lr * (X.T @ r)       # rebinds the entry: carried
+        params["b"] -= lr * r.sum()                      # in place: nothing to carry
+        params["seen"] += X.shape[0]                     # a Python int entry
+        history[1] = history[0] * 0.5 + float(np.abs(r).sum())
+        history[0] = history[1]
+    return params, history
+
+
+def nested_local(A):
+    acc = {"row": np.zeros(A.shape[1]), "total": 0.0}
+    for i in range(A.shape[0]):
+        for j in range(A.shape[1]):
+            acc["total"] = acc["total"] + A[i, j]
+        acc["row"] = acc["row"] * 0.5 + A[i]
+    return acc
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("n,steps,dtype", [(0, 6, "float64"), (1, 5, "float64"), (7, 12, "float64"),
+                                           (5, 9, "float32")])
+def test_entries_of_a_dict_and_list_the_function_made(backend, n, steps, dtype):
+    rng = np.random.default_rng(n + steps)
+    X, y = rng.standard_normal((n, 3)).astype(dtype), rng.standard_normal(n).astype(dtype)
+    want, _, got, _ = run_both(train_local, X, y, steps, 0.05, backend=backend)
+    same_state(want[0], got[0])
+    assert [type(v) for v in got[1]] == [float, float]    # float32 sums accumulate in float64 natively
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-5 if dtype == "float32" else 1e-12)
+    graphs, breaks, lines, loops = shape_of_graph(train_local, X, y, steps, 0.05)
+    assert (graphs, breaks, loops) == (1, 0, 1)
+    assert shape_of_graph(train_local, X, y, steps + 20, 0.05)[2] == lines
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("shape", [(0, 3), (1, 1), (9, 7)])
+def test_a_local_dict_written_by_nested_loops(backend, shape):
+    A = np.random.default_rng(shape[0]).standard_normal(shape)
+    want, _, got, _ = run_both(nested_local, A, backend=backend)
+    same_state(want, got)
+    if shape == (9, 7):                                  # past the unroll budget
+        graphs, breaks, _, loops = shape_of_graph(nested_local, A)
+        assert (graphs, breaks, loops) == (1, 0, 1)
+
+
+def new_keys(x):
+    d = {}
+    for i in range(x.shape[0]):
+        d[i] = x[i] * 2                                  # a new key per iteration: unrolled
+    made = []
+    for i in range(3):
+        row = {"v": x[:1] * 0}
+        row["v"] = row["v"] + i                          # a dict made inside the body
+        made.append(row["v"])
+    return d, made
+
+
+def test_new_keys_and_dicts_made_in_the_body_stay_correct():
+    x = np.arange(5.0)
+    want, _, got, _ = run_both(new_keys, x)
+    same_state(want, got)
+
+
+def two_loops(x, table):
+    for i in range(x.shape[0]):
+        tmp = x[i] * 2.0                                 # unusable after the loop (not carried)
+        x[i] = tmp
+    for j in range(x.shape[0]):                          # its locals are looked at when it starts
+        table["sum"] = table["sum"] + x[j]
+    return x, table
+
+
+@pytest.mark.parametrize("n", [0, 1, 70])
+def test_a_loop_after_one_that_left_a_local_unusable(n):
+    x = np.random.default_rng(n).standard_normal(n)
+    want, _, got, _ = run_both(two_loops, x, {"sum": 0.0}, fullgraph=True)
+    same_state(want, got)

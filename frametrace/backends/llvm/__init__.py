@@ -39,7 +39,7 @@ from ...lower.lift_offsets import lift_offsets
 from ...lower.loop_ir import Loop, Op, format_kernel
 from ...lower.schedule import Plan
 from ..numpy_backend import compile_graph as reference_graph
-from . import kernel_cache, runtime, tiers, wrapper
+from . import flag_checks, kernel_cache, runtime, tiers, wrapper
 from .array_loops import array_loop
 from .loops import NotNative, native_loop
 
@@ -93,6 +93,7 @@ def _compile(graph: Graph):
             s.kernel = lift_offsets(s.kernel)
     kernels = [s.kernel for s in steps if isinstance(s, KernelStep)]
     quick = tiers.assign(plan, kernels, getattr(graph, "hints", None))    # small symbolic kernels
+    kernels += flag_checks.choose(plan, steps)    # an in-place kernel's flag check (after tiers: its tier)
     kernels += [nl.kernel for nl in plan.loop_natives.values()]
     module = stages["module"](kernels) if kernels else None
     for nl in plan.loop_natives.values():

@@ -20,7 +20,8 @@ wrapper (wrapper.py) do, in the same order, for the subset it accepts:
 
 Basic-slice views of inputs and same-dtype copies into them (`a[3] = r`, `a[:2, :2] = 0.0`:
 wrapper steps "getitem" and "assign") are done here natively (native_views.py).
-Anything else (graph breaks, NumPy fallback steps, other views built by NumPy, unbacked sizes,
+Pure NumPy calls (np.matmul, opaque functions) are made through the C API (native_calls.py).
+Anything else (graph breaks, other NumPy fallback steps, other views built by NumPy, unbacked sizes,
 overlap copies, globals/attributes as graph inputs, float arithmetic in guards) raises
 NotNative and the entry keeps its Python path only. Every check that fails at run time
 returns the miss sentinel *before* anything is allocated, so a miss has no side effects.
@@ -47,7 +48,7 @@ from ...lower.fusion import KernelStep
 from ...lower.views import broadcast_ok
 from ...lower.weak_ints import range_checks
 from ...codegen.llvm_kernels import fpflags
-from . import fp_errors, native_fp, runtime, strict
+from . import fp_errors, native_calls, native_fp, runtime, strict
 from .layouts import Layouts
 from .native_guards import IR, OVERFLOW_DECLS, NotNative, Translator, V
 from .native_views import COPY_KINDS, Views, constant_bytes
@@ -96,6 +97,8 @@ class _Builder:
         self.vw = Views(self)
         self.descs: dict = {}         # wrapper variable -> native_views.Desc of an input or its view
         self.copies: dict = {}        # assign node (a wrapper step) -> (dst Desc, source)
+        self.calls: dict = {}         # NumPy-call step node -> (callable, args): native_calls.py
+        self.scalar_args: dict = {}   # var of a by-value input -> its object (native_fp.numpy_or_check)
         self._cleanups: dict = {}     # owned pointers -> label of the block dropping them (_cleanup)
         self._pending_cleanups: list = []
 
@@ -120,15 +123,38 @@ class _Builder:
             self._layout_and_range_checks(plan, steps, graph)
             self._numpy_handoff_checks(plan, steps, graph)
         result = self._plan_return(ast.parse(return_code, mode="eval").body, plan, graph)
-        fp = any(fpflags.may_raise(s.kernel) for s in steps if isinstance(s, KernelStep))
+        flags = fp_errors.GraphFlags(0)   # what NumPy may report for the kernels' work
+        for s in steps:
+            if isinstance(s, KernelStep):
+                flags.kinds |= fpflags.kinds(s.kernel)
+        fp = flags.kinds != 0
         regions = native_fp.written_regions(self, plan, graph) if fp else []
         ir.fail = None                 # from here on, nothing may miss
-        signs = any(fpflags.tracks_zero_signs(s.kernel) for s in steps if isinstance(s, KernelStep))
-        saved = native_fp.snapshot(self, regions, always=signs) if fp else None
-        for step in steps:
+        test_at = getattr(plan, "flag_test_at", None) if plan is not None else None   # (flag_checks.py)
+        saved = native_fp.snapshot(self, regions if test_at is None else [], flags) if fp else None
+        for i, step in enumerate(steps):
+            if i == test_at and saved is not None and getattr(step, "check", None) is not None:
+                k = step.check
+                small = k.work.isdigit() and int(k.work) <= native_fp.SMALL_CHECK
+                lone = self._lone_ufunc(plan, step)
+                least = native_fp.lone_ufunc_min(step.numpy_call) if lone is not None else 0
+                if lone is not None and not (k.work.isdigit() and int(k.work) < least):
+                    done = ir.label("lonedone")    # NumPy's own call where the check must run
+                    def numpy_or_check(pack, k=k, lone=lone, done=done, least=least):
+                        native_fp.numpy_or_check(self, flags, lone, self.size(plan, k.work), k.work.isdigit(),
+                                                 lambda: self._call_kernel(plan, k, run, pack), done, least)
+                    self._launch(plan, step, run, check=numpy_or_check)
+                    ir.do(f"br label %{done}")
+                    ir.block(done)
+                    continue
+                self._launch(plan, step, run, check=lambda pack, k=k, small=small: native_fp.test_before_writing(
+                    self, flags, lambda: self._call_kernel(plan, k, run, pack), small))
+                continue
+            if i == test_at and saved is not None:
+                native_fp.test_before_writing(self, flags)
             self._launch(plan, step, run)
         if fp:
-            native_fp.miss_on_fp_flags(self, saved)
+            native_fp.miss_on_fp_flags(self, saved, flags)
         out = self._make(result)
         for p in self.owned:
             ir.call("void", "Py_DecRef", f"ptr {p}")
@@ -175,6 +201,7 @@ class _Builder:
             var = plan.var[node]
             if plan.by_value(node):
                 tr.env[var] = tr.number(code)
+                self.scalar_args[var] = tr.arg(code).ref
             elif tr.types.get(code) is np.ndarray:
                 self.objs[var] = tr.arg(code).ref
             else:
@@ -283,7 +310,9 @@ class _Builder:
             self.descs[plan.var[n]] = self.vw.getitem(plan, n, self.input_desc(plan, n.args[0]))
             return
         if n.op != "assign":
-            raise NotNative(f"wrapper step {n.op}")
+            if not native_calls.plan_call(self, plan, n):   # np.matmul, an opaque call: made here
+                raise NotNative(f"wrapper step {n.op}")
+            return
         dst, src = n.args
         d = self.input_desc(plan, dst)
         if dst.dtype.kind not in COPY_KINDS:
@@ -440,9 +469,14 @@ class _Builder:
                                            self._cleanup(live[:-1]) if live else None))
         return label
 
-    def _launch(self, plan, step, run):
+    def _launch(self, plan, step, run, check=None):
+        """Emit step: a copy, or a kernel's allocations and call (after `check(pack)`, the
+        flag check of a writing kernel, given the packed arguments both calls share)."""
         ir = self.ir
-        if not isinstance(step, KernelStep):       # a view (nothing to do) or a copy
+        if not isinstance(step, KernelStep):       # a view (nothing to do), a copy or a NumPy call
+            if step.node in self.calls:
+                native_calls.emit_call(self, plan, step.node)
+                return
             d, src = self.copies.get(step.node, (None, None))
             if isinstance(src, tuple) and src[0] == "owned":
                 src = self.vw.broadcast(self.vw.of_obj(plan, plan.var[src[1]], src[1]), src[1].shape, d)
@@ -470,6 +504,34 @@ class _Builder:
             ty, value = self.slots[(k.name, j)]
             p = ir.op(f"getelementptr inbounds i64, ptr {pack}, i64 {len(k.buffers) + j}")
             ir.do(f"store {ty} {value}, ptr {p}, align 8")
+        if check is not None:
+            check(pack)
+        self._call_kernel(plan, k, run, pack)
+
+    def _lone_ufunc(self, plan, step):
+        """(ufunc, operand pointers) of a graph that is one in-place ufunc (step.numpy_call,
+        flag_checks.py), its output passed positionally as NumPy's `out`; None when an
+        operand is not an object the entry holds."""
+        if getattr(step, "numpy_call", None) is None:
+            return None
+        ufunc, operands, dst, _ = step.numpy_call
+        self.tr.keep.append(ufunc)
+        ptrs = []
+        for x in list(operands) + [dst]:
+            if isinstance(x, tuple):
+                self.tr.keep.append(x[1])
+                ptrs.append(self.ir.const_ptr(x[1]))
+            elif plan.var.get(x) in self.objs:
+                ptrs.append(self.objs[plan.var[x]])
+            elif plan.var.get(x) in self.scalar_args:     # a Python scalar argument, as NumPy gets it
+                ptrs.append(self.scalar_args[plan.var[x]])
+            else:
+                return None
+        return ufunc, ptrs
+
+    def _call_kernel(self, plan, k, run, pack):
+        """The call of kernel k over its split extent, without the GIL when its work is large."""
+        ir = self.ir
         fn = ir.op(f"inttoptr i64 {run.module.address(k.name)} to ptr")
         call = f"call void {fn}(i64 0, i64 {self.size(plan, k.split_extent)}, ptr {pack})"
         work = self.size(plan, k.work)

@@ -26,6 +26,7 @@ from ...ir.graph import IndexSlice, Node
 from .native_guards import NotNative
 
 MEMMOVE = ctypes.cast(ctypes.memmove, ctypes.c_void_p).value
+MEMSET = ctypes.cast(ctypes.memset, ctypes.c_void_p).value
 COPY_KINDS = "biufc"           # dtypes whose copy is a copy of bits
 
 
@@ -172,6 +173,9 @@ class Views:
         """Emit dst[...] = src: src a Desc broadcast to dst's dims, or ("const", bytes).
         Both C- or both F-contiguous (checked at run time): one memmove; else nested loops whose
         innermost dimension is one memmove when it is dense on both sides."""
+        if isinstance(src, tuple) and not any(src[1]) and dst.dims:
+            self._zero(dst)                      # `x[...] = 0`: memset (this code is built at O0)
+            return
         if isinstance(src, tuple) or len(dst.dims) < 2:
             self._loop(dst, src, 0, dst.data, None if isinstance(src, tuple) else src.data)
             return
@@ -194,6 +198,30 @@ class Views:
         ir.do(f"br label %{done}")
         ir.block(done)
 
+    def _zero(self, dst: Desc):
+        """dst[...] = 0 (all bytes zero): one memset when dst is C- or F-contiguous, else one per
+        dense innermost row, else element by element."""
+        ir = self.ir
+        dense, step = "true", str(dst.itemsize)
+        for k in reversed(range(len(dst.dims))):
+            dense = ir.op(f"and i1 {dense}, {ir.op(f'icmp eq i64 {dst.strides[k]}, {step}')}")
+            step = ir.op(f"mul i64 {step}, {dst.dims[k]}")
+        dense = ir.op(f"or i1 {dense}, {self.dense_f(dst)}")
+        whole, loops, done = ir.label("zwhole"), ir.label("zloops"), ir.label("zeroed")
+        ir.do(f"br i1 {dense}, label %{whole}, label %{loops}")
+        ir.block(whole)
+        self._memset(dst.data, step)
+        ir.do(f"br label %{done}")
+        ir.block(loops)
+        self._loop(dst, ("const", bytes(dst.itemsize)), 0, dst.data, None)
+        ir.do(f"br label %{done}")
+        ir.block(done)
+
+    def _memset(self, dp: str, nbytes: str):
+        ir = self.ir
+        fn = ir.op(f"inttoptr i64 {MEMSET} to ptr")
+        ir.op(f"call ptr {fn}(ptr {ir.op(f'inttoptr i64 {dp} to ptr')}, i32 0, i64 {nbytes})")
+
     def _memmove(self, dp: str, sp: str, nbytes: str):
         ir = self.ir
         fn = ir.op(f"inttoptr i64 {MEMMOVE} to ptr")
@@ -204,6 +232,17 @@ class Views:
         ir, nd = self.ir, len(dst.dims)
         if k == nd:
             self._element(dst, src, dp, sp)
+            return
+        if k == nd - 1 and sp is None and not any(src[1]):   # a row of zeros: memset when dense
+            row, loop, done = ir.label("zrow"), ir.label("zelems"), ir.label("zrowdone")
+            ir.do(f"br i1 {ir.op(f'icmp eq i64 {dst.strides[k]}, {dst.itemsize}')}, label %{row}, label %{loop}")
+            ir.block(row)
+            self._memset(dp, ir.op(f"mul i64 {dst.dims[k]}, {dst.itemsize}"))
+            ir.do(f"br label %{done}")
+            ir.block(loop)
+            self._counted(dst, src, k, dp, sp)
+            ir.do(f"br label %{done}")
+            ir.block(done)
             return
         if k == nd - 1 and sp is not None:         # a contiguous row: one memmove
             row, loop, done = ir.label("row"), ir.label("elems"), ir.label("rowdone")

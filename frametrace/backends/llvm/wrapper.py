@@ -51,6 +51,7 @@ class _Gen:
         self.pre: list = []             # before the body's try (reports.ReportCode.finish)
         self._consts: dict = {}
         self.kernel_refs: dict = {}     # kernel name -> namespace name of its function
+        self.by_out: dict = {}          # ufunc node -> the in-place assign it writes (in_place_ufuncs)
 
     def const(self, value, hint="c") -> str:
         key = (type(value), repr(value))
@@ -131,6 +132,14 @@ class _Gen:
 
     def _wrapper_step(self, n: Node):
         op = get_op(n.op)
+        if n in self.by_out.values():             # its ufunc wrote the destination (below)
+            return
+        dst = self.by_out[n].args[0] if n in self.by_out else None
+        if dst is not None:                       # `x += y` NumPy runs: np.add(x, y, out=x)
+            args = ", ".join(self.arg(a) for a in n.args)
+            self.lines.append(f"    {self.plan.var[n]} = {self.const(op.ufunc, f'uf_{n.op}_')}({args}, "
+                              f"out={self.plan.var[dst]})    # {n.op} into its in-place destination")
+            return
         fast = self.inline(n) if n.dtype is not None else None
         if fast is not None:
             self.lines.append(f"    {self.plan.var[n]} = {fast}    # {n.op}: {n.type_str()}")
@@ -225,16 +234,31 @@ class _Gen:
             args += [f"*{s}.strides" for s, b in zip(sources, k.buffers) if b.ndim]
         args += [s.source for s in k.slots]
         packed = f"{pack}({', '.join(args)})"
-        if k.work.isdigit() and int(k.work) < runtime.PARALLEL_THRESHOLD:
-            self.lines.append(f"    {fn}(0, {k.split_extent}, {packed})")
-        elif k.work.isdigit():
-            self.lines.append(f"    _call({fn}, {k.split_extent}, {k.work}, {packed})")
-        else:                                     # small calls skip the threading helper
-            self.lines.append(f"    if {k.work} < {runtime.PARALLEL_THRESHOLD}: {fn}(0, {k.split_extent}, {packed})")
-            up = "_tier_up(); " if k.tier == "quick" else ""      # large: build the full tier (tiers.py)
-            self.lines.append(f"    else: {up}_call({fn}, {k.split_extent}, {k.work}, {packed})")
+        if step.check is not None:                # its flag check first (flag_checks.py)
+            self.lines.append(f"    _pk = {packed}")
+            packed = "_pk"
+            sizes = [e for e in (k.split_extent, k.work) if not e.isdigit()]
+            if sizes:                             # (size variables defined here, not inside the `if`)
+                self.lines.append(f"    _sizes = ({', '.join(sizes)},)")
+            check = self.const(self.module.functions[step.check.name], f"{step.check.name}_")
+            self.kernel_refs[step.check.name] = check
+            self.lines.append("    if _fb.check_wanted():")
+            self.launch(step.check, check, packed, "        ")
+            self.lines.append("        if _fpw.value and _fb.flagged(): return _fb.run(inputs, symbol_values)")
+        self.launch(k, fn, packed, "    ")
         for name, src in step.binds:              # a data-dependent size (x[mask]'s count)
             self.lines.append(f"    {name} = {src}")
+
+    def launch(self, k, fn, packed, ind):
+        """The lines calling kernel k (wrapper name fn) with its packed arguments."""
+        if k.work.isdigit() and int(k.work) < runtime.PARALLEL_THRESHOLD:
+            self.lines.append(f"{ind}{fn}(0, {k.split_extent}, {packed})")
+        elif k.work.isdigit():
+            self.lines.append(f"{ind}_call({fn}, {k.split_extent}, {k.work}, {packed})")
+        else:                                     # small calls skip the threading helper
+            self.lines.append(f"{ind}if {k.work} < {runtime.PARALLEL_THRESHOLD}: {fn}(0, {k.split_extent}, {packed})")
+            up = "_tier_up(); " if k.tier == "quick" else ""      # large: build the full tier (tiers.py)
+            self.lines.append(f"{ind}else: {up}_call({fn}, {k.split_extent}, {k.work}, {packed})")
 
     def matmul_call(self, n: Node, out: str | None = None) -> str:
         """NumPy's product (BLAS) of a matmul/dot node; operands of another dtype than the
@@ -318,6 +342,26 @@ class _Gen:
             elif n in self.layouts.late:
                 self.lines.append(f"    {v} = _relayout({v}, {self.late_layout(n)})")
 
+    def in_place_ufuncs(self, steps) -> dict:
+        """ufunc wrapper step -> the in-place / out= assignment (`x += y` on a dtype the kernels
+        do not lower) that follows it at once and is its only reader: the ufunc writes the
+        destination itself (out=), so a cast overflow is reported as the ufunc's, as NumPy does."""
+        plan, out = self.plan, {}
+        for s, t in zip(steps, steps[1:]):
+            if not (isinstance(s, WrapperStep) and isinstance(t, WrapperStep)):
+                continue
+            v, a = s.node, t.node
+            op = get_op(v.op)
+            if a.op != "assign" or a.attr("writer") != "ufunc" or a.args[1] is not v or plan.users[v] != [a]:
+                continue
+            dst = a.args[0]
+            if op.kind != "elementwise" or op.ufunc is None or v.call_attrs or scalar_operator(v) is not None \
+                    or v in plan.output_set or v.errstate != a.errstate or not isinstance(dst, Node) \
+                    or not plan.has_value(dst) or plan.by_value(dst) or tuple(dst.shape) != tuple(v.shape):
+                continue
+            out[v] = a
+        return out
+
     def generate(self, steps) -> str:
         g, plan = self.plan.graph, self.plan
         self.layouts, int_checks = Layouts(plan, steps), check_positions(plan, steps)
@@ -325,9 +369,13 @@ class _Gen:
             self.ns.update(_layouts=self.layouts, _alloc_k=alloc, _relayout=relayout)
         self.bind_sizes(set(g.inputs))
         self.int64_escape(steps)
+        self.by_out = self.in_place_ufuncs(steps)
         self.reports = ReportCode(plan, steps, self.flags_may_rise(steps))   # NumPy's order of reports
         for i, step in enumerate(steps):
             self.int_checks(int_checks.get(i, ()))
+            if i == getattr(plan, "flag_test_at", None) and getattr(step, "check", None) is None:
+                # every step that may report ran: test before the first write (flag_checks.py)
+                self.lines.append("    if _fpw.value and _fb.flagged(): return _fb.run(inputs, symbol_values)")
             if isinstance(step, KernelStep):
                 self.wide_ints(i, step, steps)
                 self.kernel_step(step)
@@ -380,13 +428,22 @@ class _Gen:
         if not (mutated and steps) and not fp and not self.reports.on:
             return head
         signs = any(fpflags.tracks_zero_signs(k) for k in self.kernels(steps))
-        self.ns.update(_fb=fp_errors.Fallback(g, mutated, signs), _fpw=fp_errors.WORD,
+        kinds = 0                 # what NumPy may report for the kernels' work (fpflags.kinds)
+        for k in self.kernels(steps):
+            kinds |= fpflags.kinds(k)
+        checked = getattr(self.plan, "flag_test_at", None) is not None   # (flag_checks.py)
+        self.ns.update(_fb=fp_errors.Fallback(g, mutated, signs, kinds, checked), _fpw=fp_errors.WORD,
                        _self_overlapping=fp_errors.self_overlapping)
         for i in mutated:
             head.append(f"    if _self_overlapping(inputs[{i}]): return _fb.run(inputs, symbol_values)")
         if fp:
-            regions = self.written_regions() if mutated else []
-            self.pre.append(f"    _saved = _fb.snapshot(({''.join(r + ', ' for r in regions)}))")
+            # checked: flags tested before the first write, nothing to copy (a redo then finds
+            # nothing saved: the writer's flags after a clean check are the check's again)
+            if mutated and checked:
+                self.pre.append("    _saved = None")
+            else:
+                regions = self.written_regions() if mutated else []
+                self.pre.append(f"    _saved = _fb.snapshot(({''.join(r + ', ' for r in regions)}))")
         return head
 
     def written_regions(self) -> list:

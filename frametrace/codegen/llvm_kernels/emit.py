@@ -122,7 +122,6 @@ class FunctionEmitter:
         self.fp = fpflags.uses_status_register(kernel)   # entry reads the FP status flags (fpflags.py)
         self.flags = None            # the integer flag accumulator (an alloca), once raise_flag used
         self.opaque = None           # the entry's load of fpflags' opaque zero, once opaque_const used
-        self.zeros: dict = {}        # int type -> (smin, umin) accumulators of zero_signs
         self.bail_to = None          # inside the kernel's bail loop: (status pointer, its var, its exit)
 
     # -- basic emission ----------------------------------------------------------------
@@ -195,30 +194,6 @@ class FunctionEmitter:
         self.line(f"br label %{exit_}")
         self.label(go)
 
-    def zero_signs(self, dt: str, x: str):
-        """Record the sign of float x if it is a zero (fpflags.ZERO_SIGNS) with two integer
-        minima of its bits, one vpminsq + one vpminuq per vector (a select-and-OR per element
-        cost ~2x the max itself): -0.0's bits are the least signed integer, +0.0's the least
-        unsigned one. The body's exit turns them into the flag bits."""
-        it = T.reg("int64" if dt == "float64" else "int32")
-        if it not in self.zeros:
-            w = int(it[1:])
-            accs = (f"%zs.neg.{it}", f"%zs.pos.{it}")
-            self.allocas += [f"  {accs[0]} = alloca {it}", f"  store {it} {2 ** (w - 1) - 1}, ptr {accs[0]}",
-                             f"  {accs[1]} = alloca {it}", f"  store {it} -1, ptr {accs[1]}"]
-            self.zeros[it] = accs
-        b = self.emit(f"bitcast {T.reg(dt)} {x} to {it}", it)
-        for acc, fn in zip(self.zeros[it], ("smin", "umin")):
-            old = self.emit(f"load {it}, ptr {acc}", it)
-            self.line(f"store {it} {self.emit(f'call {it} @llvm.{fn}.{it}({it} {old}, {it} {b})', it)}, ptr {acc}")
-
-    def _zero_sign_bits(self):
-        for it, (neg, pos) in self.zeros.items():
-            w = int(it[1:])
-            for acc, least, bit in ((neg, -2 ** (w - 1), fpflags.NEG_ZERO), (pos, 0, fpflags.POS_ZERO)):
-                seen = self.emit(f"icmp eq {it} {self.emit(f'load {it}, ptr {acc}', it)}, {least}", "i1")
-                self.raise_bits(self.emit(f"select i1 {seen}, i32 {bit}, i32 0", "i32"))
-
     def intrinsic(self, name: str, dt: str, *xs) -> str:
         ty = T.reg(dt)
         args = ", ".join(f"{ty} {x}" for x in xs)
@@ -288,6 +263,17 @@ class FunctionEmitter:
             return T.cast(self, self.ev(e.args[0]), e.args[0].dtype, e.dtype)
         if e.op == SEGMENT:
             return self._segment(e)
+        if e.op == "mask_nan":
+            return self._mask_nan(e)
+        if e.op == "keep_bits":                   # acc | the bits of x, zero-extended to i64
+            acc, x = self.ev(e.args[0]), self.ev(e.args[1])
+            dt = e.args[1].dtype
+            if dt != "bool" and T.bits(dt) > 1 and T.kind(dt) == "f":
+                x = self.emit(f"bitcast {T.reg(dt)} {x} to i{T.bits(dt)}", f"i{T.bits(dt)}")
+            w = 1 if dt == "bool" else T.bits(dt)
+            if w < 64:
+                x = self.emit(f"zext i{w} {x} to i64", "i64")
+            return self.emit(f"or i64 {acc}, {x}", "i64")
         if e.op == "where":
             c = self.ev(e.args[0])
             a, b = (self.opaque_const(x.value, e.dtype)      # (opaque_const: no flag folded away)
@@ -300,6 +286,30 @@ class FunctionEmitter:
             return CHECKED[e.op](self, t, *(self.ev(x) for x in e.args))
         rule = RULES[T.kind(t)][e.op]
         return rule(self, t, *(self.ev(x) for x in e.args))
+
+    def _mask_nan(self, e: Op) -> str:
+        """mask_nan(x, fill): x with NaN replaced by the constant `fill` (the identity of a float
+        max / min reduction, lower/reductions.py), a value the optimiser cannot see through:
+        with a visible -inf, InstCombine folds `maxnum(acc, select(nan, -inf, x))` into
+        `select(nan, acc, maxnum(acc, x))`, which no longer is a max reduction, and the loop
+        stays scalar (~15x slower)."""
+        x, ty = self.ev(e.args[0]), T.reg(e.dtype)
+        nan = self.emit(f"fcmp uno {ty} {x}, {x}", "i1")
+        return self.emit(f"select i1 {nan}, {ty} {self.opaque_float(e.args[1])}, {ty} {x}", ty)
+
+    def opaque_float(self, c: Const) -> str:
+        """A float constant defined once in the entry block through an empty inline asm: the
+        same bits, but no optimisation can rely on its value."""
+        key = ("opaque", c)
+        if key not in self.cse:
+            it = f"i{T.bits(c.dtype)}"
+            fmt = "<f" if c.dtype == "float32" else "<d"
+            word = int.from_bytes(struct.pack(fmt, c.value), "little", signed=True)
+            name = f"%opaque{len(self.allocas)}"
+            self.allocas += [f'  {name}.bits = call {it} asm "", "=r,0"({it} {word})',
+                             f"  {name} = bitcast {it} {name}.bits to {T.reg(c.dtype)}"]
+            self.cse[key] = name
+        return self.cse[key]
 
     def _segment(self, e: Op) -> str:
         """a if index < bound else b, evaluating only the chosen branch (lower/segments.py):
@@ -574,7 +584,8 @@ class FunctionEmitter:
         k = self.k
         self.label("entry")
         self.body(k.body)
-        self._zero_sign_bits()
+        if k.keep is not None:                   # consumed: what feeds it stays (flag_check.py)
+            self.line(f'call void asm sideeffect "", "r"(i64 {self.ev(Var(k.keep, "int64"))})')
         if self.flags is not None:
             self.lines += fpflags.exit_ir(self.flags)
         self.line("ret void")

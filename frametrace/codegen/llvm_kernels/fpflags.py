@@ -13,8 +13,8 @@ cached machine code stays valid across processes), from two sources:
 * An integer flag accumulator (FunctionEmitter.raise_flag), for what the hardware does not
   raise by itself: integer `//` and `%` by zero ("divide", as NumPy's integer loops report),
   int MIN // -1 ("over"), the log family's pole ("divide") and domain ("invalid"), which the
-  vectorised math library computes with selects and bit tricks, and the zero signs a float
-  max / min reduction sees (ZERO_SIGNS below). Each is `acc |= cond ? BIT : 0`, integer
+  vectorised math library computes with selects and bit tricks, and a float max / min whose
+  result is a zero while its row held zeros of both signs (ZERO_SIGNS below). Each is `acc |= cond ? BIT : 0`, integer
   operations the optimiser can neither fold away nor hoist out of the flag reads (a flag forced
   by an FP operation on a constant, `1.0 / select(c, 0.0, 1.0)`, was folded into
   `select(c, inf, 1.0)` once the sizes were run-time values), and in a loop an OR reduction
@@ -45,7 +45,7 @@ import ctypes
 import llvmlite.binding as llvm
 
 from ...ir import ops as _registered  # noqa: F401  (registers every op the queries below read)
-from ...ir.registry import Reduction, lowered_as, ops_where
+from ...ir.registry import ops_where
 from ...lower.loop_ir import Const, Op, nested, walk_exprs
 from ...lower.pointwise import SCALAR_INT   # integer ops on NumPy scalars: overflow reported
 
@@ -53,10 +53,10 @@ SYMBOL = "frametrace_fpflags"
 INVALID, DIVIDE, OVERFLOW, UNDERFLOW = 0x1, 0x4, 0x8, 0x10   # MXCSR status bits NumPy reports
 REPORTED = INVALID | DIVIDE | OVERFLOW | UNDERFLOW
 KINDS = {INVALID: "invalid", DIVIDE: "divide", OVERFLOW: "over", UNDERFLOW: "under"}   # np.geterr() keys
-# Not FP errors: a float max/min reduction saw a zero of this sign. Its result is a zero only
-# when every zero it saw compares equal to it; with both signs seen, which one NumPy returns
-# depends on the order its SIMD loop combines elements (np.max([0., -0.]) is -0.0, and
-# np.max([-0.]*20 + [0.]) is 0.0), so NumPy redoes the call whatever the error mode.
+# Not FP errors: a float max/min reduction whose result is a zero saw zeros of both signs
+# (fix_zero_sign, lower/reductions.py): which one NumPy returns depends on the order its SIMD
+# loop combines elements (np.max([0., -0.]) is -0.0, and np.max([-0.]*20 + [0.]) is 0.0), so
+# NumPy redoes the call whatever the error mode.
 NEG_ZERO, POS_ZERO = 0x100, 0x200
 ZERO_SIGNS = NEG_ZERO | POS_ZERO
 BIT = {**{name: bit for bit, name in KINDS.items()}, "neg_zero": NEG_ZERO, "pos_zero": POS_ZERO}
@@ -77,67 +77,112 @@ OPAQUE_DECL = f"@{OPAQUE_SYMBOL} = external global i64"
 # accumulator, never the status register)
 _INT_DIVIDE = ops_where(lambda op: op.fp_errors == "int_divide")
 # ops that never raise a reported flag on any input; plus the loop-IR ops that are no
-# registered op: index arithmetic and the bool reduction combiners
-# (red_peak_max / red_peak_min: argmax's first pass, NaN tracked apart: nothing NumPy reports;
-# its vmaxpd on a NaN sets "invalid" in the status register, seen only when another op of the
-# kernel makes it read the register: a spurious "ask NumPy", as for any signalling compare)
+# registered op: index arithmetic, the bool reduction combiners, and the float max / min
+# combiners lower/reductions.py emits (over NaN-masked elements: vmaxpd never sees a NaN;
+# argmax's first pass red_peak_* is unmasked: its vmaxpd on a NaN sets "invalid" in the status
+# register, seen only when another op makes the kernel read it: a spurious "ask NumPy", as for
+# any signalling compare) with the zero-sign fix of their result (its flag goes through the
+# accumulator)
 _QUIET = ops_where(lambda op: op.fp_errors == "none") | {"affine", "red_and", "red_or", "sort_vec", "sort_pick",
-                                                          "red_peak_max", "red_peak_min"}
-# the combiners of max / min reductions (their identity is an extreme value), and the `nnan`
-# ones lower/reductions.py runs float max / min / nanmax / nanmin as: float ones track the
-# signs of the zeros they see
-_EXTREMA = frozenset(r.combiner for r in lowered_as(Reduction).values()
-                     if r.identity in ("lowest", "highest", "nan_lowest", "nan_highest")) | {"red_max_nonan",
-                                                                                              "red_min_nonan"}
+                                                          "red_peak_max", "red_peak_min", "red_max_nonan",
+                                                          "red_min_nonan", "fix_zero_sign", "mask_nan",
+                                                          "keep_bits"}
+# what makes a kernel raise the zero-sign bits: the zero of a float max / min with both signs
+# seen, a sort of float rows whose order of zeros / NaNs may differ from NumPy's, a gather
+# that may be out of bounds
+_ZERO_SIGN_OPS = frozenset({"fix_zero_sign", "sort_vec"})
+
+
+# Which kinds NumPy itself may report for an op (an element of a kernel's expressions), so
+# that a graph needs NumPy's help (a saved copy of what it writes, a redo) only when the error
+# mode of one of them is not "ignore": `M *= 0.995` can only underflow, ignored by default.
+# Float ops NumPy never reports for, whatever the operands (NaN and inf included; checked
+# against NumPy in tests/backends/llvm/test_inplace_updates.py), though the status register
+# may say "invalid" for them (signalling compares): a flag the graph's kinds mask out.
+_NEVER_REPORTED = frozenset({"less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
+                             "maximum", "minimum", "fmax", "fmin", "clip", "clip_scalar", "heaviside",
+                             "argbetter_max", "argbetter_min"})
+# float arithmetic -> the kinds NumPy may report for it (anything else float: all four)
+_ARITH_KINDS = {"add": OVERFLOW | INVALID, "subtract": OVERFLOW | INVALID, "red_add": OVERFLOW | INVALID,
+                "multiply": OVERFLOW | UNDERFLOW | INVALID, "red_mul": OVERFLOW | UNDERFLOW | INVALID,
+                "square": OVERFLOW | UNDERFLOW}
 
 
 def _const_of(e):
     return abs(e.value) if isinstance(e, Const) and isinstance(e.value, float) and e.value == e.value else None
 
 
-def _quiet_with_constant(e) -> bool:
-    """x + c, x - c (|c| <= 2**64: cannot overflow, inf + c is no invalid, and a sum that is
-    subnormal is exact: no underflow), x * 1, x / 1: no reported flag for any x, so `x += 1`
-    needs no check. (x * 0.5 or x / 2 of a subnormal x underflows.)"""
-    if len(e.args) != 2:
-        return False
-    c = _const_of(e.args[1]) if e.op == "true_divide" else (_const_of(e.args[1]) if _const_of(e.args[1])
-                                                             is not None else _const_of(e.args[0]))
+def _with_constant(e):
+    """The kinds of `x op c` (or `c op x` for + - *) with a constant float c, or None. x + c,
+    x - c with |c| <= 2**64: nothing (cannot overflow, inf + c is no invalid, a subnormal sum is
+    exact); x * c: 0 < |c| < 1 only underflows, |c| == 1 is exact, c == 0 or inf only makes
+    inf * 0 invalid; x / c the other way round. (Signalling NaN inputs aside: NumPy arrays
+    practically never hold them.)"""
+    if len(e.args) != 2 or e.op not in ("add", "subtract", "multiply", "true_divide"):
+        return None
+    c = _const_of(e.args[1])
+    if c is None and e.op != "true_divide":
+        c = _const_of(e.args[0])
     if c is None:
-        return False
+        return None
     if e.op in ("add", "subtract"):
-        return c <= 2.0 ** 64
-    return e.op in ("multiply", "true_divide") and c == 1
+        return 0 if c <= 2.0 ** 64 else None
+    if e.op == "multiply":
+        return (INVALID if c in (0.0, float("inf")) else 0 if c == 1 else
+                UNDERFLOW if c < 1 else OVERFLOW | UNDERFLOW)
+    return (DIVIDE | INVALID if c == 0 else INVALID if c == float("inf") else 0 if c == 1 else
+            UNDERFLOW if c > 1 else OVERFLOW | UNDERFLOW)
+
+
+def op_kinds(e) -> int:
+    """The flag kinds (REPORTED bits) NumPy may report while computing expression node `e`."""
+    if not isinstance(e, Op):
+        return 0
+    operand = getattr(e.args[0], "dtype", e.dtype) if e.args else e.dtype
+    if e.op == "cast":                            # float -> int: invalid; float64 -> float32: over / under
+        if not operand.startswith("float"):
+            return 0
+        if not e.dtype.startswith("float"):
+            return INVALID
+        return OVERFLOW | UNDERFLOW if (operand, e.dtype) == ("float64", "float32") else 0
+    if operand.startswith("float") or e.dtype.startswith("float"):
+        if e.op in _QUIET or e.op in _NEVER_REPORTED:
+            return 0
+        known = _with_constant(e)
+        return known if known is not None else _ARITH_KINDS.get(e.op, REPORTED)
+    if e.op in SCALAR_INT:
+        return OVERFLOW
+    divisor = e.args[1] if len(e.args) == 2 else None      # x // 3: never zero, never -1
+    if isinstance(divisor, Const) and divisor.value not in (0, -1):
+        return 0
+    return DIVIDE | OVERFLOW if e.op in _INT_DIVIDE and operand != "bool" else 0
 
 
 def _raises(e) -> bool:
-    if not isinstance(e, Op) or _quiet_with_constant(e):
-        return False
-    operand = getattr(e.args[0], "dtype", e.dtype) if e.args else e.dtype
-    if e.op == "cast":                            # float -> int or a narrower float
-        return operand.startswith("float") and (not e.dtype.startswith("float")
-                                                or (operand, e.dtype) == ("float64", "float32"))
-    if operand.startswith("float") or e.dtype.startswith("float"):
-        return e.op not in _QUIET
-    if e.op in SCALAR_INT:
-        return True
-    divisor = e.args[1] if len(e.args) == 2 else None      # x // 3: never zero, never -1
-    if isinstance(divisor, Const) and divisor.value not in (0, -1):
-        return False
-    return e.op in _INT_DIVIDE and operand != "bool"
+    return op_kinds(e) != 0
+
+
+def kinds(kernel) -> int:
+    """The flag kinds NumPy may report for the kernel's work, plus both ZERO_SIGNS bits when
+    it may ask NumPy to redo the call whatever the error mode (tracks_zero_signs)."""
+    out = 0
+    for e in _exprs(kernel.body):
+        for x in walk_exprs(e):
+            out |= op_kinds(x)
+    return out | (ZERO_SIGNS if tracks_zero_signs(kernel) else 0)
 
 
 def may_raise(kernel) -> bool:
     """Does any expression of the kernel compute something that may set a reported flag (or
     the zero-sign bits: a quiet sort of short rows too, lower/sorting.py)?"""
-    return any(_raises(x) for e in _exprs(kernel.body) for x in walk_exprs(e)) or tracks_zero_signs(kernel)
+    return kinds(kernel) != 0
 
 
 def tracks_zero_signs(kernel) -> bool:
     """Does the kernel reduce floats with max / min, sort float rows or gather at positions
     that may be out of bounds (it may set both ZERO_SIGNS bits, and then NumPy must redo the
     call even with every error mode "ignore")?"""
-    return any(isinstance(x, Op) and (x.op in _EXTREMA | {"sort_vec"} and x.dtype.startswith("float")
+    return any(isinstance(x, Op) and (x.op in _ZERO_SIGN_OPS and x.dtype.startswith("float")
                                       or x.op == "gather_pos")
                for e in _exprs(kernel.body) for x in walk_exprs(e))
 
@@ -146,8 +191,7 @@ def uses_status_register(kernel) -> bool:
     """Must the kernel's entry read the FP status flags around its body? Not when everything
     that may report is an integer division (its flags go through the accumulator): such a
     body stays inlined into its entry."""
-    return any(_raises(x) and not _integer_divide(x) and x.op not in _EXTREMA
-               for e in _exprs(kernel.body) for x in walk_exprs(e))
+    return any(_raises(x) and not _integer_divide(x) for e in _exprs(kernel.body) for x in walk_exprs(e))
 
 
 def _integer_divide(e) -> bool:
@@ -217,5 +261,6 @@ def take() -> int:
     return v
 
 
-__all__ = ["may_raise", "tracks_zero_signs", "uses_status_register", "entry_ir", "exit_ir", "take", "ADDRESS",
+__all__ = ["may_raise", "kinds", "op_kinds",
+           "tracks_zero_signs", "uses_status_register", "entry_ir", "exit_ir", "take", "ADDRESS",
            "KINDS", "BIT", "ZERO_SIGNS", "DECLS", "WORD_DECL", "SYMBOL", "OPAQUE_DECL", "OPAQUE_SYMBOL"]

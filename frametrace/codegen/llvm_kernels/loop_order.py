@@ -39,9 +39,9 @@ from ...lower.loop_ir import Arg, Const, Gather, Let, Load, Loop, Op, Store, Upd
 # accumulator updates that any iteration order gives the same result (up to the reassociation
 # the vectorised reductions already have); the second set only off floats (signed zeros)
 # red_max_nonan / red_min_nonan: a float max/min over the elements that are not NaN (NaN is an
-# `or` of its own) in any order gives the same value, but for the sign of a zero, which the
-# kernel reports (fpflags.ZERO_SIGNS) so that NumPy redoes the call
-_ANY_ORDER = ("red_add", "red_mul", "red_and", "red_or", "red_max_nonan", "red_min_nonan")
+# `or` of its own) in any order gives the same value, but for the sign of a zero, which a pass
+# of its own decides (lower/reductions.py _zero_sign_phase: `or`s of the zeros' signs)
+_ANY_ORDER = ("red_add", "red_mul", "red_and", "red_or", "red_max_nonan", "red_min_nonan", "keep_bits")
 _ANY_ORDER_EXACT = ("red_max", "red_min", "red_fmax", "red_fmin")
 MAX_DEPTH = 4               # nests deeper than this keep C order (one inner-loop copy per level)
 _OUTERMOST = (1 << 63) - 1  # the key of a level with at most one iteration

@@ -198,33 +198,30 @@ def _f_argbetter(pred):                      # first max/min wins; the first NaN
     return rule
 
 
-def _f_red_extreme(name, signs=True):
-    """max / min reduction combiner (acc, x): NaN-propagating (llvm.maximum), or NaN-skipping
-    for fmax / fmin (llvm.maxnum: NaN only when both are), and reporting the sign of a zero x
-    (fpflags.ZERO_SIGNS: with both signs seen, NumPy's result depends on its order)."""
+def _f_red_nonan(name):
+    """max / min combiner over elements that are never NaN (lower/reductions.py replaces NaN by
+    the identity, mask_nan, and tracks it apart): `nnan nsz` llvm.maxnum, one vmaxpd per vector;
+    no NaN reaches vmaxpd, so no "invalid" in the status register. Zero signs are not tracked
+    here: the reduction decides them after the loop, only when the result is a zero
+    (fix_zero_sign)."""
     def rule(e, t, acc, x):
-        if signs:
-            _zero_sign(e, t, x)
-        return e.intrinsic(name, t, acc, x)
-    return rule
-
-
-def _zero_sign(e, t, x):
-    e.zero_signs(t, x)
-
-
-def _f_red_nonan(name, signs):
-    """max / min combiner over elements that are never NaN (the reduction masks and tracks NaN
-    apart, lower/reductions.py): `nnan nsz` llvm.maxnum, a vmaxpd that LLVM vectorises."""
-    def rule(e, t, acc, x):
-        if signs:
-            _zero_sign(e, t, x)
         T = reg(t)
         return e.emit(f"call nnan nsz {T} @llvm.{name}.{_SUFFIX_OF[T]}({T} {acc}, {T} {x})", T)
     return rule
 
 
-_SUFFIX_OF = {"double": "f64", "float": "f32"}
+def _f_fix_zero_sign(e, t, m, neg, pos):
+    """fix_zero_sign(m, neg, pos): the extreme `m` of a float max / min reduction, made a zero of
+    the sign its zeros had when it is a zero: neg / pos say the reduced elements held -0.0 /
+    +0.0, and the reduction only looks (its zero-sign pass runs) when m is a zero, whose sign
+    the `nsz` max leaves to chance. With both signs seen, NumPy's answer depends on the order
+    its SIMD loop combines them: the fpflags.ZERO_SIGNS bits make NumPy redo the call. (No
+    compare of m here: `select(m == 0, zero, m)` lets InstCombine drop the max's `nnan`, and
+    the reduction loop stays scalar.)"""
+    both = _and(e, neg, pos)
+    e.raise_bits(e.emit(f"select i1 {both}, i32 {BIT['neg_zero'] | BIT['pos_zero']}, i32 0", "i32"))
+    zero = _sel(e, t, _and(e, neg, e.emit(f"xor i1 {pos}, true", "i1")), _fc(t, -0.0), _fc(t, 0.0))
+    return _sel(e, t, _or(e, neg, pos), zero, m)
 
 
 _NAN_BITS = {"float64": 0x7FF8000000000000, "float32": 0x7FC00000}    # np.nan's bits
@@ -374,10 +371,11 @@ FLOAT = {
     "red_muladd": lambda e, t, acc, a, b: e.emit(
         f"call reassoc contract {reg(t)} @llvm.fmuladd.{_SUFFIX_OF[reg(t)]}({reg(t)} {a}, {reg(t)} {b}, "
         f"{reg(t)} {acc})", reg(t)),
-    "red_max": _f_red_extreme("maximum"), "red_min": _f_red_extreme("minimum"),
-    "red_fmax": _f_red_extreme("maxnum"), "red_fmin": _f_red_extreme("minnum"),
-    "red_max_nonan": _f_red_nonan("maxnum", True), "red_min_nonan": _f_red_nonan("minnum", True),
-    "red_peak_max": _f_red_nonan("maxnum", False), "red_peak_min": _f_red_nonan("minnum", False),
+    # (float red_max / red_min / red_fmax / red_fmin have no rule: lower/reductions.py runs them as
+    # red_max_nonan / red_min_nonan over NaN-masked elements, with their NaN and zero-sign rules)
+    "red_max_nonan": _f_red_nonan("maxnum"), "red_min_nonan": _f_red_nonan("minnum"),
+    "red_peak_max": _f_red_nonan("maxnum"), "red_peak_min": _f_red_nonan("minnum"),
+    "fix_zero_sign": _f_fix_zero_sign,
     "sort_vec": _f_sort_vec, "sort_pick": _f_sort_pick,
     "argbetter_max": _f_argbetter("ogt"), "argbetter_min": _f_argbetter("olt"),
 }

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ...errors import NumpyError, Unsupported
-from ...ir.builder import Proxy
+from ...ir.builder import Proxy, record_fake
 from ...ir.fake import FakeScalar
 from .array import ArrayVariable
 from .base import VariableTracker
@@ -291,6 +291,7 @@ def _as_python_scalar(tx, x, pytype):
     float64 value, which NumPy promotes like a Python float except against float16, float32 and
     complex64 operands: there `ArrayVariable.check_mixing` refuses it (a graph break)."""
     cast = tx.output.builder.emit("astype", x.proxy, dtype=np.dtype(np.float64))
+    record_fake(cast.node, FakeScalar(pytype))          # the NumPy backend makes it a Python float
     out = ArrayVariable(Proxy(cast.node, FakeScalar(pytype)))
     out.derived_python_scalar = True
     return out

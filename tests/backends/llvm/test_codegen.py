@@ -113,16 +113,22 @@ kernel k0(b0: float64[2d] = in0, b1: float64[2d] out = v4); arg0: int64 = s1, ar
     acc max1: float64 = -inf:float64
     acc nan2: bool = False:bool
     for i0 in [0:int64, arg0):
-      max1 := red_max_nonan(max1, where(isnan(b0[o0, i0]):bool, -inf:float64, b0[o0, i0]):float64):float64
+      max1 := red_max_nonan(max1, mask_nan(b0[o0, i0], -inf:float64):float64):float64
       nan2 := red_or(nan2, isnan(b0[o0, i0]):bool):bool
-    let r3 = where(nan2, nan:float64, max1):float64
-    acc sum4: float64 = 0.0:float64
+    let m3 = max1
+    acc zneg4: bool = False:bool
+    acc zpos5: bool = False:bool
+    for i0 in [0:int64, where(logical_and(logical_not(nan2):bool, logical_not(m3):bool):bool, arg0, 0:int64):int64):
+      zneg4 := red_or(zneg4, logical_and(logical_not(b0[o0, i0]):bool, signbit(b0[o0, i0]):bool):bool):bool
+      zpos5 := red_or(zpos5, logical_and(logical_not(b0[o0, i0]):bool, logical_not(signbit(b0[o0, i0]):bool):bool):bool):bool
+    let r6 = where(nan2, nan:float64, fix_zero_sign(m3, zneg4, zpos5):float64):float64
+    acc sum7: float64 = 0.0:float64
     for i0 in [0:int64, arg0):
-      sum4 := red_add(sum4, exp(subtract(b0[o0, i0], r3):float64):float64):float64
-      b1[o0, i0] = exp(subtract(b0[o0, i0], r3):float64):float64
-    let r5 = sum4
+      sum7 := red_add(sum7, exp(subtract(b0[o0, i0], r6):float64):float64):float64
+      b1[o0, i0] = exp(subtract(b0[o0, i0], r6):float64):float64
+    let r8 = sum7
     for i0 in [0:int64, arg0):
-      b1[o0, i0] = true_divide(b1[o0, i0], r5):float64"""
+      b1[o0, i0] = true_divide(b1[o0, i0], r8):float64"""  # noqa: E501
 
 
 def test_softmax_loop_ir_golden():

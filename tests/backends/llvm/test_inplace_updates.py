@@ -1,0 +1,428 @@
+"""In-place updates (`x += y`, `M *= c`, updates of views, an optimiser's step) and masked writes
+agree with NumPy eager in every error state NumPy has (ignore, warn, raise, call, print, log and
+mixes): the arrays afterwards (also after a raise), the warnings, the exceptions, what a handler
+or log receives and what is printed; for overlapping views and pairs of dtypes. And they get
+there without a saved copy of the destination: no copy where no flag NumPy would report is
+possible (fpflags.kinds), a flag check before the writing kernel where one is
+(backends/llvm/flag_checks.py)."""
+import warnings
+
+import numpy as np
+import pytest
+
+import frametrace as ft
+from frametrace.backends.llvm import fp_errors
+from frametrace.codegen.llvm_kernels import fpflags
+from tracing import A, Traced
+
+rng = np.random.default_rng(23)
+
+
+def iadd(x, y):
+    x += y
+    return x
+
+
+def scale(m):
+    m *= 0.995
+    return m
+
+
+def idiv(x, y):
+    x /= y
+    return x
+
+
+def shifted(x, y):
+    x[1:] -= y[:-1] * 2.0
+    return x
+
+
+def strided(x, y):
+    x[::2] *= y[::2]
+    return x
+
+
+def overlapping(x):
+    x[1:] += x[:-1]
+    return x
+
+
+def interleaved(x):
+    x[::2] += x[1::2]
+    return x
+
+
+def fill_masked(z, mask):
+    z[...] = 0
+    z[1:-1][mask] = 1
+    return z
+
+
+class SGD:
+    """An optimiser's step, as a training loop writes it."""
+
+    def __init__(self, lr):
+        self.lr = lr
+
+    def step(self, w, g):
+        w -= self.lr * g
+        return w
+
+
+_sgd = SGD(0.1)
+
+
+def sgd_step(w, g):
+    return _sgd.step(w, g)
+
+
+class _Log:
+    def __init__(self):
+        self.lines = []
+
+    def write(self, msg):
+        self.lines.append(msg)
+
+
+def _states():
+    """(name, np.errstate kwargs) of every mode NumPy has, and mixes."""
+    return [
+        ("default", {}),
+        ("ignore", {"all": "ignore"}),
+        ("warn", {"all": "warn"}),
+        ("raise", {"all": "raise"}),
+        ("call", {"all": "call"}),
+        ("print", {"all": "print"}),
+        ("log", {"all": "log"}),
+        ("over raises, invalid warns", {"over": "raise", "invalid": "warn", "divide": "ignore", "under": "call"}),
+        ("under warns", {"under": "warn"}),
+    ]
+
+
+def _run(fn, args, state):
+    """What NumPy-visible happened: the arrays after the call, the result, the exception, the
+    warnings, what the error handler and log received."""
+    args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    calls, log = [], _Log()
+    handler = log if state.get("all") == "log" else (lambda kind, flag: calls.append((kind, flag)))
+    exc = None
+    with warnings.catch_warnings(record=True) as w, np.errstate(call=handler, **state):
+        warnings.simplefilter("always")
+        try:
+            fn(*args)
+        except Exception as e:                 # noqa: BLE001  (NumPy's exception, compared)
+            exc = (type(e), str(e))
+    return args, exc, [(x.category, str(x.message)) for x in w], calls, log.lines
+
+
+def _same(got, want):
+    (ga, ge, gw, gc, gl), (wa, we, ww, wc, wl) = got, want
+    assert ge == we
+    assert gw == ww
+    assert gc == wc and gl == wl
+    for g, w in zip(ga, wa):
+        if isinstance(w, np.ndarray):
+            assert g.dtype == w.dtype
+            np.testing.assert_array_equal(g, w)
+
+
+def _data(kind, n, dtype="f8"):
+    """Operands of a binary in-place update: clean, or making NumPy report each kind."""
+    x = rng.standard_normal(n).astype(dtype)
+    y = rng.standard_normal(n).astype(dtype)
+    big = np.finfo(np.dtype(dtype)).max if np.dtype(dtype).kind == "f" else 0
+    if kind == "over":
+        x[n // 2], y[n // 2] = big, big
+    elif kind == "invalid":
+        x[n - 1], y[n - 1] = np.inf, -np.inf
+    elif kind == "divide":
+        y[0] = 0.0
+    elif kind == "under":
+        x[:] = np.finfo(np.dtype(dtype)).smallest_subnormal * 3
+        y[:] = 3.0
+    elif kind == "all":
+        x[0], y[0] = big, big
+        x[1], y[1] = np.inf, -np.inf
+        y[2] = 0.0
+    return x, y
+
+
+@pytest.mark.parametrize("n", [37, 3000])          # the native entry saves small regions on its stack
+@pytest.mark.parametrize("fn", [iadd, idiv, shifted, strided, sgd_step])
+def test_binary_updates_in_every_error_state(fn, n, capfd):
+    f = ft.compile(fn, backend="llvm")
+    for kind in ("clean", "over", "invalid", "divide", "under", "all"):
+        x, y = _data(kind, n)
+        for name, state in _states():
+            want = _run(fn, (x, y), state)
+            want_out = capfd.readouterr().out
+            got = _run(f, (x, y), state)
+            assert capfd.readouterr().out == want_out, (kind, name)
+            _same(got, want)
+    assert ft.stats().graph_breaks == 0
+
+
+@pytest.mark.parametrize("fn", [overlapping, interleaved])
+def test_updates_of_overlapping_views(fn):
+    f = ft.compile(fn, backend="llvm")
+    for n in (2, 9, 2049):
+        x = rng.standard_normal(n)
+        x[n // 2] = np.finfo(np.float64).max
+        for _, state in _states():
+            _same(_run(f, (x,), state), _run(fn, (x,), state))
+
+
+@pytest.mark.parametrize("dx,dy", [("f8", "f4"), ("f4", "f8"), ("f4", "f4"), ("f8", "i8"), ("i8", "i8"),
+                                   ("i4", "i8"), ("i8", "f8"), ("u1", "i2"), ("f2", "f4")])
+def test_dtype_pairs(dx, dy):
+    f = ft.compile(iadd, backend="llvm")
+    fd = ft.compile(idiv, backend="llvm")
+
+    def operand(dt, kind, which):
+        if np.dtype(dt).kind == "f":
+            return _data(kind, 50, dt)[which]
+        info = np.iinfo(dt)
+        v = rng.integers(max(info.min, -100), min(info.max, 100), 50).astype(dt)
+        if kind == "over":
+            v[7] = info.max
+        if kind == "divide" and which == 1:
+            v[3] = 0
+        return v
+    for kind in ("clean", "over", "divide"):
+        x, y = operand(dx, kind, 0), operand(dy, kind, 1)
+        for _, state in _states()[:4]:
+            _same(_run(f, (x, y), state), _run(iadd, (x, y), state))
+            _same(_run(fd, (x, y), state), _run(idiv, (x, y), state))
+
+
+def test_scaling_by_a_constant_saves_nothing_by_default():
+    """x * 0.995 can only underflow (ignored by default): no copy, no check, in any state that
+    ignores underflow; with underflow reported NumPy still gets its say."""
+    t = Traced(scale, A(("n", "m")))
+    kinds = fpflags.kinds(t.run.kernels[0])
+    assert kinds == fpflags.BIT["under"]
+    assert not fp_errors.GraphFlags(kinds).snapshot_wanted()
+    with np.errstate(under="warn"):
+        assert fp_errors.GraphFlags(kinds).snapshot_wanted()
+    f = ft.compile(scale, backend="llvm")
+    m = rng.random((30, 60))
+    tiny = np.full((3, 4), np.finfo(np.float64).smallest_subnormal * 3)
+    for _, state in _states():
+        _same(_run(f, (m,), state), _run(scale, (m,), state))
+        _same(_run(f, (tiny,), state), _run(scale, (tiny,), state))
+
+
+def test_a_flag_check_replaces_the_saved_copy():
+    """`x += y` may overflow or be invalid: its kernel runs a check first (the same work, its
+    stores into x dropped), and the wrapper copies nothing."""
+    t = Traced(iadd, A(("n",)), A(("n",)))
+    assert [k.name for k in t.run.kernels] == ["k0", "k0_check"]
+    assert "keep := keep_bits(keep, add(b0[i0], b1[i0]):float64):int64" in t.run.loop_ir
+    assert "_fb.check_wanted()" in t.run.source
+    assert "_fb.snapshot(" not in t.run.source                   # nothing to copy
+    for n in (10, 5000):
+        x, y = _data("over", n)
+        t.check(x, y)
+        with np.errstate(over="raise"):
+            want = _run(iadd, (x, y), {"over": "raise"})
+            _same(_run(ft.compile(iadd, backend="llvm"), (x, y), {"over": "raise"}), want)
+
+
+def test_raise_leaves_the_destination_as_numpy_does():
+    """NumPy writes `x += y` and then raises: so does the redo (np.add(x, y, out=x))."""
+    for fn in (iadd, shifted, sgd_step):
+        f = ft.compile(fn, backend="llvm")
+        x, y = _data("over", 5000)
+        _same(_run(f, (x, y), {"all": "raise"}), _run(fn, (x, y), {"all": "raise"}))
+        x, y = _data("invalid", 7)
+        _same(_run(f, (x, y), {"over": "raise", "invalid": "raise"}),
+              _run(fn, (x, y), {"over": "raise", "invalid": "raise"}))
+
+
+@pytest.mark.parametrize("n", [5, 64, 300])
+def test_masked_writes_into_views(n):
+    f = ft.compile(fill_masked, backend="llvm")
+    z = rng.integers(0, 5, (n, n))
+    mask = rng.random((n - 2, n)) < 0.3
+    _same(_run(f, (z, mask), {}), _run(fill_masked, (z, mask), {}))
+
+
+def life(z):
+    n = (z[0:-2, 0:-2] + z[0:-2, 1:-1] + z[0:-2, 2:] + z[1:-1, 0:-2] + z[1:-1, 2:]
+         + z[2:, 0:-2] + z[2:, 1:-1] + z[2:, 2:])
+    birth = (n == 3) & (z[1:-1, 1:-1] == 0)
+    survive = ((n == 2) | (n == 3)) & (z[1:-1, 1:-1] == 1)
+    z[...] = 0
+    z[1:-1, 1:-1][birth | survive] = 1
+    return z
+
+
+@pytest.fixture
+def last_run(monkeypatch):
+    """The compiled graphs (kernels, steps, wrapper source) of the ft.compile'd calls."""
+    import frametrace.backends.llvm as backend
+    runs, original = [], backend.compile_graph
+
+    def capture(*args, **kwargs):
+        runs.append(original(*args, **kwargs))
+        return runs[-1]
+    monkeypatch.setattr(backend, "compile_graph", capture)
+    return runs
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_life_stores_the_masks_not_the_partial_sums(last_run, dynamic):
+    """Values read after `z[...] = 0` are stored before it; only what is read after the write
+    (the two masks), not every partial sum of the neighbour count."""
+    f = ft.compile(life, backend="llvm", dynamic=dynamic)
+    for n in (34, 34, 51):
+        z = (rng.random((n, n)) < 0.4).astype(np.int64)
+        _same(_run(f, (z,), {}), _run(life, (z,), {}))
+    stored = [n for s in last_run[0].steps for n in getattr(s, "allocs", [])]
+    assert [n.dtype.name for n in stored] == ["bool", "bool"], stored
+
+
+def test_numpy_never_reports_for_the_ops_the_flag_analysis_calls_quiet():
+    a = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-310, 1e308, 1.0] * 3)
+    with np.errstate(all="raise"):
+        for name in fpflags._NEVER_REPORTED - {"clip_scalar", "argbetter_max", "argbetter_min"}:
+            if name == "clip":
+                np.clip(a, a[::-1], 1.0)
+            else:
+                for b in (a, a[::-1], np.nan, 0.0):
+                    getattr(np, name)(a, b)
+
+
+def scaled_rows(cov, data, n):
+    """The flag-raising work (a division) comes before the writes (plain copies into cov): the
+    flags are tested once, before the first write, and nothing is copied or checked."""
+    r = data.T @ data / (n - 1.0)
+    cov[0, :] = r[0]
+    cov[1:, 0] = r[1:, 0]
+    return cov
+
+
+def test_flags_raised_before_the_first_write_need_no_copy(last_run):
+    f = ft.compile(scaled_rows, backend="llvm")
+    data = rng.standard_normal((7, 5))
+    for n in (7.0, 1.0, 7.0):                  # n - 1 == 0: divide by zero
+        for _, state in _states():
+            cov = np.zeros((5, 5))
+            _same(_run(f, (cov, data, n), state), _run(scaled_rows, (cov, data, n), state))
+    assert "if _fpw.value and _fb.flagged(): return _fb.run(" in last_run[0].source
+    assert "_fb.snapshot(" not in last_run[0].source
+
+
+def test_masked_write_with_related_sizes_is_one_kernel(last_run):
+    """mask.shape == z[1:-1, 1:-1].shape is learnt while tracing (a size replacement): the input's
+    shape is rewritten with it (passes/sizes.py), so the masked write is a kernel, not NumPy's
+    where, for every size of one dynamic graph."""
+    f = ft.compile(fill_masked2, backend="llvm", dynamic=True)
+    for n in (5, 17, 40):
+        z = rng.integers(0, 5, (n, n))
+        mask = rng.random((n - 2, n - 2)) < 0.4
+        _same(_run(f, (z, mask), {}), _run(fill_masked2, (z, mask), {}))
+    assert len(last_run) == 1 and "_op_where" not in last_run[0].source
+    assert "where(" in last_run[0].loop_ir
+
+
+def fill_masked2(z, mask):
+    z[...] = 0
+    z[1:-1, 1:-1][mask] = 1
+    return z
+
+
+def fill_views(z):
+    z[::2, 1:] = 0
+    z.T[-1] = 0
+    z[:, 0] = 0.0
+    z[1:3] = 0
+    return z
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_zero_fills_of_views(order):
+    """`z[...] = 0` into views (native entry: memset per dense row or of the whole region)."""
+    f = ft.compile(fill_views, backend="llvm")
+    for shape in ((4, 5), (7, 3), (64, 64)):
+        z = np.asarray(rng.standard_normal(shape), order=order)
+        _same(_run(f, (z,), {}), _run(fill_views, (z,), {}))
+        zi = np.asarray(rng.integers(1, 9, shape), order=order)
+        _same(_run(f, (zi,), {}), _run(fill_views, (zi,), {}))
+
+
+def _natives(fn):
+    from csrc_free_runtime import all_caches
+    return [e.native for c in all_caches() if c.fn is fn for e in c.entries if e.native is not None]
+
+
+def scale_by(m, c):
+    m *= c
+    return m
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_a_lone_inplace_ufunc_is_numpys_call_where_its_check_would_read_twice(dynamic):
+    """`x += y` alone, its check wanted (the default state reports overflow): from
+    native_fp.lone_ufunc_min elements the native entry calls np.add(x, y, x) itself (one pass,
+    NumPy's reports by construction) instead of check + kernel (two); below, check + kernel. Every
+    error state, every size, with and without a flag, f8 and f4, and a Python scalar operand."""
+    from frametrace.backends.llvm import native_fp
+    for fn, make in ((iadd, lambda kind, n, dt: _data(kind, n, dt)),
+                     (scale_by, lambda kind, n, dt: (_data(kind, n, dt)[0], 1e308 if kind == "over" else 0.5))):
+        f = ft.compile(fn, backend="llvm", dynamic=dynamic)
+        for dt in ("f8", "f4"):
+            for n in (5, 2000, 2600, 9000):
+                for kind in ("clean", "over", "invalid", "under"):
+                    args = make(kind, n, dt)
+                    for _, state in _states():
+                        _same(_run(f, args, state), _run(fn, args, state))
+        natives = _natives(fn)
+        assert natives and all(nt.hits > 0 for nt in natives)
+        assert any("lonnp" in nt.ir for nt in natives)
+    assert native_fp.lone_ufunc_min((np.add, [], None, 16)) == native_fp.LONE_UFUNC_BYTES // 16
+
+
+def test_a_lone_inplace_ufunc_on_overlapping_and_strided_operands():
+    """NumPy's call handles what NumPy handles: the same array twice, overlapping views passed
+    as two arguments, Fortran-ordered and reversed operands, above and below the threshold."""
+    f = ft.compile(iadd, backend="llvm", dynamic=True)
+    for n in (40, 9000):
+        a, _ = _data("over", n + 1)
+        cases = [(a[:-1], a[:-1]), (a[:-1], a[1:]), (a[1:], a[:-1]), (a[::-1], a)]
+        m = np.asfortranarray(rng.standard_normal((n // 20 + 2, 20)))
+        m[1, 3] = np.finfo(np.float64).max
+        cases += [(m, m * 0.5), (m, m[::-1])]
+        for x, y in cases:
+            for _, state in _states():
+                base = x.base if x.base is not None else x
+
+                def run(fn, x=x, y=y, base=base, state=state):
+                    keep = base.copy()
+                    out = _run(lambda: fn(x, y), (), state)
+                    after = base.copy()
+                    base[...] = keep
+                    return out, after
+                (got, got_after), (want, want_after) = run(f), run(iadd)
+                _same(got, want)
+                np.testing.assert_array_equal(got_after, want_after)
+
+
+def test_the_error_state_answer_follows_seterr_between_calls():
+    """The native entry keeps its answer per error state (GraphFlags.snapshot_wanted): np.seterr
+    between calls, nested errstate blocks and a restored state each get their own answer."""
+    f = ft.compile(iadd, backend="llvm")
+    old = np.geterr()
+    try:
+        for n in (100, 5000):
+            for modes in ({"over": "raise"}, {"over": "ignore"}, {"over": "warn"}, {"all": "ignore"},
+                          {"over": "raise"}):
+                np.seterr(**modes)
+                x, y = _data("over", n)
+                _same(_run(f, (x, y), {}), _run(iadd, (x, y), {}))
+                with np.errstate(over="ignore"):
+                    _same(_run(f, (x, y), {}), _run(iadd, (x, y), {}))
+                _same(_run(f, (x, y), {}), _run(iadd, (x, y), {}))
+    finally:
+        np.seterr(**old)
