@@ -41,6 +41,9 @@ def rebuild_cache(fn, options, scope):
         if cache is None:
             _, cache = make_trampoline(fn)
             cache.options, cache.scope = options, scope
+            # the blocks of a chunked array differ in any dimension: once an array input's shape
+            # changes, every dimension of it turns dynamic (dynamic_policy.FrameState.whole_arrays)
+            cache.state.data["whole_arrays"] = True
             if key is not None:
                 _rebuilt[key] = cache
     return cache

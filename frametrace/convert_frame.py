@@ -37,6 +37,7 @@ def frame_state(cache) -> FrameState:
     if fs is None:
         from . import compile_events
         fs = cache.state.data["auto"] = compile_events.load_profile(cache.code) or FrameState()
+        fs.whole_arrays = bool(cache.state.data.get("whole_arrays"))
     return fs
 
 

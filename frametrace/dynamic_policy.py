@@ -32,7 +32,11 @@ VARYING = None
 
 
 class FrameState:
-    """What automatic dynamic learnt about one code object's inputs."""
+    """What automatic dynamic learnt about one code object's inputs. `whole_arrays`: a changed
+    size makes every dimension of that array dynamic, not only the changed one (a function run
+    on the blocks of a chunked array in a worker: csrc_free_runtime/pickling.py)."""
+
+    whole_arrays = False
 
     def __init__(self):
         self.sizes: dict = {}      # source name -> tuple(int | None) or VARYING (ndim changed)
@@ -105,12 +109,13 @@ class DynamicPolicy:
         from .pgo import observe_strides
         observe_strides(state, name, value.strides)
         marks = marks_of(value)
+        spread = state.whole_arrays and seen is not VARYING and any(s is None for s in seen)
         decisions = []
         for d in range(value.ndim):
-            decisions.append(self._dim(source, name, d, seen, marks.get(d)))
+            decisions.append(self._dim(source, name, d, seen, marks.get(d), spread))
         return decisions
 
-    def _dim(self, source, name, d, seen, mark) -> DimDecision:
+    def _dim(self, source, name, d, seen, mark, spread=False) -> DimDecision:
         if mark is not None:
             if mark.kind == "static":
                 return STATIC
@@ -128,7 +133,7 @@ class DynamicPolicy:
             return STATIC
         if self.dynamic is True:
             return DYNAMIC
-        if config.automatic_dynamic_shapes and (seen is VARYING or seen[d] is None):
+        if config.automatic_dynamic_shapes and (seen is VARYING or seen[d] is None or spread):
             return DYNAMIC
         return STATIC if config.assume_static_by_default else DYNAMIC
 

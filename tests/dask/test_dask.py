@@ -57,8 +57,7 @@ def _blockwise(fn, x, rows, cols):
 
 
 def test_map_blocks_uneven_chunks_two_graphs_per_worker(client):
-    # row blocks of uneven heights (a 2-D uneven grid can take a third graph per worker: each
-    # dimension turns dynamic when it is first seen changing)
+    # row blocks of uneven heights
     rows, cols = (60, 75, 90, 45, 120, 33, 64, 81), (50,)
     x, dx = _uneven(0, rows, cols)
     f = ft.compile(progs.jacobi)                 # not the module's name: pickled by value, rebuilt there
@@ -80,6 +79,19 @@ def test_map_blocks_uneven_chunks_two_graphs_per_worker(client):
     for s in client.run(progs.worker_state).values():
         assert s["recompiles"] == 0 and s["graphs"] <= 1
     assert any(files for _, _, files in os.walk(client.cache_dir))
+
+
+def test_map_blocks_uneven_in_both_dimensions_two_graphs_per_worker(client):
+    # blocks differ in height and width: once a block's shape differs from the first one, every
+    # dimension of it turns dynamic in the worker, so no third graph when the other one changes
+    rows, cols = (40, 52, 40, 33, 61), (30, 45, 30, 27)
+    x, dx = _uneven(2, rows, cols)
+    f = ft.compile(progs.jacobi)
+    got = dx.map_blocks(f, dtype=x.dtype).compute()
+    np.testing.assert_allclose(got, _blockwise(progs.jacobi, x, rows, cols), rtol=1e-13, atol=0)
+    states = client.run(progs.worker_state)
+    for s in states.values():
+        assert s["graphs"] <= 2, states
 
 
 def test_delayed_tasks_and_a_module_level_compiled_function(client):
