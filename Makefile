@@ -10,7 +10,8 @@ ACCEPTANCE := ../shared/acceptance
 ACCEPTANCE_TESTS := $(ACCEPTANCE)/test_dynamic_shapes.py $(ACCEPTANCE)/test_numpy_semantics.py \
 	$(ACCEPTANCE)/test_controls.py $(ACCEPTANCE)/test_graph_breaks.py $(ACCEPTANCE)/test_data_dependent.py \
 	$(ACCEPTANCE)/test_whole_programs.py $(ACCEPTANCE)/test_numpy_api.py $(ACCEPTANCE)/test_soundness.py \
-	$(ACCEPTANCE)/test_loops.py $(ACCEPTANCE)/test_compile_economy.py $(ACCEPTANCE)/test_soundness3.py
+	$(ACCEPTANCE)/test_loops.py $(ACCEPTANCE)/test_compile_economy.py $(ACCEPTANCE)/test_soundness3.py \
+	$(ACCEPTANCE)/test_loops_compiled_once.py
 # Tests run strict: a backend's internal error fails the test (never a silent NumPy fallback), and the
 # IR verifier checks every graph after tracing, after each pass and at backend entry.
 STRICT := FRAMETRACE_STRICT_BACKEND=1 FRAMETRACE_VERIFY_IR=1
