@@ -12,6 +12,7 @@ This package never imports the compiler: the compiler installs a callback
 from .cache import FrameCache, MISS, dispatch, new_frame_cache, all_caches, set_callback, set_mode, get_mode
 from .global_hook import active_options, is_hooked, original_function, scoped_dispatch, suspend_discovery
 from .hook import make_trampoline
+from . import pickling  # noqa: F401 - registers how a FrameCache pickles (copyreg)
 from .types import CacheEntry, Mode
 
 __all__ = ["FrameCache", "MISS", "dispatch", "new_frame_cache", "all_caches", "set_callback", "set_mode", "get_mode",

@@ -69,14 +69,6 @@ class FrameCache:
     def __del__(self):
         _retired_hits[0] += self.hits
 
-    def __reduce__(self):
-        """Pickled with a trampoline (by value): the function and options, rebuilt and compiled
-        again in the receiving process (pickling.py)."""
-        from . import pickling
-        if self.hooked:
-            return pickling.rebuild_hooked_cache, (self.fn,)
-        return pickling.rebuild_cache, (self.fn, self.options, self.scope)
-
     @property
     def action(self) -> Mode:
         return self._action

@@ -13,7 +13,10 @@ their own per unpickle: sharing one would run them with another's values.
 """
 from __future__ import annotations
 
+import copyreg
 import threading
+
+from .cache import FrameCache
 
 _lock = threading.Lock()
 _rebuilt: dict = {}          # (code, module, qualname, options, scope) -> FrameCache
@@ -53,3 +56,14 @@ def rebuild_hooked_cache(fn):
     """A hooked function's cache (its trampoline code holds it as a constant)."""
     from .global_hook import hooked_cache_for
     return hooked_cache_for(fn)
+
+
+def reduce_cache(cache: FrameCache):
+    """A FrameCache pickled with a trampoline (by value): the function and options, rebuilt and
+    compiled again in the receiving process."""
+    if cache.hooked:
+        return rebuild_hooked_cache, (cache.fn,)
+    return rebuild_cache, (cache.fn, cache.options, cache.scope)
+
+
+copyreg.pickle(FrameCache, reduce_cache)
