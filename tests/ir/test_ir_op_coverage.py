@@ -320,7 +320,7 @@ def test_every_registered_op_has_a_case():
 
 
 _KIND_DTYPE = {"f": "float64", "i": "int64", "u": "uint32", "b": "bool"}
-_SPECIAL = {"affine", "cast", "where", "segment"}          # emitted by emit.py itself
+_SPECIAL = {"affine", "cast", "where", "segment", "mask_nan", "keep_bits"}    # emitted by emit.py itself
 
 
 def _ops_without_rules(expr) -> set:
