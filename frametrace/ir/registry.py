@@ -66,6 +66,8 @@ from typing import Callable
 import numpy as np
 import sympy
 
+from .graph import SCALAR_MATH
+
 # ----------------------------------------------------------------------------- lowerings
 # What a backend does with an op; the LLVM backend's classify / pointwise / reductions /
 # accumulate modules read these records, never lists of op names.
@@ -230,6 +232,29 @@ def may_warn(node) -> bool:
         return False
     op = get_op(node.op)
     return op.kind != "view" and not (op.fp_errors == "none" and op.kind in ("elementwise", "copy"))
+
+
+def reports_fp(node) -> bool:
+    """May NumPy report an FP error computing `node` (fp_errors: a float loop, an integer
+    divide, NumPy's scalar math on ints)?"""
+    if node.op == "input":
+        return False
+    op = get_op(node.op)
+    if op.fp_errors == "none":
+        return False
+    if op.fp_errors == "int_divide" or node.attr(SCALAR_MATH):
+        return True
+    return any(getattr(x, "dtype", None) is not None and x.dtype.kind in "fc" for x in (node, *node.inputs()))
+
+
+def warns_unused(node) -> bool:
+    """Does NumPy warn computing `node` even when nothing uses its value (`m = np.log(x)`, an
+    unused `x.mean()` of an empty array)? Such a node is computed though dead (passes/dce.py,
+    the llvm schedule). NumPy's own calls (opaque ops) are left out: one call may stand for
+    several nodes (np.histogram's counts and edges), which would warn twice."""
+    if node.op in ("input", "report_if") or get_op(node.op).kind in ("view", "mutation", "opaque"):
+        return False
+    return bool(size_warnings(node)) or reports_fp(node)
 
 
 def size_warnings(node) -> list:

@@ -15,10 +15,10 @@ import math
 
 import sympy
 
-from ..ir.graph import SCALAR_MATH, Graph, Node
+from ..ir.graph import Graph, Node
 from ..ir.ops.loops import written_values
 from ..ir.ops.opaque import OPAQUE
-from ..ir.registry import get_op, lowering, may_raise, may_warn, size_warnings
+from ..ir.registry import get_op, lowering, may_raise, may_warn, reports_fp, size_warnings, warns_unused
 from .classify import categorize, view_is_inlinable
 from .matmul import choice as product_choice
 from .pointwise import SUPPORTED_DTYPES
@@ -43,19 +43,6 @@ def _written_between(positions: list, lo, hi) -> bool:
     """Is there a write at a position strictly between lo and hi (positions ascending)?"""
     i = bisect.bisect_right(positions, lo)
     return i < len(positions) and positions[i] < hi
-
-
-def reports_fp(n: Node) -> bool:
-    """May NumPy report an FP error computing node n (registry fp_errors: a float loop, an
-    integer divide, NumPy's scalar math on ints)?"""
-    if n.op == "input":
-        return False
-    op = get_op(n.op)
-    if op.fp_errors == "none":
-        return False
-    if op.fp_errors == "int_divide" or n.attr(SCALAR_MATH):
-        return True
-    return any(getattr(x, "dtype", None) is not None and x.dtype.kind in "fc" for x in (n, *n.inputs()))
 
 
 def _wrapper_assign(plan, n: Node) -> bool:
@@ -105,6 +92,7 @@ MATERIALIZE_RULES = {
     "operand_of_wrapper_view": lambda p, n: any(                  # a NumPy view needs its base
         p.cat[u] == "view" and p.need.get(u) for u in p.users[n]),
     "deep_concatenate": _deep_concatenate,                        # bounded nesting of segments
+    "warns_unused": lambda p, n: not p.users[n] and n not in p.output_set and warns_unused(n),  # NumPy warns
     "gathered": lambda p, n: any(                                 # take_along loads it at data positions
         p.cat[u] == "pw" and getattr(lowering(u.op), "indexed", False) and u.args[0] is n for u in p.users[n]),
 }
@@ -156,8 +144,9 @@ class Plan:
         for n in reversed(self.nodes):
             if n in live or self.cat[n] == "assign" or (
                     self.cat[n] == "fallback" and get_op(n.op).kind in _IMPURE_KINDS) or (
-                    self.cat[n] in WRAPPER and may_raise(n) and not self._raised_by_twin(n, live)):
-                live.add(n)                                        # (unused, but NumPy would raise)
+                    self.cat[n] in WRAPPER and may_raise(n) and not self._raised_by_twin(n, live)) or (
+                    warns_unused(n)):
+                live.add(n)                                        # (unused, but NumPy would raise / warn)
                 live.update(node_args(n))
         return live
 

@@ -2,7 +2,7 @@
 raise at run time, and define no size a live node or a runtime assert uses."""
 from __future__ import annotations
 
-from ..ir.registry import may_raise
+from ..ir.registry import may_raise, warns_unused
 from ..ir.verify import unbacked_definitions, used_symbols
 
 
@@ -25,7 +25,7 @@ def eliminate_dead_code(graph) -> int:
         live_syms.update(used_symbols(out))
     kept = []
     for node in reversed(graph.nodes):
-        if node in live or may_raise(node) or any(definer.get(s) is node for s in live_syms):
+        if node in live or may_raise(node) or warns_unused(node) or any(definer.get(s) is node for s in live_syms):
             kept.append(node)
             live.update(node.inputs())
             live_syms.update(used_symbols(node))

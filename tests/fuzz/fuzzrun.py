@@ -256,10 +256,6 @@ KNOWN_BUGS = [
     # (name, regex on the failure message, regex on the program source or None)
     ("complex scalar operand crashes llvm lowering (test_llvm_complex_python_scalar_operand)",
      r"NotLowerable: operand \(?[-+\w.]*j\)?\n", None),
-    # warnings (engineer "warnings", issue 22): the warnings of an op whose result is unused are
-    # lost (dead-code elimination drops it; test_warning_of_an_unused_value)
-    ("the warnings of an unused value are lost (test_warning_of_an_unused_value)",
-     r"warnings: eager \[.+\]; compiled \[\]", None),
 ]
 
 

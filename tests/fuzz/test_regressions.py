@@ -475,13 +475,15 @@ def test_cell_variable_written_in_a_loop_body():
 # ---- the warnings of an unused value are lost (found by the multi-module fuzzer, seed 20214) ---
 # `m = x.mean()` on an empty array, or `np.log(x)` of zeros, whose result the function never uses:
 # NumPy warns ("Mean of empty slice", "divide by zero encountered in log"); the compiled function
-# does not (the node is dead code). Warnings belong to issue 22's "warnings" part; known bug in
-# fuzzrun.KNOWN_BUGS. Not strict: it flips when that fix lands.
+# did not (the node was dead code). Fixed: a node NumPy warns computing is kept and computed though
+# unused (registry.warns_unused: passes/dce.py and the llvm schedule's liveness).
 
-@pytest.mark.xfail(reason="warnings of an unused value are lost (issue 22, warnings)", strict=False)
 def test_warning_of_an_unused_value():
     agree("def f(x):\n    m = np.log(x)\n    return x + 1\n", lambda: (np.zeros(3),), errstate="warn")
     agree("def f(x):\n    m = x.mean()\n    return x + 1\n", lambda: (np.zeros(0),), errstate="warn")
+    agree("def f(x):\n    y = x * 2\n    m = np.sqrt(y - 3)\n    return y\n",
+          lambda: (np.arange(3.0),), lambda: (np.arange(5.0),), errstate="warn")
+    agree("def f(x):\n    m = x.mean()\n    return x + 1\n", lambda: (np.zeros(0),), errstate="raise")
 
 
 # ---- Python arithmetic on float(a) of graph data warned as NumPy does (multi-module fuzzer) ----
