@@ -15,6 +15,9 @@ ACCEPTANCE_TESTS := $(ACCEPTANCE)/test_dynamic_shapes.py $(ACCEPTANCE)/test_nump
 # Tests run strict: a backend's internal error fails the test (never a silent NumPy fallback), and the
 # IR verifier checks every graph after tracing, after each pass and at backend entry.
 STRICT := FRAMETRACE_STRICT_BACKEND=1 FRAMETRACE_VERIFY_IR=1
+# pytest on one pytest-xdist worker per CPU, then the tests marked `serial` alone; plain pytest on one CPU
+# (FT_TEST_JOBS=N to choose; tests/conftest.py keeps the workers' caches apart). Usage: $(PYTEST) PYTHON ARGS...
+PYTEST := bash $(CURDIR)/.ci/pytest_parallel
 
 .PHONY: install demo test unit acceptance bench lint fuzz clean test-all wheel-test
 
@@ -40,14 +43,14 @@ demo: install
 
 # The acceptance suite has its own conftest, so it runs in a pytest process of its own.
 test: install
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -q tests -p no:cacheprovider
-	$(STRICT) PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -q $(ACCEPTANCE_TESTS) -p no:cacheprovider
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(PYTEST) $(BIN)/python -q tests -p no:cacheprovider
+	$(STRICT) PATH="$(CURDIR)/$(BIN):$$PATH" $(PYTEST) $(BIN)/python -q $(ACCEPTANCE_TESTS) -p no:cacheprovider
 
 unit: install
-	$(BIN)/python -m pytest -q tests -p no:cacheprovider
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(PYTEST) $(BIN)/python -q tests -p no:cacheprovider
 
 acceptance: install
-	$(STRICT) PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -q $(ACCEPTANCE_TESTS) -p no:cacheprovider
+	$(STRICT) PATH="$(CURDIR)/$(BIN):$$PATH" $(PYTEST) $(BIN)/python -q $(ACCEPTANCE_TESTS) -p no:cacheprovider
 
 # The whole suite on another CPython. A missing interpreter fails on CI (CI set) and is skipped, loudly, elsewhere.
 # VERSION_TESTS narrows it when time is short, e.g. VERSION_TESTS="tests --ignore=tests/ir".
@@ -57,8 +60,8 @@ test-py3%:
 		if [ -n "$${CI:-}" ]; then echo "CI: CPython 3.$* is required"; exit 1; fi; \
 		echo "*** SKIPPED: no CPython 3.$* here (CI fails on this) ***"; exit 0; fi; \
 	$(MAKE) --no-print-directory .venv3$*/bin/.installed && \
-	PATH="$(CURDIR)/.venv3$*/bin:$$PATH" .venv3$*/bin/python -m pytest -q $(VERSION_TESTS) -p no:cacheprovider && \
-	$(STRICT) PATH="$(CURDIR)/.venv3$*/bin:$$PATH" .venv3$*/bin/python -m pytest -q $(ACCEPTANCE_TESTS) -p no:cacheprovider
+	PATH="$(CURDIR)/.venv3$*/bin:$$PATH" $(PYTEST) .venv3$*/bin/python -q $(VERSION_TESTS) -p no:cacheprovider && \
+	$(STRICT) PATH="$(CURDIR)/.venv3$*/bin:$$PATH" $(PYTEST) .venv3$*/bin/python -q $(ACCEPTANCE_TESTS) -p no:cacheprovider
 
 test-all: test test-py312 test-py313
 
@@ -71,7 +74,7 @@ wheel-test: install
 	whl=$$(ls "$$tmp"/dist/frametrace-*.whl); "$$tmp/venv/bin/pip" install -q "$$whl[test]"; \
 	cd "$$tmp"; \
 	venv/bin/python -c "import frametrace, frametrace.codegen; assert frametrace.__file__.startswith('$$tmp/venv/'), frametrace.__file__"; \
-	$(STRICT) PATH="$$tmp/venv/bin:$$PATH" venv/bin/python -m pytest -q -p no:cacheprovider $(abspath $(ACCEPTANCE_TESTS))
+	$(STRICT) PATH="$$tmp/venv/bin:$$PATH" $(PYTEST) venv/bin/python -q -p no:cacheprovider $(abspath $(ACCEPTANCE_TESTS))
 
 bench: install
 	$(BIN)/python benchmarks/run_all.py

@@ -7,6 +7,9 @@ import sys
 import pytest
 from distributed_helpers import PROGS
 
+# 2 and 4 ranks wait at most 1.5-2 s for each other at a compile: they run alone, not beside another
+# pytest-xdist worker that compiles (tests/conftest.py)
+pytestmark = pytest.mark.serial
 
 
 def _line_of(name: str) -> int:
@@ -17,7 +20,8 @@ def _line_of(name: str) -> int:
 def _mpirun(mpiexec, n, tmp_path, *args, timeout_s=2.0) -> list:
     """Run a program of progs/ on `n` ranks; the per-rank JSON reports, rank order."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("FRAMETRACE_")}
-    env.update(FRAMETRACE_PGO="0", FRAMETRACE_COLLECTIVES_TIMEOUT_S=str(timeout_s), FT_OUT_DIR=str(tmp_path))
+    env.update(FRAMETRACE_PGO="0", FRAMETRACE_COLLECTIVES_TIMEOUT_S=str(timeout_s), FT_OUT_DIR=str(tmp_path),
+               FRAMETRACE_CACHE_DIR=str(tmp_path / "cache"))         # not ~/.cache, shared by test processes
     proc = subprocess.run([mpiexec, "-n", str(n), sys.executable, *map(str, args)], env=env,
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stdout + proc.stderr
