@@ -7,6 +7,7 @@ import pytest
 
 import frametrace as ft
 from frametrace import compile_times
+from frametrace.reporting import watch
 from helpers import assert_same
 
 
@@ -60,7 +61,10 @@ def test_phases_are_exclusive():
 
 
 @pytest.fixture
-def compile_log(caplog):
+def compile_log(caplog, monkeypatch):
+    # compiles that pass 2 s on a loaded machine would log "slow compile" and "still compiling" lines
+    monkeypatch.setattr(compile_times, "SLOW_COMPILE_S", 3600.0)
+    monkeypatch.setattr(watch, "ANNOUNCE_AFTER_S", 3600.0)
     ft.set_logs(compile=True)
     try:
         with caplog.at_level(logging.INFO, logger="frametrace.compile"):

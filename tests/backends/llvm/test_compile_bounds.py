@@ -9,6 +9,7 @@ import pytest
 import frametrace as ft
 from frametrace.lower import fusion, schedule
 from frametrace.lower.loop_ir import Op, Store, Update
+from frametrace.reporting import watch
 from helpers import assert_same
 
 rng = np.random.default_rng(12)
@@ -108,7 +109,10 @@ def test_element_writes_and_values_read_before_them():
     assert_same(ft.compile(fn)(x), fn(x))
 
 
-def test_compile_log_of_a_large_graph_names_its_size(caplog):
+def test_compile_log_of_a_large_graph_names_its_size(caplog, monkeypatch):
+    # on a loaded machine this compile can pass 2 s: then the watcher's "still compiling" line would
+    # come too (its own test is in tests/cli/test_report.py)
+    monkeypatch.setattr(watch, "ANNOUNCE_AFTER_S", 3600.0)
     fn = straight_line("big", ["x = x * 1.5 - 0.25"] * 300)
     ft.set_logs(compile=True)
     try:
