@@ -172,7 +172,8 @@ def _finish(cache, options, compile_id, output, graph, namespace, return_code, b
         graph_call = "___graph"
         backend_source = getattr(run, "source", "")
     input_codes = [src.code for _, src in output.graph_inputs]
-    native = _native_entry(cache, guards, bindings, graph_call, input_codes, return_code, namespace, graph, options)
+    native = _native_entry(cache, guards, bindings, graph_call, input_codes, return_code, namespace, graph, options,
+                           [src for _, src in output.graph_inputs])
     check_fn = None if native is not None else _native_check(
         cache, guards, bindings, [src for _, src in output.graph_inputs], namespace, options)
     entry, check, source = build_entry(cache.argnames, guards, bindings, graph_call,
@@ -200,7 +201,8 @@ def _same_as_eager(run) -> bool:
     return same_as_eager(run)
 
 
-def _native_entry(cache, guards, bindings, graph_call, input_codes, return_code, namespace, graph, options):
+def _native_entry(cache, guards, bindings, graph_call, input_codes, return_code, namespace, graph, options,
+                  input_sources):
     """The entry as a native builtin (backends/llvm/native_entry.py), for LLVM-compiled graphs."""
     run = namespace.get(graph_call) if graph_call is not None else None
     if not config.native_dispatch or (options.backend or config.backend) != "llvm" or \
@@ -208,7 +210,7 @@ def _native_entry(cache, guards, bindings, graph_call, input_codes, return_code,
         return None
     from ..backends.llvm.native_entry import build_native_entry
     return build_native_entry(cache.argnames, guards, bindings, graph_call, input_codes, return_code, namespace,
-                              graph, run, cache.code.co_name)
+                              graph, run, cache.code.co_name, input_sources)
 
 
 def _native_check(cache, guards, bindings, input_sources, namespace, options):

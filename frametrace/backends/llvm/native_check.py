@@ -237,7 +237,9 @@ class CheckTranslator(Translator):
             setattr(self, k, v)
 
 
-def _ordered(guards) -> list:
+def ordered(guards) -> list:
+    """Type and identity guards first (they make reading inside a value safe), then ranks and
+    lengths, then the rest, each in the trace's order (guards are a pure conjunction)."""
     first = [g for g in guards if g.kind in _FIRST]
     second = [g for g in guards if g.kind in _SECOND]
     return first + second + [g for g in guards if g.kind not in _FIRST and g.kind not in _SECOND]
@@ -248,7 +250,7 @@ def _build(argnames, guards, bindings, input_sources, namespace, name):
     tr = CheckTranslator(ir, argnames, namespace)
     ir.require(ir.op(f"icmp eq i64 %nargs, {len(argnames)}"))
     rest, compiled = [], 0
-    for g in _ordered(guards):
+    for g in ordered(guards):
         st = tr.state()
         try:
             tr.require_top(g)
@@ -316,26 +318,33 @@ def _null_fails(ir, value, live):
     ir.block(ok)
 
 
+def emit_release(release: str, n: int) -> list:
+    """Lines of `void @release(ptr %own)`: Py_DecRef of the n references of `%own` (a
+    CheckTranslator's walk; NULL slots are skipped by Py_DecRef). The caller allocates
+    `%own = alloca [n x ptr]`, zeroes it, and calls the release at every exit."""
+    dec = rt_native.C_ADDRESSES["Py_DecRef"]
+    return [f"define internal void @{release}(ptr %own) {{",
+            "entry:", "  br label %loop", "loop:",
+            "  %i = phi i64 [0, %entry], [%next, %loop]",
+            "  %p = getelementptr inbounds ptr, ptr %own, i64 %i",
+            "  %o = load ptr, ptr %p, align 8",
+            f"  %dec = inttoptr i64 {dec} to ptr",
+            "  call void %dec(ptr %o)",                    # Py_DecRef: NULL is a no-op
+            "  %next = add i64 %i, 1",
+            f"  %more = icmp ult i64 %next, {n}",
+            "  br i1 %more, label %loop, label %done",
+            "done:", "  ret void", "}", ""]
+
+
 def _finish(tr: CheckTranslator, result: str, name: str):
     ir = tr.ir
     n = max(tr.owned, 1)
-    dec = rt_native.C_ADDRESSES["Py_DecRef"]
     inc = rt_native.C_ADDRESSES["Py_IncRef"]
     fname = "ft_check_" + "".join(ch if ch.isalnum() else "_" for ch in name)
     release = f"{fname}.release"
     text = "\n".join(
-        [f"define internal void @{release}(ptr %own) {{",
-         "entry:", "  br label %loop", "loop:",
-         "  %i = phi i64 [0, %entry], [%next, %loop]",
-         "  %p = getelementptr inbounds ptr, ptr %own, i64 %i",
-         "  %o = load ptr, ptr %p, align 8",
-         f"  %dec = inttoptr i64 {dec} to ptr",
-         "  call void %dec(ptr %o)",                    # Py_DecRef: NULL is a no-op
-         "  %next = add i64 %i, 1",
-         f"  %more = icmp ult i64 %next, {n}",
-         "  br i1 %more, label %loop, label %done",
-         "done:", "  ret void", "}", "",
-         f"define ptr @{fname}(ptr %self, ptr %args, i64 %nargs) {{", "entry:",
+        emit_release(release, n) +
+        [f"define ptr @{fname}(ptr %self, ptr %args, i64 %nargs) {{", "entry:",
          f"  %own = alloca [{n} x ptr], align 8"] + ir.allocas +
         [f"  call void @llvm.memset.p0.i64(ptr %own, i8 0, i64 {8 * n}, i1 false)",
          "  br label %start", "start:"] + ir.lines +
@@ -351,4 +360,4 @@ def _finish(tr: CheckTranslator, result: str, name: str):
     return entry.attach(module.address(fname), fname, keep, text)
 
 
-__all__ = ["build_native_check", "NativeCheck"]
+__all__ = ["build_native_check", "NativeCheck", "CheckTranslator", "emit_release", "ordered"]

@@ -45,12 +45,15 @@ from ...ir.registry import size_warnings
 from ...logs import get_logger
 from ...stats import counters
 from ...lower.fusion import KernelStep
+from ...sources import AttrSource, ChainedSource, GetItemSource
 from ...lower.views import broadcast_ok
 from ...lower.weak_ints import range_checks
 from ...codegen.llvm_kernels import fpflags
 from . import fp_errors, native_calls, native_fp, runtime, strict
 from .layouts import Layouts
-from .native_guards import IR, OVERFLOW_DECLS, NotNative, Translator, V
+from .native_check import CheckTranslator, emit_release, ordered
+from .native_guards import _FUNCTION_MEMBERS, IR, OVERFLOW_DECLS, NotNative, Translator, V
+from .native_return import ReturnValue
 from .native_views import COPY_KINDS, Views, constant_bytes
 
 _log = get_logger("output_code")
@@ -66,13 +69,16 @@ OPT_LEVEL = 0          # straight-line code calling optimised kernels: O0 builds
 
 
 def build_native_entry(argnames, guards, bindings, graph_call, input_codes, return_code, namespace,
-                       graph, run, name="entry"):
-    """A csrc_free_runtime.native.NativeEntry for this cache entry, or None (Python path only)."""
+                       graph, run, name="entry", input_sources=None):
+    """A csrc_free_runtime.native.NativeEntry for this cache entry, or None (Python path only).
+    input_sources: the graph inputs' Sources (their codes are `input_codes`); inputs reached
+    through attributes and items (a model's weights) are read by the guards' walk."""
     if not getattr(config, "native_dispatch", False) or not rt_native.AVAILABLE or not runtime.ARRAY_LAYOUT_OK:
         return None
     try:
-        return _Builder(argnames, namespace).build(guards, bindings, graph_call, input_codes, return_code,
-                                                   graph, run, name)
+        walk = _walks(argnames, guards, input_sources or ())
+        return _Builder(argnames, namespace, walk).build(guards, bindings, graph_call, input_codes, return_code,
+                                                         graph, run, name, input_sources)
     except NotNative as exc:
         _why.debug("no native entry for %s: %s", name, exc)
         return None
@@ -85,10 +91,23 @@ def build_native_entry(argnames, guards, bindings, graph_call, input_codes, retu
         return None
 
 
-class _Builder:
-    def __init__(self, argnames, namespace):
+def _walks(argnames, guards, input_sources) -> bool:
+    """Does the entry read inside frame values beyond arrays' fields (attributes, items)?
+    Then it is built on the native check's translator (native_check.py: each source read once,
+    the references it takes released at every exit)."""
+    for src in [g.source for g in guards] + list(input_sources):
+        while isinstance(src, ChainedSource):
+            if isinstance(src, GetItemSource) or (isinstance(src, AttrSource) and src.member not in _FUNCTION_MEMBERS):
+                return True
+            src = src.base
+    return False
+
+
+class _Builder(ReturnValue):
+    def __init__(self, argnames, namespace, walk=False):
         self.ir = IR()
-        self.tr = Translator(self.ir, argnames, namespace)
+        self.walk = walk
+        self.tr = (CheckTranslator if walk else Translator)(self.ir, argnames, namespace)
         self.argnames = tuple(argnames)
         self.objs: dict = {}          # wrapper variable -> ptr of its array
         self.owned: list = []         # arrays we allocated (decref'd before returning)
@@ -103,10 +122,12 @@ class _Builder:
         self._pending_cleanups: list = []
 
     # -- the whole function ----------------------------------------------------------------
-    def build(self, guards, bindings, graph_call, input_codes, return_code, graph, run, name):
+    def build(self, guards, bindings, graph_call, input_codes, return_code, graph, run, name, input_sources=None):
         ir, tr = self.ir, self.tr
         ir.require(ir.op(f"icmp eq i64 %nargs, {len(self.argnames)}"))
-        for guard in tr.hoisted(guards):             # guard records (guards/records.py)
+        # guard records (guards/records.py); a walk reads every object it reaches first (type,
+        # identity guards), then ranks and lengths, then fields (native_check.ordered)
+        for guard in ordered(guards) if self.walk else tr.hoisted(guards):
             tr.require_top(guard)
         for local, source in bindings:             # (local, the Source of a symbol)
             tr.env[local] = tr.source_size(source)
@@ -118,7 +139,7 @@ class _Builder:
                 raise NotNative("not an LLVM-compiled graph")
             if fp_errors.ErrorModes.of(graph) is not None:
                 raise NotNative("a traced np.errstate block (the wrapper decides what its flags report)")
-            self._bind_graph(plan, graph, bindings, input_codes)
+            self._bind_graph(plan, graph, bindings, input_sources or input_codes)
             self._prechecks(plan, steps, graph)
             self._layout_and_range_checks(plan, steps, graph)
             self._numpy_handoff_checks(plan, steps, graph)
@@ -165,20 +186,35 @@ class _Builder:
         entry = rt_native.NativeEntry()
         c = ir.op(f"inttoptr i64 {entry.counter_address} to ptr")
         hits = ir.op(f"load i64, ptr {c}, align 8")
+        fname = "ft_native_" + "".join(ch if ch.isalnum() else "_" for ch in name)
+        # a walk's references (native_check.CheckTranslator) are dropped at every exit: the
+        # result, a miss, an error (NULL)
+        release = f"  call void @{fname}.release(ptr %own)" if self.walk else None
+        n = max(getattr(self.tr, "owned", 0), 1)
         ir.do(f"store i64 {ir.op(f'add i64 {hits}, 1')}, ptr {c}, align 8")
+        if release:
+            ir.lines.append(release)
         ir.do(f"ret ptr {out}")
         for label, p, then in self._pending_cleanups:
             ir.block(label)
             if p is None:
+                if release:
+                    ir.lines.append(release)
                 ir.do("ret ptr null")
             else:
                 ir.call("void", "Py_DecRef", f"ptr {p}")
                 ir.do(f"br label %{then}")
-        fname = "ft_native_" + "".join(ch if ch.isalnum() else "_" for ch in name)
-        text = "\n".join([f"define ptr @{fname}(ptr %self, ptr %args, i64 %nargs) {{", "entry:"] + ir.allocas
-                         + ["  br label %start", "start:"] + ir.lines
-                         + ["miss:", f"  %missinc = inttoptr i64 {rt_native.C_ADDRESSES['Py_IncRef']} to ptr",
-                            "  call void %missinc(ptr %self)", "  ret ptr %self", "}", "", OVERFLOW_DECLS, ""])
+        head, start, miss = [], [], []
+        if release:
+            head = emit_release(f"{fname}.release", n)
+            start = [f"  %own = alloca [{n} x ptr], align 8",
+                     f"  call void @llvm.memset.p0.i64(ptr %own, i8 0, i64 {8 * n}, i1 false)"]
+            miss = [release]
+        text = "\n".join(head + [f"define ptr @{fname}(ptr %self, ptr %args, i64 %nargs) {{", "entry:"] + ir.allocas
+                         + start + ["  br label %start", "start:"] + ir.lines
+                         + ["miss:"] + miss + [f"  %missinc = inttoptr i64 {rt_native.C_ADDRESSES['Py_IncRef']} to ptr",
+                            "  call void %missinc(ptr %self)", "  ret ptr %self", "}", "", OVERFLOW_DECLS]
+                         + (["declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)"] if release else []) + [""])
         from ...codegen.llvm_jit import compile_ir
         module = compile_ir(text, [fname], opt=OPT_LEVEL)
         if _log.isEnabledFor(logging.INFO):
@@ -187,7 +223,8 @@ class _Builder:
         return entry.attach(module.address(fname), fname, keep, text)
 
     # -- graph inputs, symbols and sizes --------------------------------------------------
-    def _bind_graph(self, plan, graph, bindings, input_codes):
+    def _bind_graph(self, plan, graph, bindings, inputs):
+        """inputs: the graph inputs' Sources (or their codes: then only frame values)."""
         tr = self.tr
         if plan.sym_binding:
             raise NotNative("data-dependent (unbacked) sizes")
@@ -195,15 +232,24 @@ class _Builder:
             raise NotNative("symbols and bindings differ")
         for s, (local, _) in zip(graph.symbols, bindings):
             tr.env[plan.sym_names[s]] = tr.env[local]
-        for node, code in zip(graph.inputs, input_codes):
-            if code not in tr.argindex:
-                raise NotNative(f"graph input {code} is not a frame value")
+        for node, src in zip(graph.inputs, inputs):
+            code = src if isinstance(src, str) else src.code
             var = plan.var[node]
-            if plan.by_value(node):
-                tr.env[var] = tr.number(code)
-                self.scalar_args[var] = tr.arg(code).ref
-            elif tr.types.get(code) is np.ndarray:
-                self.objs[var] = tr.arg(code).ref
+            if code in tr.argindex:
+                if plan.by_value(node):
+                    tr.env[var] = tr.number(code)
+                    self.scalar_args[var] = tr.arg(code).ref
+                elif tr.types.get(code) is np.ndarray:
+                    self.objs[var] = tr.arg(code).ref
+                else:
+                    raise NotNative(f"graph input {code} is not a guarded ndarray")
+            elif not self.walk or isinstance(src, str):
+                raise NotNative(f"graph input {code} is not a frame value")
+            elif plan.by_value(node):             # an attribute's int/float (its type guarded)
+                tr.env[var] = tr.source_number(src)
+                self.scalar_args[var] = tr.source_obj(src)
+            elif tr.types.get(code) is np.ndarray:   # read by the walk, held until we return
+                self.objs[var] = tr.source_obj(src)
             else:
                 raise NotNative(f"graph input {code} is not a guarded ndarray")
 
@@ -555,57 +601,3 @@ class _Builder:
         ts = self.ir.call("ptr", "PyEval_SaveThread")
         self.ir.do(call)
         self.ir.call("void", "PyEval_RestoreThread", f"ptr {ts}")
-
-    # -- the return value ------------------------------------------------------------------
-    def _plan_return(self, t, plan, graph):
-        """A tree of (kind, data) leaves; int values are computed now (they may miss)."""
-        tr = self.tr
-        if isinstance(t, ast.Tuple):
-            return ("tuple", [self._plan_return(e, plan, graph) for e in t.elts])
-        if isinstance(t, ast.Constant) and (t.value is None or type(t.value) is bool):
-            tr.keep.append(t.value)
-            return ("ref", t.value)
-        if isinstance(t, ast.Constant) and type(t.value) is int:
-            return ("int", tr.integer(t))
-        if isinstance(t, ast.Name) and t.id in tr.argindex:
-            return ("arg", t.id)
-        if isinstance(t, ast.Call) and isinstance(t.func, ast.Name) and t.func.id == "int" and len(t.args) == 1 \
-                and not isinstance(t.args[0], ast.Subscript):
-            return ("int", tr.integer(t.args[0]))
-        if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == "___o" and \
-                isinstance(t.slice, ast.Constant) and type(t.slice.value) is int and plan is not None:
-            o = graph.outputs[t.slice.value]
-            if isinstance(o, Node):
-                var = plan.var[o]
-                if var not in self.objs and var not in self.will_own:
-                    raise NotNative(f"output {var} is not made by a kernel")
-                scalar = o in plan.stored and o.scalar and o.shape == ()
-                return ("scalar" if scalar else "array", var)
-            if isinstance(o, sympy.Basic) and o.is_integer:
-                return ("int", self.size(plan, plan.size_source(o)))
-        raise NotNative(f"return value {ast.unparse(t)}")
-
-    def _make(self, spec, live=()) -> str:
-        """Emit the object for a planned return value (a new reference)."""
-        ir, kind, data = self.ir, spec[0], spec[1]
-        live = list(self.owned) + list(live)
-        if kind == "tuple":
-            items = []
-            for s in data:
-                items.append(self._make(s, items))
-            t = ir.call("ptr", "PyTuple_New", f"i64 {len(items)}")
-            self.null_fails(t, live + items)
-            for i, it in enumerate(items):          # steals each item's reference
-                ir.call("i32", "PyTuple_SetItem", f"ptr {t}", f"i64 {i}", f"ptr {it}")
-            return t
-        if kind == "int":
-            v = ir.call("ptr", "PyLong_FromLongLong", f"i64 {data}")
-            self.null_fails(v, live)
-            return v
-        obj = ir.const_ptr(data) if kind == "ref" else self.tr.arg(data).ref if kind == "arg" else self.objs[data]
-        ir.call("void", "Py_IncRef", f"ptr {obj}")
-        if kind != "scalar":
-            return obj
-        s = ir.call("ptr", "PyArray_Return", f"ptr {obj}")   # 0-d array -> NumPy scalar (steals)
-        self.null_fails(s, live)
-        return s
