@@ -45,7 +45,8 @@ from .native_guards import IR, OVERFLOW_DECLS, NotNative, Translator, V, _functi
 _why = logging.getLogger("frametrace.backends.llvm.native")
 _CALL_OBJ_ARGS = ctypes.cast(ctypes.pythonapi.PyObject_CallFunctionObjArgs, ctypes.c_void_p).value
 # guards emitted first (they make reading inside the value safe), then second, then the rest
-_FIRST = (K.TYPE_MATCH, K.ID_MATCH, K.BUILTIN, K.CODE_MATCH)
+# (a dict's keys are compared where its items are first read: the walk takes their values)
+_FIRST = (K.TYPE_MATCH, K.ID_MATCH, K.BUILTIN, K.CODE_MATCH, K.KEYS)
 _SECOND = (K.NDIM, K.LEN)
 
 
@@ -86,6 +87,16 @@ class CheckTranslator(Translator):
         self.memo: dict = {}          # Source -> ptr: an argument, or a new reference in `own`
         self.owned = 0                # slots of `own` used
         self.slot_of: dict = {}       # ptr -> its slot of `own`
+        self.wanted: set = set()      # GetItemSources some guard or input reads (want())
+
+    def want(self, sources):
+        """Note the dict items the entry reads (through `sources` and their bases): a keys guard
+        takes them from its own pass over the dict (_keys) instead of looking them up again."""
+        for src in sources:
+            while src is not None:
+                if isinstance(src, GetItemSource):
+                    self.wanted.add(src)
+                src = getattr(src, "base", None)
 
     # -- holding objects -----------------------------------------------------------------------
     def own(self, ptr: str) -> str:
@@ -181,30 +192,64 @@ class CheckTranslator(Translator):
 
     def _keys(self, src, keys):
         """list(d) == keys: d an exact dict of len(keys) entries, whose keys in order are
-        identical to the expected ones or equal to them."""
+        identical to the expected ones or equal to them. The pass takes the items the entry
+        reads (`wanted`): the value of an entry whose key is the expected key or an exact str
+        equal to it is d[key] (a str's hash and equality are str's: the lookup would find that
+        entry, dict keys being unique); any other equal key is looked up."""
         if self.types.get(src.code) is not dict:
             raise NotNative(f"keys of {src.name}: not a guarded dict")
         ir, d = self.ir, self.source_obj(src)
         self.keep += list(keys)
-        ir.require(ir.op(f"icmp eq i64 {ir.call('i64', 'PyDict_Size', f'ptr {d}')}, {len(keys)}"))
+        ir.require(ir.op(f"icmp eq i64 {ir.field(d, 16, 'i64')}, {len(keys)}"))   # PyDictObject.ma_used
         pos, k, v = ir.alloca("i64"), ir.alloca("ptr"), ir.alloca("ptr")
         ir.do(f"store i64 0, ptr {pos}, align 8")
+        self.keep.append(str)
         for key in keys:
             more = ir.call("i32", "PyDict_Next", f"ptr {d}", f"ptr {pos}", f"ptr {k}", f"ptr {v}")
             ir.require(ir.op(f"icmp ne i32 {more}, 0"))
             got = ir.op(f"load ptr, ptr {k}, align 8")
-            same, eq, ne, join = ir.label("keysame"), ir.label("keyeq"), ir.label("keyne"), ir.label("keyok")
+            same, eq, eqok, ne, join = (ir.label(x) for x in ("keysame", "keyeq", "keyeqok", "keyne", "keyok"))
             want = ir.const_ptr(key)
             ir.do(f"br i1 {ir.op(f'icmp eq ptr {got}, {want}')}, label %{same}, label %{eq}")
             ir.block(eq)
             r = ir.call("i32", "PyObject_RichCompareBool", f"ptr {got}", f"ptr {want}", "i32 2")   # Py_EQ
-            ir.do(f"br i1 {ir.op(f'icmp eq i32 {r}, 1')}, label %{join}, label %{ne}")
+            ir.do(f"br i1 {ir.op(f'icmp eq i32 {r}, 1')}, label %{eqok}, label %{ne}")
+            ir.block(eqok)
+            exact = ir.op(f"icmp eq ptr {ir.field(got, 8, 'ptr')}, {ir.const_ptr(str)}")
+            ir.do(f"br label %{join}")
             ir.block(ne)
             ir.call("void", "PyErr_Clear")                   # -1 (an error) or 0: a miss
             ir.do(f"br label %{ir.fail}")
             ir.block(same)
             ir.do(f"br label %{join}")
             ir.block(join)
+            item = GetItemSource(src, key)
+            if item in self.wanted and item not in self.memo and type(key) is str:
+                hit = ir.op(f"phi i1 [true, %{same}], [{exact}, %{eqok}]")
+                self._item_from_pass(item, d, key, hit, ir.op(f"load ptr, ptr {v}, align 8"))
+
+    def _item_from_pass(self, item, d, key, hit, value):
+        """memo[item] = a new reference to d[key]: `value` where `hit`, else looked up."""
+        ir = self.ir
+        start, look, have = ir.label("itempass"), ir.label("itemlook"), ir.label("itemhave")
+        ir.do(f"br label %{start}")
+        ir.block(start)
+        ir.do(f"br i1 {hit}, label %{have}, label %{look}")
+        ir.block(look)
+        key = sys.intern(key)
+        self.keep.append(key)
+        found = ir.call("ptr", "PyDict_GetItemWithError", f"ptr {d}", f"ptr {ir.const_ptr(key)}")
+        err, ok = ir.label("keyerr"), ir.label("keyfound")
+        ir.do(f"br i1 {ir.op(f'icmp eq ptr {found}, null')}, label %{err}, label %{ok}")
+        ir.block(err)
+        ir.call("void", "PyErr_Clear")
+        ir.do(f"br label %{ir.fail}")
+        ir.block(ok)
+        ir.do(f"br label %{have}")
+        ir.block(have)
+        got = ir.op(f"phi ptr [{value}, %{start}], [{found}, %{ok}]")
+        ir.call("void", "Py_IncRef", f"ptr {got}")
+        self.memo[item] = self.own(got)
 
     def _predicate(self, src, fn):
         """fn(v) is true (a Python call: an exception is a miss)."""
@@ -249,6 +294,7 @@ def _build(argnames, guards, bindings, input_sources, namespace, name):
     ir = IR()
     tr = CheckTranslator(ir, argnames, namespace)
     ir.require(ir.op(f"icmp eq i64 %nargs, {len(argnames)}"))
+    tr.want([g.source for g in guards] + list(input_sources) + [src for _, src in bindings])
     rest, compiled = [], 0
     for g in ordered(guards):
         st = tr.state()

@@ -127,6 +127,8 @@ class _Builder(ReturnValue):
         ir.require(ir.op(f"icmp eq i64 %nargs, {len(self.argnames)}"))
         # guard records (guards/records.py); a walk reads every object it reaches first (type,
         # identity guards), then ranks and lengths, then fields (native_check.ordered)
+        if self.walk:
+            tr.want([g.source for g in guards] + list(input_sources or ()) + [src for _, src in bindings])
         for guard in ordered(guards) if self.walk else tr.hoisted(guards):
             tr.require_top(guard)
         for local, source in bindings:             # (local, the Source of a symbol)

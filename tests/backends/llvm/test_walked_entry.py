@@ -207,3 +207,40 @@ def test_thousand_arrays():
     assert entry.native.fn(model, X) is not NATIVE_MISS
     _set_dtype(model.layers[200].p["g"], np.int64)
     assert entry.native.fn(model, X) is NATIVE_MISS
+
+
+class _OddKey(str):
+    """Equal to its str, hashed differently: `d["b"]` does not find it (KeyError)."""
+
+    def __hash__(self):
+        return 12345
+
+    def __eq__(self, other):
+        return str.__eq__(self, other)
+
+
+class _PlainKey(str):
+    """A str subclass hashed and compared as str: `d["b"]` finds it."""
+
+
+@pytest.mark.parametrize("make_key,found", [
+    (lambda k: "".join(list(k)), True),             # an equal str, not the interned literal
+    (_PlainKey, True),
+    (_OddKey, False),
+], ids=["runtime str", "str subclass", "str subclass hashed differently"])
+def test_dict_keys_equal_but_not_identical(make_key, found):
+    """The keys guard passes over the dict once and takes the items the entry reads from that
+    pass; a key equal to the expected one but not it is read as `d[key]` would read it."""
+    model, cm, entry = _compiled(10)
+    layer = _layer(model)
+    layer.p = {make_key(k): v for k, v in layer.p.items()}
+    want, err = _eager_or_error(model)
+    assert (err is None) == found
+    assert (entry.native.fn(model, X) is not NATIVE_MISS) == entry.check(model, X) == found
+    if found:
+        layer.p["b"] = layer.p["b"] * 3.0                      # the value under the odd key
+        np.testing.assert_allclose(entry.native.fn(model, X), model(X), rtol=1e-12)
+        np.testing.assert_allclose(cm(X), model(X), rtol=1e-12)
+    else:
+        with pytest.raises(KeyError):
+            cm(X)
