@@ -174,8 +174,9 @@ def _finish(cache, options, compile_id, output, graph, namespace, return_code, b
     input_codes = [src.code for _, src in output.graph_inputs]
     native = _native_entry(cache, guards, bindings, graph_call, input_codes, return_code, namespace, graph, options,
                            [src for _, src in output.graph_inputs])
-    check_fn = None if native is not None else _native_check(
-        cache, guards, bindings, [src for _, src in output.graph_inputs], namespace, options)
+    check_fn = None if native is not None and not _walks(guards, output.graph_inputs) else _native_check(
+        cache, guards, bindings, [src for _, src in output.graph_inputs], namespace, options,
+        miss_path=native is not None)
     entry, check, source = build_entry(cache.argnames, guards, bindings, graph_call,
                                        input_codes, return_code, namespace,
                                        name=code.co_name if code.co_name.isidentifier() else "entry",
@@ -213,13 +214,22 @@ def _native_entry(cache, guards, bindings, graph_call, input_codes, return_code,
                               graph, run, cache.code.co_name, input_sources)
 
 
-def _native_check(cache, guards, bindings, input_sources, namespace, options):
+def _walks(guards, graph_inputs) -> bool:
+    from ..backends.llvm.native_entry import walks
+    return walks(guards, [src for _, src in graph_inputs])
+
+
+def _native_check(cache, guards, bindings, input_sources, namespace, options, miss_path=False):
     """The guards as one native builtin (backends/llvm/native_check.py), for entries that have no
-    native entry: a model passed as an object, its weights reached through attributes."""
+    native entry: a model passed as an object, its weights reached through attributes; and
+    (miss_path) beside a native entry that walks such a model, for the calls it misses: the
+    Python entry then asks it first, not the Python condition of every guard (a model's
+    second cache entry would otherwise pay the first's whole Python check on every call)."""
     if not config.native_dispatch or (options.backend or config.backend) != "llvm" or len(guards) < 8:
         return None
-    from ..backends.llvm.native_check import build_native_check
-    return build_native_check(cache.argnames, guards, bindings, input_sources, namespace, cache.code.co_name)
+    from ..backends.llvm import native_check as nc
+    return nc.build_native_check(cache.argnames, guards, bindings, input_sources, namespace, cache.code.co_name,
+                                 opt=nc.MISS_PATH_OPT_LEVEL if miss_path else None)
 
 
 def _log_compile(code, compile_id, graph, guards, source, backend_source):

@@ -76,7 +76,7 @@ def build_native_entry(argnames, guards, bindings, graph_call, input_codes, retu
     if not getattr(config, "native_dispatch", False) or not rt_native.AVAILABLE or not runtime.ARRAY_LAYOUT_OK:
         return None
     try:
-        walk = _walks(argnames, guards, input_sources or ())
+        walk = walks(guards, input_sources or ())
         return _Builder(argnames, namespace, walk).build(guards, bindings, graph_call, input_codes, return_code,
                                                          graph, run, name, input_sources)
     except NotNative as exc:
@@ -91,7 +91,7 @@ def build_native_entry(argnames, guards, bindings, graph_call, input_codes, retu
         return None
 
 
-def _walks(argnames, guards, input_sources) -> bool:
+def walks(guards, input_sources) -> bool:
     """Does the entry read inside frame values beyond arrays' fields (attributes, items)?
     Then it is built on the native check's translator (native_check.py: each source read once,
     the references it takes released at every exit)."""
