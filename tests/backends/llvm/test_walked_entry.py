@@ -262,3 +262,20 @@ def test_a_second_entry_does_not_pay_the_first_ones_python_check():
         np.testing.assert_allclose(cm(x32), model(x32), rtol=1e-6)
         np.testing.assert_allclose(cm(X), model(X), rtol=1e-12)
     assert second[0].native.hits == hits + 3
+
+
+def test_weights_tied_when_compiled_then_untied():
+    """Two layers sharing one weight array when compiled (read-only inputs: their aliasing is
+    not guarded), then given separate arrays with other values: NumPy's result, no recompile;
+    tied again to a third array: the same."""
+    ft.reset()
+    model = Model(10)
+    model.layers[1].w = model.layers[0].w
+    cm = ft.compile(model)
+    np.testing.assert_allclose(cm(X), model(X), rtol=1e-12)
+    graphs = ft.stats().unique_graphs
+    model.layers[1].w = model.layers[0].w * 0.5
+    np.testing.assert_allclose(cm(X), model(X), rtol=1e-12)
+    model.layers[0].w = model.layers[1].w = -model.layers[2].w
+    np.testing.assert_allclose(cm(X), model(X), rtol=1e-12)
+    assert ft.stats().unique_graphs == graphs
