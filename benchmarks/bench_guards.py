@@ -64,7 +64,7 @@ def measure(n_arrays, rounds):
     compile_s = time.perf_counter() - t0
     e = _entry(model, x)
     nc = e.call.native_check                     # the entry's own (no native entry), else the guards alone
-    if nc is None:
+    if e.native is not None:                     # (its miss-path check is built at O0: rebuilt at O2)
         from frametrace.backends.llvm.native_check import build_native_check
         nc = build_native_check(e.info.argnames, e.info.guards, [], [], e.info.namespace, "guards")
     fns = [lambda: e.check(model, x), (lambda: nc.fn(model, x)) if nc else None, lambda: cm(x), lambda: model(x)]
