@@ -174,13 +174,14 @@ def _finish(cache, options, compile_id, output, graph, namespace, return_code, b
     input_codes = [src.code for _, src in output.graph_inputs]
     native = _native_entry(cache, guards, bindings, graph_call, input_codes, return_code, namespace, graph, options,
                            [src for _, src in output.graph_inputs])
-    check_fn = None if native is not None and not _walks(guards, output.graph_inputs) else _native_check(
-        cache, guards, bindings, [src for _, src in output.graph_inputs], namespace, options,
-        miss_path=native is not None)
-    entry, check, source = build_entry(cache.argnames, guards, bindings, graph_call,
-                                       input_codes, return_code, namespace,
-                                       name=code.co_name if code.co_name.isidentifier() else "entry",
-                                       native_check=check_fn)
+    input_sources = [src for _, src in output.graph_inputs]
+    check_fn = None if native is not None else _native_check(
+        cache, guards, bindings, input_sources, namespace, options)
+
+    def make_entry(native_check):
+        return build_entry(cache.argnames, guards, bindings, graph_call, input_codes, return_code, namespace,
+                           name=code.co_name if code.co_name.isidentifier() else "entry", native_check=native_check)
+    entry, check, source = make_entry(check_fn)
     info = EntryInfo(compile_id, cache.argnames, guards, namespace, graph, len(graph.nodes), source,
                      backend_source, output.shape_env)
     info.extra["backend_time"] = backend_time
@@ -189,7 +190,39 @@ def _finish(cache, options, compile_id, output, graph, namespace, return_code, b
         info.extra["graph_break"] = brk.reason
         info.extra["restart_reasons"] = [f"{brk.reason.explanation} at {brk.reason.location}"]
     _log_compile(code, compile_id, graph, guards, source, backend_source)
-    return rt.CacheEntry(entry, check, compile_id, source, info, native=native)
+    made = rt.CacheEntry(entry, check, compile_id, source, info, native=native)
+    if native is not None and _walks(guards, output.graph_inputs):
+        made.call = _MissPath(made, entry, lambda: make_entry(_native_check(
+            cache, guards, bindings, input_sources, namespace, options, miss_path=True))[0])
+    return made
+
+
+class _MissPath:
+    """The Python entry of a native entry that walks a model, for the calls the native entry
+    misses: from its second call on, the entry asks a native check of the same walk (built
+    then, once, at O0) before its Python condition, so a model's second cache entry does not
+    pay the first one's whole Python check on every call. Its first call (the compiler's own,
+    right after compiling) runs the plain Python entry: a model whose entry never misses never
+    builds the check."""
+
+    def __init__(self, made, plain, build):
+        self.made, self.plain, self.build, self.fn = made, plain, build, None
+        self.calls = 0
+
+    def __call__(self, *values):
+        fn = self.fn
+        if fn is None:
+            self.calls += 1
+            if self.calls == 1:
+                return self.plain(*values)
+            fn = self.fn = self.build()
+            if self.made.call is self:        # (tuning may hold the entry's call meanwhile)
+                self.made.call = fn
+        return fn(*values)
+
+    @property
+    def native_check(self):
+        return getattr(self.fn or self.plain, "native_check", None)
 
 
 def _same_as_eager(run) -> bool:

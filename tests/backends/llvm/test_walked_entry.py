@@ -248,12 +248,13 @@ def test_dict_keys_equal_but_not_identical(make_key, found):
 
 def test_a_second_entry_does_not_pay_the_first_ones_python_check():
     """Two cache entries of one model (float64 and float32 inputs): a call served by the second
-    misses the first's native entry, whose Python entry then asks its native check (built
-    beside the native entry for its misses) instead of evaluating every guard in Python."""
+    misses the first's native entry, whose Python entry then asks its native check (built at
+    the native entry's first miss) instead of evaluating every guard in Python."""
     model, cm, first = _compiled(100)
-    assert first.call.native_check is not None and first.call.native_check.full
+    assert first.call.native_check is None          # built at the native entry's first miss
     x32 = X.astype(np.float32)
     np.testing.assert_allclose(cm(x32), model(x32), rtol=1e-6)
+    assert first.call.native_check is not None and first.call.native_check.full
     second = [e for e in _entries(model) if e is not first]
     assert len(second) == 1 and second[0].native is not None
     assert first.call.native_check.fn(model, x32) is NATIVE_MISS
