@@ -175,6 +175,30 @@ def test_before_writing(b, flags, launch_check=None, small=False):
     ir.block(go)
 
 
+def report_after_write(b, probes):
+    """After the kernel of a graph that NumPy reports only after writing (fp_probes.py): the
+    word set, take it and let NumPy report its kinds (probes.kinds) through the ufunc's probe for
+    them, called from here so that a warning names the caller's line as NumPy's would; NULL
+    (it raised: "raise", a handler's or a warnings filter's exception) is returned as NULL."""
+    ir = b.ir
+    b.tr.keep.append(probes)                     # (its ufunc and probe arrays, kept alive)
+    at = ir.op(f"inttoptr i64 {fpflags.ADDRESS} to ptr")
+    word = ir.op(f"load volatile i32, ptr {at}")
+    flagged, done = ir.label("awset"), ir.label("awdone")
+    ir.do(f"br i1 {ir.op(f'icmp ne i32 {word}, 0')}, label %{flagged}, label %{done}")
+    ir.block(flagged)
+    ir.do(f"store volatile i32 0, ptr {at}")
+    bits = ir.op(f"and i32 {word}, {probes.kinds}")
+    cases = {mask: ir.label(f"aw{mask}") for mask in sorted(probes.probes)}
+    ir.do(f"switch i32 {bits}, label %{done} [{' '.join(f'i32 {m}, label %{lb}' for m, lb in cases.items())}]")
+    for mask, label in cases.items():
+        ir.block(label)
+        r = b.py_call(probes.ufunc, *(ir.const_ptr(p) for p in probes.probes[mask]))
+        ir.call("void", "Py_DecRef", f"ptr {r}")
+        ir.do(f"br label %{done}")
+    ir.block(done)
+
+
 def lone_ufunc_min(numpy_call) -> int:
     """Elements from which a lone in-place ufunc (flag_checks._lone_ufunc) whose check must run
     is NumPy's call: its operands span LONE_UFUNC_BYTES (x += y in float64: 2560). Below, the
@@ -215,5 +239,5 @@ def numpy_or_check(b, flags, call, work, static, launch_check, done, least):
     ir.block(go)
 
 
-__all__ = ["SMALL_SNAPSHOT", "lone_ufunc_min", "numpy_or_check", "miss_on_fp_flags", "snapshot",
+__all__ = ["SMALL_SNAPSHOT", "lone_ufunc_min", "numpy_or_check", "miss_on_fp_flags", "report_after_write", "snapshot",
            "test_before_writing", "written_regions"]

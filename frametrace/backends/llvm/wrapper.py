@@ -246,6 +246,8 @@ class _Gen:
             self.launch(step.check, check, packed, "        ")
             self.lines.append("        if _fpw.value and _fb.flagged(): return _fb.run(inputs, symbol_values)")
         self.launch(k, fn, packed, "    ")
+        if step.after_write is not None:          # NumPy's reports after the write (fp_probes.py)
+            self.lines.append(f"    if _fpw.value: {self.const(step.after_write.take_and_report, 'aw_')}()")
         for name, src in step.binds:              # a data-dependent size (x[mask]'s count)
             self.lines.append(f"    {name} = {src}")
 
@@ -431,7 +433,8 @@ class _Gen:
         kinds = 0                 # what NumPy may report for the kernels' work (fpflags.kinds)
         for k in self.kernels(steps):
             kinds |= fpflags.kinds(k)
-        checked = getattr(self.plan, "flag_test_at", None) is not None   # (flag_checks.py)
+        checked = getattr(self.plan, "flag_test_at", None) is not None or \
+            getattr(self.plan, "report_after", None) is not None         # (flag_checks.py)
         self.ns.update(_fb=fp_errors.Fallback(g, mutated, signs, kinds, checked), _fpw=fp_errors.WORD,
                        _self_overlapping=fp_errors.self_overlapping)
         for i in mutated:
