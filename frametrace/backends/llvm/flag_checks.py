@@ -111,8 +111,11 @@ def _report_after_write(plan, w):
     """fp_probes.Probes of the kernel step w when it is one in-place ufunc that NumPy reports
     only after writing (module doc): one assign of a ufunc (add, subtract, multiply, divide)
     into an input or a view of one, whose operands are inputs, views of inputs or constants, all
-    in the destination's float32 / float64 (no cast in the kernel: a cast reports on its own);
-    else None."""
+    in the destination's float32 / float64 (no cast in the kernel: a cast reports on its own),
+    none overlapping the destination unless it is the destination (else NumPy computes into a
+    temporary output and reports before it writes the destination: `x[1:] += x[:-1]` under
+    "raise" leaves x as it was; an overlap known only at run time makes the wrapper call NumPy,
+    the native entry miss); else None."""
     if len(w.jobs) != 1:
         return None
     a = w.jobs[0].node
@@ -132,6 +135,8 @@ def _report_after_write(plan, w):
             if x.dtype is None or np.dtype(x.dtype) != dtype or not (
                     _input_memory(plan, x) or plan.cat.get(x) == "input" and plan.by_value(x)):
                 return None
+            if x is not dst and _root(plan, x) is _root(plan, dst):
+                return None                    # another view of the destination's input
         elif type(x) not in (int, float) or not _exact(x, dtype):
             return None                        # a constant the kernel would round
     return Probes.build(op.ufunc, dtype, fpflags.kinds(w.kernel))
@@ -169,6 +174,13 @@ def _kinds(plan, step) -> int:
 def _writes_inputs(plan, step) -> bool:
     nodes = [j.node for j in step.jobs] if isinstance(step, KernelStep) else [step.node]
     return any(_input_memory(plan, d) for n in nodes for d in written_values(n))
+
+
+def _root(plan, d):
+    while isinstance(d, Node) and plan.cat.get(d) != "input" and get_op(d.op).kind == "view" and d.args \
+            and isinstance(d.args[0], Node):
+        d = d.args[0]
+    return d
 
 
 def _input_memory(plan, d) -> bool:

@@ -219,6 +219,9 @@ class _Gen:
             return
         sources = [b.source for b in k.buffers]
         for i, base in step.overlap:
+            if step.after_write is not None:      # NumPy would write through a temporary output and
+                self.lines.append(f"    if _may_share({sources[i]}, {base}): return _fb.run(inputs, symbol_values)")
+                continue                          #   report before writing it back: its call
             tmp = f"_t{k.name}_{i}"
             self.lines.append(f"    {tmp} = {sources[i]}.copy(order='K') if _may_share({sources[i]}, {base}) "
                               f"else {sources[i]}")
