@@ -31,6 +31,15 @@ LONE_UFUNC_BYTES = 40 << 10  # a lone in-place ufunc whose operands span at leas
                              #   whose check must run: NumPy's call (below: check + kernel in L1 win)
 
 
+def _asks(b, question):
+    """Call `question` (a bound method of fp_errors.GraphFlags, kept alive with the entry) and
+    return the i1 `its answer is True` (NULL: it raised, the entry returns NULL)."""
+    b.tr.keep.append(question)
+    r = b.py_call(question)
+    b.ir.call("void", "Py_DecRef", f"ptr {r}")
+    return b.ir.op(f"icmp eq ptr {r}, {b.ir.const_ptr(True)}")
+
+
 def written_regions(b, plan, graph) -> list:
     """Descs of the memory the graph's mutations write in its inputs: the written view
     when it is a chain of basic slices of an input (`cache[:, pos] = k` saves one column,
@@ -81,12 +90,7 @@ def snapshot(b, regions, flags) -> tuple:
     ir.do(f"store ptr {stack}, ptr {base_slot}, align 8")
     ir.do(f"br label %{go}")
     ir.block(large)
-    wanted = flags.snapshot_wanted                # (a bound method: kept alive with the entry)
-    b.tr.keep.append(wanted)
-    want = b.py_call(wanted)
-    ir.call("void", "Py_DecRef", f"ptr {want}")
-    wanted = ir.op(f"icmp eq ptr {want}, {ir.const_ptr(True)}")
-    ir.do(f"br i1 {wanted}, label %{alloc}, label %{done}")
+    ir.do(f"br i1 {_asks(b, flags.snapshot_wanted)}, label %{alloc}, label %{done}")
     ir.block(alloc)
     dims = ir.alloca("[1 x i64]")
     ir.do(f"store i64 {total}, ptr {dims}, align 8")
@@ -120,12 +124,8 @@ def miss_on_fp_flags(b, saved, flags):
     flagged, redo, clean = ir.label("fpset"), ir.label("fpredo"), ir.label("fpclean")
     ir.do(f"br i1 {ir.op(f'icmp ne i32 {word}, 0')}, label %{flagged}, label %{clean}")
     ir.block(flagged)
-    ask = flags.redo                             # (a bound method: kept alive with the entry)
-    b.tr.keep.append(ask)
-    r = b.py_call(ask)
-    ir.call("void", "Py_DecRef", f"ptr {r}")
+    go = _asks(b, flags.redo)
     base = ir.op(f"load ptr, ptr {base_slot}, align 8")
-    go = ir.op(f"icmp eq ptr {r}, {ir.const_ptr(True)}")
     if pairs:                                  # inputs written and nothing saved: results stand
         go = ir.op(f"and i1 {go}, {ir.op(f'icmp ne ptr {base}, null')}")
     ir.do(f"br i1 {go}, label %{redo}, label %{clean}")
@@ -153,21 +153,13 @@ def test_before_writing(b, flags, launch_check=None, small=False):
         launch_check()
     elif launch_check is not None:
         run = ir.label("chk")
-        wanted = flags.snapshot_wanted           # (a bound method: kept alive with the entry)
-        b.tr.keep.append(wanted)
-        want = b.py_call(wanted)
-        ir.call("void", "Py_DecRef", f"ptr {want}")
-        ir.do(f"br i1 {ir.op(f'icmp eq ptr {want}, {ir.const_ptr(True)}')}, label %{run}, label %{go}")
+        ir.do(f"br i1 {_asks(b, flags.snapshot_wanted)}, label %{run}, label %{go}")
         ir.block(run)
         launch_check()
     word = ir.op(f"load volatile i32, ptr {ir.op(f'inttoptr i64 {fpflags.ADDRESS} to ptr')}")
     ir.do(f"br i1 {ir.op(f'icmp ne i32 {word}, 0')}, label %{ask}, label %{go}")
     ir.block(ask)
-    fn = flags.redo                              # (a bound method: kept alive with the entry)
-    b.tr.keep.append(fn)
-    r = b.py_call(fn)
-    ir.call("void", "Py_DecRef", f"ptr {r}")
-    ir.do(f"br i1 {ir.op(f'icmp eq ptr {r}, {ir.const_ptr(True)}')}, label %{redo}, label %{go}")
+    ir.do(f"br i1 {_asks(b, flags.redo)}, label %{redo}, label %{go}")
     ir.block(redo)
     for p in b.owned:
         ir.call("void", "Py_DecRef", f"ptr {p}")
@@ -226,11 +218,7 @@ def numpy_or_check(b, flags, call, work, static, launch_check, done, least):
     else:
         ir.do(f"br label %{ask}")
     ir.block(ask)
-    wanted = flags.snapshot_wanted               # (a bound method: kept alive with the entry)
-    b.tr.keep.append(wanted)
-    want = b.py_call(wanted)
-    ir.call("void", "Py_DecRef", f"ptr {want}")
-    ir.do(f"br i1 {ir.op(f'icmp eq ptr {want}, {ir.const_ptr(True)}')}, label %{numpy}, label %{go}")
+    ir.do(f"br i1 {_asks(b, flags.snapshot_wanted)}, label %{numpy}, label %{go}")
     ir.block(numpy)
     fn, args = call
     r = b.py_call(fn, *args)                     # NULL (NumPy raised, after writing): we return NULL
