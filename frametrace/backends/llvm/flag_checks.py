@@ -110,8 +110,9 @@ def _lone_ufunc(plan, steps, w):
 def _report_after_write(plan, w):
     """fp_probes.Probes of the kernel step w when it is one in-place ufunc that NumPy reports
     only after writing (module doc): one assign of a ufunc (add, subtract, multiply, divide)
-    into an input or a view of one, whose operands are inputs, views of inputs or constants, all
-    in the destination's float32 / float64 (no cast in the kernel: a cast reports on its own),
+    into an input or a view of one, whose operands are inputs, views of inputs or constants, in
+    the destination's float32 / float64 or widened into it exactly (`_widens`; no cast of the
+    result: NumPy reports a narrowing cast's overflow as the ufunc's),
     none overlapping the destination unless it is the destination (else NumPy computes into a
     temporary output and reports before it writes the destination: `x[1:] += x[:-1]` under
     "raise" leaves x as it was; an overlap known only at run time makes the wrapper call NumPy,
@@ -132,14 +133,23 @@ def _report_after_write(plan, w):
         return None
     for x in v.args:
         if isinstance(x, Node):
-            if x.dtype is None or np.dtype(x.dtype) != dtype or not (
-                    _input_memory(plan, x) or plan.cat.get(x) == "input" and plan.by_value(x)):
+            if x.dtype is None or not (_input_memory(plan, x) or plan.cat.get(x) == "input" and plan.by_value(x)):
+                return None
+            if np.dtype(x.dtype) != dtype and not (_widens(x.dtype, dtype) and not plan.by_value(x)):
                 return None
             if x is not dst and _root(plan, x) is _root(plan, dst):
                 return None                    # another view of the destination's input
         elif type(x) not in (int, float) or not _exact(x, dtype):
             return None                        # a constant the kernel would round
     return Probes.build(op.ufunc, dtype, fpflags.kinds(w.kernel))
+
+
+def _widens(src, dtype) -> bool:
+    """Is an array of dtype `src` read into `dtype` by a cast that reports nothing (bool, an
+    integer or float32 into float64, a small integer into float32)? NumPy casts such an input
+    in its buffers and still writes the destination directly."""
+    src = np.dtype(src)
+    return src.kind in "biuf" and src != np.float16 and np.can_cast(src, dtype, "safe")
 
 
 def _exact(c, dtype) -> bool:

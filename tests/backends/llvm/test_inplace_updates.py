@@ -598,3 +598,21 @@ def test_integer_updates_in_every_error_state(dt):
         for _, state in _states():
             _same(_run(fa, (x, y), state), _run(iadd, (x, y), state))
             _same(_run(fd, (x, y), state), _run(ifloordiv, (x, y), state))
+
+
+@pytest.mark.parametrize("dx,dy", [("f8", "f4"), ("f8", "i4"), ("f4", "u1"), ("f8", "?")])
+def test_an_operand_widened_exactly_still_writes_then_reports(dx, dy, last_run):
+    """x float64 += y float32 / int32 (x float32 += y uint8), x /= y: NumPy casts y in its
+    buffers and writes x directly, then reports; so does the kernel (no check), in every state."""
+    f, fd = ft.compile(iadd, backend="llvm"), ft.compile(idiv, backend="llvm")
+    for kind in ("clean", "over", "invalid", "divide"):
+        x = _data(kind, 300, dx)[0]
+        y = (_data(kind, 300, dy)[1] if np.dtype(dy).kind == "f" else
+             rng.integers(0, 2 if dy == "?" else 100, 300).astype(dy))
+        if kind == "over":                    # x / y overflows
+            x[5] = np.finfo(np.dtype(dx)).max
+            y[5] = np.finfo(np.dtype(dy)).tiny if np.dtype(dy).kind == "f" else 1
+        for _, state in _states():
+            _same(_run(f, (x, y), state), _run(iadd, (x, y), state))
+            _same(_run(fd, (x, y), state), _run(idiv, (x, y), state))
+    assert len(last_run) == 2 and all("_aw_" in r.source and len(r.kernels) == 1 for r in last_run)
