@@ -521,7 +521,10 @@ def test_the_handler_sees_the_destination_written(fn):
             for g in (fn, f):
                 x, y = x0.copy(), y0.copy()
                 seen = []
-                with np.errstate(all="call", call=lambda kind, bits, x=x: seen.append((kind, bits, x.copy()))):
+
+                def handler(kind, bits, x=x, seen=seen):
+                    seen.append((kind, bits, x.copy()))
+                with np.errstate(all="call", call=handler):
                     g(x, y)
                 if g is fn:
                     want = seen
