@@ -151,8 +151,9 @@ class LoopIndices:
             if static:
                 answers.add(self._decide(type(expr)(case, 0), True) if any(
                     s in bounds for s in case.free_symbols) else self._static(type(expr)(case, 0)))
-            else:
-                answers.add(bool(self.evaluate_expr(type(expr)(case, 0))))
+            else:                # what ranges prove needs no guard (a piece of a split loop)
+                known = None if any(s in bounds for s in case.free_symbols) else self._static(type(expr)(case, 0))
+                answers.add(known if known is not None else bool(self.evaluate_expr(type(expr)(case, 0))))
             if len(answers) > 1 or None in answers:
                 return None
         if not answers:
@@ -184,10 +185,18 @@ class LoopIndices:
         c = sympy.expand(expr.lhs - expr.rhs)
         for rel, answer in ((type(expr), True), (_NEGATE[type(expr)], False)):
             sign = -1 if rel in (sympy.StrictGreaterThan, sympy.GreaterThan) else 1
-            for lo, hi in list(self._loop_state().values()):
-                if self.maybe_evaluate_static(rel(sympy.expand(c + sign * (hi - lo)), 0)) is True:
+            for span in self._spans():
+                if self.maybe_evaluate_static(rel(sympy.expand(c + sign * span), 0)) is True:
                     return answer
         return None
+
+
+    def _spans(self):
+        """hi - lo of every range in scope, each >= 0 where the body runs; a span that is a
+        Min (a piece of a split loop) gives each of its arguments."""
+        for lo, hi in list(self._loop_state().values()):
+            span = _distribute(sympy.expand(hi - lo))
+            yield from (span.args if isinstance(span, sympy.Min) else (span,))
 
 
 _NEGATE = {sympy.StrictLessThan: sympy.GreaterThan, sympy.LessThan: sympy.StrictGreaterThan,

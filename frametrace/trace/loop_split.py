@@ -108,24 +108,30 @@ def pieces(tx, key, head):
     return [(_value(tx, a), _value(tx, b)) for a, b in zip(starts, stops)]
 
 
+def surely_empty(env, start, stop) -> bool:
+    """range(start, stop) is empty for every value the guards and enclosing ranges allow."""
+    from ..ir.builder import to_expr
+    return _known(env, sympy.Le(sympy.sympify(to_expr(stop)), sympy.sympify(to_expr(start)))) is True
+
+
+def _known(env, fact):
+    from ..errors import DataDependentError
+    if fact in (sympy.true, sympy.false):
+        return bool(fact)
+    try:
+        known = env.decide_over_loop_indices(fact, static=True)
+        return env.maybe_evaluate_static(fact) if known is None else known
+    except (DataDependentError, Unsupported):
+        return None
+
+
 def _pick(env, kind, a, b):
     """Min/Max(a, b), or the one the enclosing loops' ranges prove it is (`k < i` in
     `for i in range(n)`: range(0, i) and range(i, n), no Min(n, i) left for the lowering)."""
-    from ..errors import DataDependentError
     a, b = sympy.sympify(a), sympy.sympify(b)
     rel = sympy.Le if kind is sympy.Min else sympy.Ge
     for x, y in ((a, b), (b, a)):
-        fact = rel(x, y)
-        if fact in (sympy.true, sympy.false):
-            known = bool(fact)
-        else:
-            try:
-                known = env.decide_over_loop_indices(fact, static=True)
-                if known is None:
-                    known = env.maybe_evaluate_static(fact)
-            except (DataDependentError, Unsupported):
-                known = None
-        if known is True:
+        if _known(env, rel(x, y)) is True:
             return x
     return kind(a, b)
 

@@ -118,6 +118,8 @@ def _build_split(tx, it, split, exit_ip, head) -> None:
     env = tx.output.shape_env
     header = tx.ip - 1
     iterator = tx.stack[-1]
+    # a piece the guards already prove empty (`m <= 0` decided by a peeled iteration) is left out
+    split = [p for p in split if not loop_split.surely_empty(env, *p)] or split[-1:]
     for k, (a, b) in enumerate(split):
         if k:
             tx.stack.append(iterator)
@@ -131,7 +133,7 @@ def _build_split(tx, it, split, exit_ip, head) -> None:
             env.exit_loop_index(index)
         if body.kind != "for":
             _restart(tx, ("split", it.key), "no", "a body that breaks out of the loop is not split")
-    log.info("loop at %s: split into %d loop nodes at an index condition", body.location, len(split))
+    log.info("loop at %s: split at an index condition into %d loop node(s)", body.location, len(split))
 
 
 # ----------------------------------------------------------------------------- branches in bodies
