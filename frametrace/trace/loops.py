@@ -359,7 +359,8 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
         tx.output.builder = outer
     graph = body_builder.graph
     graph.outputs = tuple(outputs)
-    small = within_budget(tx, key, ctx, head, graph, peeled) if kind == "for" else None
+    # (a piece of a split loop is no loop of its own to unroll: the restart would unroll them all)
+    small = within_budget(tx, key, ctx, head, graph, peeled) if kind == "for" and bind_head is False else None
     if small is not None:
         _restart(tx, key, "small", small)
     body = _finish_body(tx, key, body_builder, "for_break" if ctx.brk is not None else kind, carried,

@@ -104,3 +104,13 @@ def backwards(x, m):
         if i >= m:
             s = s * 0.5 + x[i]
     return s
+
+
+def recurrence(x, out):
+    """`if i > 0:` guarding `out[i - 1]` (index -1 at i = 0): a one-iteration piece and the rest."""
+    for i in range(x.shape[0]):
+        if i > 0:
+            out[i] = out[i - 1] * 0.5 + x[i]
+        else:
+            out[i] = x[i]
+    return out

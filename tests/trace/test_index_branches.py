@@ -122,3 +122,19 @@ def test_running_is_one_graph_for_every_length_and_bound():
         x = rng.standard_normal(n)
         assert_same(f(x, m), ib.running(x, m))
     assert ft.stats().frames_compiled == 1, ft.stats()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_one_iteration_piece_is_not_unrolled_under_the_budget(backend):
+    """range(0, 1) and range(1, n): the constant piece does not make the loop 'small' (that
+    would unroll the whole loop, one graph per length)."""
+    ft.reset()
+    f = ft.compile(ib.recurrence, backend=backend, dynamic=True)
+    rng = np.random.default_rng(4)
+    for n in (5, 9, 2, 13):
+        run_both(f, ib.recurrence, rng.random(n), np.zeros(n))
+    assert ft.stats().frames_compiled == 1, ft.stats()
+    for n in (1, 0):
+        run_both(f, ib.recurrence, rng.random(n), np.zeros(n))
+    _, loops, _ = graph_shape(ib.recurrence, rng.random(7), np.zeros(7), backend=backend)
+    assert loops == 2
