@@ -13,9 +13,11 @@ What is compiled stays the size of the source: the body twice (three times), nev
 
 The request is a restart (`("split", key)` in the loop plan) naming the split points, with the
 indices of the enclosing loops as placeholders (`__loop<depth>`, the depth in the loop stack)
-since the retrace makes new index symbols. One split per loop: a second condition on the same
-index, a condition with another slope or not linear (`(i + j) % 2`), a loop with a step other
-than 1, or a body that `break`s stays if-converted as before.
+and sizes or ints by their source (`__src<k>`: `L['m']`), since the retrace makes new symbols;
+an argument first read in the body is wrapped before the loop so that its symbol exists there.
+One split per loop: a second condition on the same index, a condition with another slope or not
+linear (`(i + j) % 2`), a loop with a step other than 1, a split point read first from an
+attribute inside the body, or a body that `break`s stays if-converted as before.
 """
 from __future__ import annotations
 
@@ -72,15 +74,23 @@ def request(tx, expr) -> None:
     else:
         points = (-rest,) if rel in (sympy.StrictLessThan, sympy.GreaterThan) else (1 - rest,)
     names = {s: sympy.Symbol(f"__loop{depth[s]}", integer=True) for s in rest.free_symbols if s in depth}
+    sources = []
+    for s in sorted(rest.free_symbols - set(depth), key=str):      # sizes and ints: by their source
+        where = env.symbol_sources.get(s)
+        if not where:
+            return
+        names[s] = sympy.Symbol(f"__src{len(sources)}", integer=True)
+        sources.append(where[0])
     portable = tuple(p.xreplace(names) for p in points)
-    restart(tx, ("split", key), portable, f"`{expr}` on the index changes value inside its range")
+    restart(tx, ("split", key), (portable, tuple(sources)), f"`{expr}` on the index changes value inside its range")
 
 
 def pieces(tx, key, head):
     """The (start, stop) ranges the loop at `key` runs as, in order, or None (not split)."""
-    points = tx.output.loop_plan.get(("split", key))
-    if not isinstance(points, tuple):
+    plan = tx.output.loop_plan.get(("split", key))
+    if not isinstance(plan, tuple):
         return None
+    points, sources = plan
     start, stop, step = head
     if not (type(step) is int and step == 1):
         return None
@@ -95,7 +105,12 @@ def pieces(tx, key, head):
                 if index is None:
                     return None
                 names[s] = index
-            elif s not in env.var_to_range:
+            elif s.name.startswith("__src"):
+                sym = _symbol_of(tx, sources[int(s.name[len("__src"):])])
+                if sym is None:
+                    return None
+                names[s] = sym
+            else:
                 return None
     from ..ir.builder import to_expr
     lo, hi = to_expr(start), to_expr(stop)
@@ -106,6 +121,19 @@ def pieces(tx, key, head):
     starts = [lo] + [_pick(env, sympy.Max, lo, p) for p in cuts]
     stops = [_pick(env, sympy.Min, hi, p) for p in cuts] + [hi]
     return [(_value(tx, a), _value(tx, b)) for a, b in zip(starts, stops)]
+
+
+def _symbol_of(tx, source):
+    """The symbol of `source` in this trace: an argument the loop's body reads first (`if i < m:`)
+    is wrapped now, before the loop (its symbol is made there: the split points need it)."""
+    env = tx.output.shape_env
+    sym = env._source_to_var.get(source)
+    if sym is None:
+        name = next((n for n in tx.lazy if source == f"L[{n!r}]"), None)
+        if name is not None:
+            tx.locals[name] = tx.wrap_value(*tx.lazy.pop(name))
+            sym = env._source_to_var.get(source)
+    return sym if isinstance(sym, sympy.Symbol) else None
 
 
 def surely_empty(env, start, stop) -> bool:

@@ -114,3 +114,13 @@ def recurrence(x, out):
         else:
             out[i] = x[i]
     return out
+
+
+def shifted(x, out, m):
+    """An int argument first read in the body as the split point; `x[i - m]` is negative below it."""
+    for i in range(x.shape[0]):
+        if i < m:
+            out[i] = x[i] * 2.0
+        else:
+            out[i] = x[i - m]
+    return out

@@ -138,3 +138,17 @@ def test_a_one_iteration_piece_is_not_unrolled_under_the_budget(backend):
         run_both(f, ib.recurrence, rng.random(n), np.zeros(n))
     _, loops, _ = graph_shape(ib.recurrence, rng.random(7), np.zeros(7), backend=backend)
     assert loops == 2
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_int_argument_read_in_the_body_is_the_split_point(backend):
+    """The retrace finds `m` by its source (L['m']) and wraps it before the loop: one graph for
+    every length and every m, m past the end too."""
+    ft.reset()
+    f = ft.compile(ib.shifted, backend=backend, dynamic=True)
+    rng = np.random.default_rng(5)
+    for n, m in ((7, 3), (9, 4), (5, 8), (6, 2), (4, 4)):
+        run_both(f, ib.shifted, rng.random(n), np.zeros(n), m)
+    assert ft.stats().frames_compiled == 1, ft.stats()
+    for n, m in ((1, 0), (0, 3), (3, 0), (2, 1)):
+        run_both(f, ib.shifted, rng.random(n), np.zeros(n), m)
