@@ -136,6 +136,7 @@ class GraphBuilder:
         return self._emit(op, *args, **attrs)
 
     operator: bool = False      # emitting a Python operator (emit_operator)
+    mutations: int = 0          # mutation nodes emitted so far (a value read before one may differ after it)
 
     def emit_operator(self, op: str, *args):
         """`op` written as a Python operator (`a * b`, `-a`): when the result is a NumPy scalar
@@ -181,8 +182,10 @@ class GraphBuilder:
 
     def _emit(self, op: str, *args, **attrs):
         opdef = get_op(op)
-        if opdef.kind == "mutation" and args and isinstance(args[0], Proxy):
-            _check_write_target(args[0].node, op)
+        if opdef.kind == "mutation":
+            self.mutations += 1
+            if args and isinstance(args[0], Proxy):
+                _check_write_target(args[0].node, op)
         result = opdef.meta(*_meta_arg(args), **{k: _meta_arg(v) for k, v in attrs.items()})
         node_attrs = tuple(sorted((k, self.lift_args(to_expr(v))) for k, v in attrs.items()))
         scalar_math = self.operator and isinstance(result, FakeArray) and result.scalar

@@ -46,6 +46,9 @@ def if_convert(tx, ins, cond) -> None:
     locals_f, stack_f = tx.locals, tx.stack
     ret_f = _returned(tx, ctx)                           # an inlined helper's `if v < lo: return lo`
     tx.locals, tx.stack, tx.ip = dict(saved_locals), list(saved_stack), target
+    for name in lazy_before - set(tx.lazy):              # arguments the first side read first: inputs
+        if name in locals_f and name not in tx.locals:   # of the graph, the same on the other side
+            tx.locals[name] = locals_f[name]
     if ret_f is not None:
         ret_t = _run_to_return(tx, bb, taken, ctx)
         _both_returned(tx, bb, taken, ret_t, tx.locals, ret_f, locals_f)
@@ -307,9 +310,13 @@ def index_condition(tx, cond):
     if env.maybe_evaluate_static(expr) is not None:
         return None
     try:
-        env.decide_over_loop_indices(expr)
+        decided = env.decide_over_loop_indices(expr, static=True)   # no guard on a condition left undecided
     except Unsupported:
-        pass
+        decided = None
+    if decided is not None:
+        return None                                     # the same for every index in range
+    from .loop_split import request
+    request(tx, expr)                                   # split the loop where it changes (a restart)
     return ArrayVariable(tx.output.builder.emit("py_scalar", expr))
 
 

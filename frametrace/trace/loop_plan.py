@@ -8,7 +8,8 @@ restarts of the trace that change them (trace/loops.py traces; trace/compile.py 
   "small"       unrolled under `config.loop_unroll_budget` (trips x body nodes)
   "node"...     a short loop made a node again because its unrolled body met an `if` on data
   "unroll"      unrolled: what the body does cannot be a loop node (the logs say why)
-and ("carry", key) / ("in_place", key) to the state a loop carries / the arrays it updates in place.
+and ("carry", key) / ("in_place", key) to the state a loop carries / the arrays it updates in place,
+("split", key) to the points a loop is split at (trace/loop_split.py; "no": not split).
 """
 from __future__ import annotations
 
@@ -167,6 +168,9 @@ def restart(tx, key, decision, reason):
     """Log the new decision for `key` and restart the trace with it (LoopRestart)."""
     if key[0] == "carry":
         log.info("loop %s: carries %s (%s)", _where(key[1]), decision[-1].label(), reason)
+    elif key[0] == "split":
+        log.info("loop %s: %s (%s)", _where(key[1]), "not split" if decision == "no" else
+                 f"split at {', '.join(map(str, decision))}", reason)
     elif key[0] == "in_place":
         log.info("loop %s: captures %r (%s)", _where(key[1]), decision[-1], reason)
     else:

@@ -47,7 +47,7 @@ from ..logs import get_logger
 from ..resume import code_loops
 from . import errstate
 from .branches import if_convert, returns
-from . import loop_state
+from . import loop_split, loop_state
 from .counted_while import recognise, verify_bottom
 from .loop_iter import LoopIterator, bind_after, target_names, target_ops
 from .loop_plan import NEXT_DECISION, PEELED, LoopRestart, loop_key, want_loop, within_budget  # noqa: F401
@@ -98,6 +98,10 @@ def trace_for(tx, ins, it: LoopIterator) -> None:
         tx.ip = exit_ip
         return
     env = tx.output.shape_env
+    split = loop_split.pieces(tx, it.key, (start, stop, step))
+    if split is not None:
+        _build_split(tx, it, split, exit_ip, (start, stop, step))
+        return
     lo, hi = (start, stop - 1) if positive else (stop + 1, start)
     index = env.enter_loop_index(to_expr(lo), to_expr(hi))
     try:
@@ -105,6 +109,31 @@ def trace_for(tx, ins, it: LoopIterator) -> None:
                head=(start, stop, step), index=index, peeled=it.peeled)
     finally:
         env.exit_loop_index(index)
+
+
+def _build_split(tx, it, split, exit_ip, head) -> None:
+    """The loop as consecutive loop nodes over the ranges of `split` (trace/loop_split.py), in
+    order: what one leaves (carried values, state written back) is what the next starts from;
+    the loop target after them is bound from the whole range."""
+    env = tx.output.shape_env
+    header = tx.ip - 1
+    iterator = tx.stack[-1]
+    # a piece the guards already prove empty (`m <= 0` decided by a peeled iteration) is left out
+    split = [p for p in split if not loop_split.surely_empty(env, *p)] or split[-1:]
+    for k, (a, b) in enumerate(split):
+        if k:
+            tx.stack.append(iterator)
+            tx.ip = header + 1
+        last = k == len(split) - 1
+        index = env.enter_loop_index(to_expr(a), to_expr(b - 1), piece=True)
+        try:
+            body = _build(tx, it.key, header=header, exit_ip=exit_ip, kind="for", head=(a, b, 1), index=index,
+                          peeled=it.peeled, bind_head=head if last else None)
+        finally:
+            env.exit_loop_index(index)
+        if body.kind != "for":
+            _restart(tx, ("split", it.key), "no", "a body that breaks out of the loop is not split")
+    log.info("loop at %s: split at an index condition into %d loop node(s)", body.location, len(split))
 
 
 # ----------------------------------------------------------------------------- branches in bodies
@@ -210,11 +239,15 @@ class _LoopContext:
         self.brk = None                 # for: the bool that holds when the iteration broke out
         self.converted = False          # an `if` on data was if-converted in the body (no unrolling)
         self.state = None               # a body being traced: the LoopState it carries (trace/loop_state.py)
+        self.key = self.head = None     # a loop node's plan key and (start, stop, step) (trace/loop_split.py)
 
 
-def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=0, iterate=None, back=None):
+def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=0, iterate=None, back=None,
+           bind_head=False):
     """The loop at `header` as one node; `iterate(tx, ctx)` traces the body of a `while`
-    (trace/while_loops.py), which sets ctx.go, and `back` is its last back edge."""
+    (trace/while_loops.py), which sets ctx.go, and `back` is its last back edge. A piece of a
+    split loop (`_build_split`) binds the loop target from `bind_head`, the whole range, when it
+    is the last piece (None: an earlier one, the target is left to the next)."""
     body_start = header + 1
     if back is None:
         back = max((i for i in range(body_start, exit_ip) if _jumps_to(tx, i, header)), default=None)
@@ -271,6 +304,7 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
         inits.append(init)
     ctx = _LoopContext(tx, "counted" if counter is not None else kind, header, exit_ip)
     ctx.counter, ctx.index = counter, index
+    ctx.key, ctx.head = key, head
     ctx.state = loop_state.LoopState(targets, tx)
     if is_for:
         ctx.iterator = saved_stack[-1]
@@ -325,7 +359,8 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
         tx.output.builder = outer
     graph = body_builder.graph
     graph.outputs = tuple(outputs)
-    small = within_budget(tx, key, ctx, head, graph, peeled) if kind == "for" else None
+    # (a piece of a split loop is no loop of its own to unroll: the restart would unroll them all)
+    small = within_budget(tx, key, ctx, head, graph, peeled) if kind == "for" and bind_head is False else None
     if small is not None:
         _restart(tx, key, "small", small)
     body = _finish_body(tx, key, body_builder, "for_break" if ctx.brk is not None else kind, carried,
@@ -344,8 +379,9 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
         tx.locals[name] = finals[k]
     for name in stored - set(carried) - loop_vars - set(in_place):
         tx.locals[name] = PoisonVariable(name)
-    if is_for:
-        bind_after(tx, ctx.iterator, ops, loop_vars, head, finals[-1] if carry_index else None, saved_locals)
+    if is_for and bind_head is not None:
+        bind_after(tx, ctx.iterator, ops, loop_vars, head if bind_head is False else bind_head,
+                   finals[-1] if carry_index else None, saved_locals)
     if counter is not None:
         tx.locals[counter.name] = wrap_number(counter.final(head[1]))
     for k, t in enumerate(targets):                     # state written back, as stores after the loop
@@ -354,6 +390,7 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
     log.info("loop at %s: one %s-loop node, %d carried (%s), %d captured, body of %d nodes",
              body.location, "counted while" if counter is not None else body.kind, len(labels), ", ".join(labels),
              len(body_builder.captured), len(graph.nodes))
+    return body
 
 
 def _run_to(tx, header, first=False):

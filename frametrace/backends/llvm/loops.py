@@ -531,8 +531,8 @@ class _Builder(ArrayBody, IntBody):
         for s in sizes:
             if s not in self.sym:
                 raise NotNative(f"inner loop size {s}")
-        lo, hi = self._int_arg(start, None), self._int_arg(stop, None)
-        trip = hi + lo.scale(-1) if step == 1 else lo + hi.scale(-1)
+        lo = self._int_arg(start, None)
+        trip = self._trip(lo, stop) if step == 1 else Op("affine", "int64", (lo + self._int_arg(stop, None).scale(-1),))
         stmts, accs = [], []
         for k, (value, inp) in enumerate(zip(carried, body.graph.inputs)):
             dt = _dtype_of(inp)
@@ -564,9 +564,21 @@ class _Builder(ArrayBody, IntBody):
         inner, until = self._body(body.graph, accs)
         self.depth -= 1
         self.captured_unchanged(captured, set(self.store_log[before:]))
-        stmts.append(Loop(var, Op("affine", "int64", (trip,)), inner, until=until))
+        stmts.append(Loop(var, trip, inner, until=until))
         self.env[n] = [Var(a, _dtype_of(inp)) for a, inp in zip(accs, body.graph.inputs)]
         return stmts
+
+    def _trip(self, lo: Affine, stop):
+        """The trip count of an inner range(start, stop) (step 1) as an int64 expression: a
+        stop that is a Min/Max of affine bounds (a loop split at an index condition runs over
+        range(0, Min(n, i + 1)), trace/loop_split.py) is the Min/Max of their trip counts."""
+        if isinstance(stop, sympy.Basic) and isinstance(stop, (sympy.Min, sympy.Max)):
+            op = "minimum" if isinstance(stop, sympy.Min) else "maximum"
+            out = self._trip(lo, stop.args[0])
+            for a in stop.args[1:]:
+                out = Op(op, "int64", (out, self._trip(lo, a)))
+            return out
+        return Op("affine", "int64", (self._int_arg(stop, None) + lo.scale(-1),))
 
 
 def _hoist(stmts, free) -> list:

@@ -523,7 +523,8 @@ class FunctionEmitter:
         md = ""
         if scalar:
             md = f", !llvm.loop {self.mod.scalar_loop_md()}"
-        elif access is not None and not self.tiny and self.k.tier != "quick" and _calls_math(lp.body):
+        elif (access is not None and not self.tiny and _calls_math(lp.body)
+              and (self.k.tier != "quick" or _reassociates(lp.body))):
             md = f", !llvm.loop {self.mod.interleave_md(INTERLEAVE, not _f32_math(lp.body))}"
         self.line(f"br i1 {more}, label %{body}, label %{exit_}{md}")
         self.lines[phi_at] = f"  {i} = phi i64 [{start}, %{head}], [{nxt}, %{self.block}]"
@@ -688,6 +689,18 @@ def _calls_math(stmts) -> bool:
                     ops += 1
                     math += x.op in EXPENSIVE
     return math >= 2 or (math == 1 and ops >= MATH_HEAVY_OPS)
+
+
+_REASSOCIATED = frozenset({"red_add", "red_mul", "red_muladd"})
+
+
+def _reassociates(stmts) -> bool:
+    """Does the loop update a float sum or product, whose order is the vectorised loop's shape
+    (vector width, interleave, masked tail)? Such a loop is interleaved at every tier: a quick
+    kernel and its full tier must give the same bits, since which one runs is a matter of timing
+    (the full tier is built in the background, tiers.py)."""
+    return any(isinstance(x, Op) and x.op in _REASSOCIATED
+               for s in stmts if isinstance(s, Update) for x in walk_exprs(s.value))
 
 
 def _f32_math(stmts) -> bool:

@@ -33,6 +33,18 @@ def unbacked_size(b, shape, what):
     return env.create_unbacked_symint(0, int_oo if upper is None else upper, source=what)
 
 
+def mask_count(b, mask):
+    """The number of True elements of `mask` as an unbacked size: the same symbol for every
+    `x[mask]` by the same mask value (`Z[I] ** 2 + C[I]` adds arrays of one length), a fresh one
+    once anything has been written in place since (the mask itself may have changed)."""
+    memo = b.__dict__.setdefault("_mask_counts", {})
+    key = (mask.node, b.mutations)
+    size = memo.get(key)
+    if size is None:
+        size = memo[key] = unbacked_size(b, mask.shape, "x[mask]")
+    return size
+
+
 def array_index(b, x, index):
     """x[index] where index is an array: a boolean mask or an integer gather (axis 0)."""
     if not is_array(index):
@@ -40,8 +52,7 @@ def array_index(b, x, index):
     if index.dtype == np.bool_:
         if index.ndim == 0:
             raise Unsupported("indexing with a 0-d boolean", kind="indexing", context="getitem")
-        size = unbacked_size(b, index.shape, "x[mask]")
-        return b.emit("mask_select", x, index, size=size)
+        return b.emit("mask_select", x, index, size=mask_count(b, index))
     if index.dtype.kind in "iu":
         return b.emit("take", x, index)
     raise NumpyError(IndexError("arrays used as indices must be of integer (or boolean) type"))

@@ -251,3 +251,28 @@ def test_first_large_calls_of_a_quick_kernel_while_the_full_tier_builds():
     assert up.ns[ref] is up.module.functions[next(iter(up.refs))] and up.ns[ref] is not quick_fn
     for x, w in zip(xs, want):
         np.testing.assert_allclose(f(x), w, rtol=1e-12, atol=1e-12)
+
+
+def sum_of_math(x):
+    return np.sum(np.exp(np.sin(x)) * np.cos(x))
+
+
+def row_sums_of_math(x):
+    return (np.tanh(x) * np.exp(-x * x)).sum(axis=1)
+
+
+@pytest.mark.parametrize("fn, shape", [(sum_of_math, ("n",)), (row_sums_of_math, (3, "n"))])
+@pytest.mark.parametrize("dtype", ["f8", "f4"])
+def test_both_tiers_give_the_same_bits(fn, shape, dtype):
+    """A float reduction's order is the vectorised loop's: the tier may change its compile time and
+    its speed, never its result, so which tier runs (a matter of timing: the full tier is built in
+    the background) cannot change a value."""
+    quick, full = Traced(fn, A(shape, dtype)), Traced(fn, A(shape, dtype))
+    quick.graph.hints = {s: 3 for s in quick.graph.symbols}
+    full.graph.hints = {s: 1 << 20 for s in full.graph.symbols}
+    quick.run, full.run = compile_graph(quick.graph), compile_graph(full.graph)
+    assert quick.run.kernels[0].tier == "quick" and full.run.kernels[0].tier == "full"
+    for n in (0, 1, 7, 1001, 4099):
+        x = rng.standard_normal((n,) if len(shape) == 1 else (3, n)).astype(dtype)
+        a, b = np.asarray(quick.llvm(x)), np.asarray(full.llvm(x))
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), n
