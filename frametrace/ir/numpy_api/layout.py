@@ -137,6 +137,18 @@ def is_c_contiguous(b, x):
         return None
 
 
+def always_c_order(node: Node) -> bool:
+    """NumPy allocates node's value in C order whatever its operands' layouts: a C-order op,
+    a value of at most one dim, or `x[idx]` (take) with a 1-d index on an x of at most 2 dims
+    (the index's dims are laid out as the index is, outermost; x's remaining axis innermost)."""
+    if node.op in _C_ORDER or node.ndim <= 1:
+        return True
+    if node.op != "take":
+        return False
+    x, idx = node.args[:2]
+    return isinstance(x, Node) and isinstance(idx, Node) and x.ndim <= 2 and idx.ndim <= 1
+
+
 def _strides(b, node: Node):
     shape = [_size(b, d) for d in node.shape]
     itemsize = node.dtype.itemsize
@@ -151,7 +163,7 @@ def _strides(b, node: Node):
         return _view_strides(b, node, shape, itemsize)
     if op == "einsum_view":                    # np.einsum's diagonal view: a label's strides add up
         return _einsum_view_strides(b, node)
-    if op in _C_ORDER or node.ndim == 1:
+    if always_c_order(node):
         return c_strides(shape, itemsize)
     if op == "argwhere":                       # NumPy stacks the nonzero indices: F order
         return f_strides(shape, itemsize)
