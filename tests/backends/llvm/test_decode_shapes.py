@@ -192,3 +192,28 @@ def test_layouts_after_a_gather_are_decided_at_compile_time(order, caplog):
                 assert_same(got, want)
                 assert got.strides == want.strides or want.size == 0
     assert "_late_layout" not in caplog.text
+
+
+# ---- in-place softmax over a size-1 query axis ------------------------------------------------
+
+def _softmax_in_place(s):
+    s = np.exp(s - s.max(axis=-1, keepdims=True))
+    s /= s.sum(axis=-1, keepdims=True)
+    return s
+
+
+def test_in_place_division_over_a_size_one_axis_reads_no_copy(caplog):
+    """`s /= s.sum(axis=-1, keepdims=True)` on (heads, 1, keys) scores: the load of s has the
+    broadcast index 0 along the size-1 axis where the store has its loop variable; it is the
+    same element, so the kernel divides in place without saving a copy of s first."""
+    compiled = ft.compile(_softmax_in_place, dynamic=True)
+    with caplog.at_level(logging.INFO, logger="frametrace.output_code"):
+        for shape in ((6, 1, 5), (6, 1, 9), (2, 1, 1), (3, 1, 4)):
+            x = _R.standard_normal(shape)
+            x[0, 0, 0] = np.inf if shape[2] > 3 else x[0, 0, 0]
+            with np.errstate(invalid="ignore"):
+                assert_same(compiled(x), _softmax_in_place(x))
+            for v in (x[:, :, ::-1], np.asfortranarray(x)):
+                with np.errstate(invalid="ignore"):
+                    assert_same(compiled(v), _softmax_in_place(v))
+    assert "_before = " not in caplog.text
