@@ -30,7 +30,8 @@ class Poisson:
         for _ in range(nit):
             pn = p.copy()
             p[1:-1, 1:-1] = (((pn[1:-1, 2:] + pn[1:-1, :-2]) * dy ** 2 + (pn[2:, 1:-1] + pn[:-2, 1:-1]) * dx ** 2)
-                             / (2 * (dx ** 2 + dy ** 2)) - dx ** 2 * dy ** 2 / (2 * (dx ** 2 + dy ** 2)) * b[1:-1, 1:-1])
+                             / (2 * (dx ** 2 + dy ** 2))
+                             - dx ** 2 * dy ** 2 / (2 * (dx ** 2 + dy ** 2)) * b[1:-1, 1:-1])
             p[-1, :] = p[-2, :]
             p[0, :] = p[1, :]
         return p
@@ -70,7 +71,7 @@ def test_power_edges_as_python(dx):
 
 
 def growth(x, r, n):
-    for i in range(n):
+    for _ in range(n):
         x[1:] = x[:-1] * r              # overlapping slices, a carried float
         r = r ** 2 * 0.75
     return x, r
@@ -86,7 +87,7 @@ def test_carried_float_power(r):
 
 
 def zero_base(x, a, n):
-    for i in range(n):
+    for _ in range(n):
         x[:] = x + a ** -1              # a == 0.0: ZeroDivisionError, nothing written that iteration
     return x
 
