@@ -472,6 +472,7 @@ class ArrayLoop(ScalarSteps):
             if d.strides != s0.strides:
                 return False
             env[f"{var}_before"] = (d, d)
+            alive.append(d)                  # (a later kernel's copy of the same array rebinds the name)
             table.copy(s0.nbytes, (runtime.data_ptr(d),) * 2, (runtime.data_ptr(s0), runtime.data_ptr(s1)))
         for src, base in c.overlap:
             if any(np.may_share_memory(env[src][p], env[base][p]) for p in (0, 1)):

@@ -255,3 +255,22 @@ def test_kernel_assign_choice():
     assert schedule.assigned_constant(np.float64(1e300), np.dtype(np.float32)) is None   # overflow warns
     assert schedule.assigned_constant(1j, np.dtype(np.float64)) is None
     assert schedule.assigned_constant("3", np.dtype(np.float64)) is None
+
+
+def sweep_and_wrap(u, nt):
+    for _ in range(nt):
+        un = u.copy()
+        u[1:-1, 1:-1] = un[1:-1, 1:-1] + 0.1 * (un[2:, 1:-1] - un[:-2, 1:-1])
+        u[:, -1] = u[:, 0]              # reads its destination at a column not provably apart
+    return u
+
+
+@pytest.mark.parametrize("shape", [(5, 4), (16, 16), (3, 9)])
+def test_two_copies_of_one_destination_in_a_native_body(shape):
+    """Two assign kernels of one body each read a copy of the same array (`u_before`): the
+    driver keeps both copies alive (the second rebound the name: the first was freed while the
+    driver still wrote it, corrupting the heap under dynamic shapes)."""
+    u = np.arange(shape[0] * shape[1], dtype=np.float64).reshape(shape)
+    f = ft.compile(sweep_and_wrap, dynamic=True)
+    assert_identical(f(u.copy(), 20), sweep_and_wrap(u.copy(), 20))
+    assert array_loops.runs["native"] >= 1
