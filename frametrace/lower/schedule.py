@@ -54,8 +54,8 @@ def _wrapper_assign(plan, n: Node) -> bool:
 
 def kernel_assign(plan, n: Node) -> bool:
     """assign(dst, src) with src computed by a kernel that writes straight into dst: an
-    elementwise value or reduction, a view read in place (`p[-1, :] = p[-2, :]`: NumPy's copy,
-    overlap handled as for any source reading its destination), or a constant NumPy converts
+    elementwise value or reduction, a view of memory read in place (`p[-1, :] = p[-2, :]`: NumPy's
+    copy, overlap handled as for any source reading its destination), or a constant NumPy converts
     to dst's dtype without an error or a warning (`u[0, :] = 0`: converted here, assigned_constant)."""
     dst, src = n.args
     if dst.dtype.name not in SUPPORTED_DTYPES:
@@ -64,8 +64,17 @@ def kernel_assign(plan, n: Node) -> bool:
         return assigned_constant(src, dst.dtype) is not None
     if plan.cat[src] not in ("pw", "red", "view") or src.ndim == 0 or src.dtype.name not in SUPPORTED_DTYPES:
         return False                  # a scalar source: NumPy's checks (NaN into ints raises)
+    if plan.cat[src] == "view" and _view_root_cat(plan, src) not in ("input", "fallback"):
+        return False                  # a view of a computed value: computed once, then NumPy's copy
     extra = max(src.ndim - dst.ndim, 0)
     return all(is_one(d) for d in src.shape[:extra]) and broadcast_ok(src.shape[extra:], dst.shape)
+
+
+def _view_root_cat(plan, n: Node) -> str:
+    """The category of the value a chain of views reads (memory: an input, a NumPy result)."""
+    while plan.cat.get(n) == "view" and n.args and isinstance(n.args[0], Node):
+        n = n.args[0]
+    return plan.cat.get(n)
 
 
 def assigned_constant(value, dtype):
