@@ -131,8 +131,14 @@ class _Builder:
         regions = native_fp.written_regions(self, plan, graph) if fp else []
         ir.fail = None                 # from here on, nothing may miss
         test_at = getattr(plan, "flag_test_at", None) if plan is not None else None   # (flag_checks.py)
-        saved = native_fp.snapshot(self, regions if test_at is None else [], flags) if fp else None
+        after = getattr(plan, "report_after", None) if plan is not None else None
+        saved = native_fp.snapshot(self, regions if test_at is None and after is None else [], flags) \
+            if fp else None
         for i, step in enumerate(steps):
+            if i == after:                       # NumPy's reports after the write (fp_probes.py)
+                self._launch(plan, step, run)
+                native_fp.report_after_write(self, step.after_write)
+                continue
             if i == test_at and saved is not None and getattr(step, "check", None) is not None:
                 k = step.check
                 small = k.work.isdigit() and int(k.work) <= native_fp.SMALL_CHECK
