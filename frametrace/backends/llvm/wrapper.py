@@ -52,6 +52,8 @@ class _Gen:
         self._consts: dict = {}
         self.kernel_refs: dict = {}     # kernel name -> namespace name of its function
         self.by_out: dict = {}          # ufunc node -> the in-place assign it writes (in_place_ufuncs)
+        self._names = None              # wrapper variable -> its node (wide_ints)
+        self._computed: dict = {}       # node of a wrapper step -> the step's index (wide_ints)
 
     def const(self, value, hint="c") -> str:
         key = (type(value), repr(value))
@@ -293,11 +295,12 @@ class _Gen:
         """A Python int a wrapper step computed (a loop's final int, arithmetic on it) that this
         kernel takes by value: past int64, the rest of the call runs with the NumPy reference
         (rest.py), which keeps Python's big ints; nothing that ran runs again."""
-        names = {v: n for n, v in self.plan.var.items()}
-        computed = {s.node for s in steps[:i] if not isinstance(s, KernelStep)}
+        if self._names is None:                   # (built once: per step, quadratic in the steps)
+            self._names = {v: n for n, v in self.plan.var.items()}
+        names, computed = self._names, self._computed
         for slot in step.kernel.slots:
             n = names.get(slot.source)
-            if n is None or n not in computed or slot.dtype not in ("int64", "uint64") or \
+            if n is None or n not in computed or computed[n] >= i or slot.dtype not in ("int64", "uint64") or \
                     n.dtype is None or n.dtype.kind not in "iu" or not _python_int(n):
                 continue
             if "_rest" not in self.ns:
@@ -388,6 +391,7 @@ class _Gen:
                 self.bind_sizes({j.node for j in step.jobs})
                 self.lines += self.reports.after_kernel(step)
             else:
+                self._computed.setdefault(step.node, i)
                 self.lines += self.reports.before(i, step.node)
                 self.wrapper_step(step.node)
                 self.bind_sizes({step.node})
