@@ -61,6 +61,10 @@ class IntBody:
         target = np.result_type(*strong) if strong and all(d.kind in "iu" for d in strong) else None
         narrow = target is not None and target.name != "int64" and n.op not in _COMPARE
         for a in n.args:
+            entry = self.env.get(a) if isinstance(a, Node) else None
+            if isinstance(entry, tuple) and entry[0] == "buf":       # a whole captured array operand
+                out.append(None)
+                continue
             e = self.expr(a)
             runtime_int = isinstance(a, Node) and a.shape == () and _py_int(a) and a.dtype.kind != "b" or \
                 isinstance(a, sympy.Expr) and not a.is_number          # a size or index: `x[i] ^ (m + i)`
