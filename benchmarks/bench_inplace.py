@@ -4,6 +4,9 @@ Gray-Scott reaction-diffusion step written the way public NumPy programs write t
 
     python benchmarks/bench_inplace.py [--clock cpu] [--threads 1] [--only life,xpy]
 
+(`xpy_raise` times `x += y` under np.errstate(all="raise"), `xpy_f32` in float32, `xdivy` is
+`x /= y`: one in-place ufunc each, written first and reported after, as NumPy does.)
+
 Each workload is compiled once, checked against NumPy on copies, warmed up, then NumPy and the
 compiled function are timed round-robin in batches (medians). Targets: `x += y` (n=4096) and
 `M *= 0.995` (300x600) >= 1.5x, the masked write >= 1.0x, the Life step >= 3x.
@@ -64,8 +67,16 @@ def _rng(seed=0):
     return np.random.default_rng(seed)
 
 
-WORKLOADS = {   # name -> (function, argument maker, target speed-up or None)
+def xdivy(x, y):
+    x /= y
+    return x
+
+
+WORKLOADS = {   # name -> (function, argument maker, target speed-up or None[, np.errstate kwargs])
     "xpy": (xpy, lambda: (_rng().random(4096), _rng(1).random(4096) * 1e-9), 1.5),
+    "xpy_raise": (xpy, lambda: (_rng().random(4096), _rng(1).random(4096) * 1e-9), None, {"all": "raise"}),
+    "xpy_f32": (xpy, lambda: (_rng().random(4096, np.float32), _rng(1).random(4096, np.float32) * 1e-9), None),
+    "xdivy": (xdivy, lambda: (_rng().random(4096), 1 + _rng(1).random(4096) * 1e-9), None),
     "sgd": (sgd, lambda: (_rng().random(4096), _rng(1).random(4096), 1e-3), None),
     "scale": (scale, lambda: (_rng().random((300, 600)),), 1.5),
     "masked": (masked, lambda: (np.zeros((256, 256), np.int64), _rng().random((254, 254)) < 0.3), 1.0),
@@ -76,8 +87,13 @@ WORKLOADS = {   # name -> (function, argument maker, target speed-up or None)
 
 
 def measure(name, clock, rounds=15):
+    fn, make, target, *state = WORKLOADS[name]
+    with np.errstate(**(state[0] if state else {})):
+        return _measure(fn, make, target, clock, rounds)
+
+
+def _measure(fn, make, target, clock, rounds):
     import frametrace as ft
-    fn, make, target = WORKLOADS[name]
     a_np, a_ft = make(), make()
     compiled = ft.compile(fn)
     check_np, check_ft = make(), make()

@@ -105,6 +105,9 @@ def _verify_layout(addrs: dict) -> bool:
     if ctypes.c_ssize_t.from_address(id(lst) + 16).value != 3 or \
             ctypes.c_ssize_t.from_address(id(tup) + 16).value != 2:
         return False
+    # a dict's number of items (PyDictObject.ma_used) at 16
+    if any(ctypes.c_ssize_t.from_address(id(d) + 16).value != len(d) for d in ({}, {"a": 1}, dict.fromkeys(range(9)))):
+        return False
     items = ctypes.c_void_p.from_address(id(lst) + 24).value
     if [ctypes.c_void_p.from_address(items + 8 * i).value for i in range(3)] != [id(x) for x in lst] or \
             ctypes.c_void_p.from_address(id(tup) + 32).value != id(ro):

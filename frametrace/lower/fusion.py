@@ -66,6 +66,8 @@ class KernelStep:
                                                     #   caller's arrays (backends/llvm/flag_checks.py)
     numpy_call: tuple | None = None                 # (ufunc, operands, destination, bytes per element):
                                                     #   the graph is this one in-place ufunc (flag_checks.py)
+    after_write: object = None                      # fp_probes.Probes: it reports its flags after
+                                                    #   writing, as NumPy's one ufunc call does
 
 
 def _same(a, b) -> bool:

@@ -172,13 +172,16 @@ def _finish(cache, options, compile_id, output, graph, namespace, return_code, b
         graph_call = "___graph"
         backend_source = getattr(run, "source", "")
     input_codes = [src.code for _, src in output.graph_inputs]
-    native = _native_entry(cache, guards, bindings, graph_call, input_codes, return_code, namespace, graph, options)
+    native = _native_entry(cache, guards, bindings, graph_call, input_codes, return_code, namespace, graph, options,
+                           [src for _, src in output.graph_inputs])
+    input_sources = [src for _, src in output.graph_inputs]
     check_fn = None if native is not None else _native_check(
-        cache, guards, bindings, [src for _, src in output.graph_inputs], namespace, options)
-    entry, check, source = build_entry(cache.argnames, guards, bindings, graph_call,
-                                       input_codes, return_code, namespace,
-                                       name=code.co_name if code.co_name.isidentifier() else "entry",
-                                       native_check=check_fn)
+        cache, guards, bindings, input_sources, namespace, options)
+
+    def make_entry(native_check):
+        return build_entry(cache.argnames, guards, bindings, graph_call, input_codes, return_code, namespace,
+                           name=code.co_name if code.co_name.isidentifier() else "entry", native_check=native_check)
+    entry, check, source = make_entry(check_fn)
     info = EntryInfo(compile_id, cache.argnames, guards, namespace, graph, len(graph.nodes), source,
                      backend_source, output.shape_env)
     info.extra["backend_time"] = backend_time
@@ -187,7 +190,39 @@ def _finish(cache, options, compile_id, output, graph, namespace, return_code, b
         info.extra["graph_break"] = brk.reason
         info.extra["restart_reasons"] = [f"{brk.reason.explanation} at {brk.reason.location}"]
     _log_compile(code, compile_id, graph, guards, source, backend_source)
-    return rt.CacheEntry(entry, check, compile_id, source, info, native=native)
+    made = rt.CacheEntry(entry, check, compile_id, source, info, native=native)
+    if native is not None and _walks(guards, output.graph_inputs):
+        made.call = _MissPath(made, entry, lambda: make_entry(_native_check(
+            cache, guards, bindings, input_sources, namespace, options, miss_path=True))[0])
+    return made
+
+
+class _MissPath:
+    """The Python entry of a native entry that walks a model, for the calls the native entry
+    misses: from its second call on, the entry asks a native check of the same walk (built
+    then, once, at O0) before its Python condition, so a model's second cache entry does not
+    pay the first one's whole Python check on every call. Its first call (the compiler's own,
+    right after compiling) runs the plain Python entry: a model whose entry never misses never
+    builds the check."""
+
+    def __init__(self, made, plain, build):
+        self.made, self.plain, self.build, self.fn = made, plain, build, None
+        self.calls = 0
+
+    def __call__(self, *values):
+        fn = self.fn
+        if fn is None:
+            self.calls += 1
+            if self.calls == 1:
+                return self.plain(*values)
+            fn = self.fn = self.build()
+            if self.made.call is self:        # (tuning may hold the entry's call meanwhile)
+                self.made.call = fn
+        return fn(*values)
+
+    @property
+    def native_check(self):
+        return getattr(self.fn or self.plain, "native_check", None)
 
 
 def _same_as_eager(run) -> bool:
@@ -200,7 +235,8 @@ def _same_as_eager(run) -> bool:
     return same_as_eager(run)
 
 
-def _native_entry(cache, guards, bindings, graph_call, input_codes, return_code, namespace, graph, options):
+def _native_entry(cache, guards, bindings, graph_call, input_codes, return_code, namespace, graph, options,
+                  input_sources):
     """The entry as a native builtin (backends/llvm/native_entry.py), for LLVM-compiled graphs."""
     run = namespace.get(graph_call) if graph_call is not None else None
     if not config.native_dispatch or (options.backend or config.backend) != "llvm" or \
@@ -208,16 +244,25 @@ def _native_entry(cache, guards, bindings, graph_call, input_codes, return_code,
         return None
     from ..backends.llvm.native_entry import build_native_entry
     return build_native_entry(cache.argnames, guards, bindings, graph_call, input_codes, return_code, namespace,
-                              graph, run, cache.code.co_name)
+                              graph, run, cache.code.co_name, input_sources)
 
 
-def _native_check(cache, guards, bindings, input_sources, namespace, options):
+def _walks(guards, graph_inputs) -> bool:
+    from ..backends.llvm.native_entry import walks
+    return walks(guards, [src for _, src in graph_inputs])
+
+
+def _native_check(cache, guards, bindings, input_sources, namespace, options, miss_path=False):
     """The guards as one native builtin (backends/llvm/native_check.py), for entries that have no
-    native entry: a model passed as an object, its weights reached through attributes."""
+    native entry: a model passed as an object, its weights reached through attributes; and
+    (miss_path) beside a native entry that walks such a model, for the calls it misses: the
+    Python entry then asks it first, not the Python condition of every guard (a model's
+    second cache entry would otherwise pay the first's whole Python check on every call)."""
     if not config.native_dispatch or (options.backend or config.backend) != "llvm" or len(guards) < 8:
         return None
-    from ..backends.llvm.native_check import build_native_check
-    return build_native_check(cache.argnames, guards, bindings, input_sources, namespace, cache.code.co_name)
+    from ..backends.llvm import native_check as nc
+    return nc.build_native_check(cache.argnames, guards, bindings, input_sources, namespace, cache.code.co_name,
+                                 opt=nc.MISS_PATH_OPT_LEVEL if miss_path else None)
 
 
 def _log_compile(code, compile_id, graph, guards, source, backend_source):

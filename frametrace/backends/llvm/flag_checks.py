@@ -12,6 +12,13 @@ with the same work and flags, before the test (choose).
 Kernels before that point share the test: their flags are still in the word. The writer's own
 flags after a clean check are the check's again (the same operations on the same values) or
 spurious lanes of a vector loop: the results stand.
+
+No test before writing at all, in every error state, when the graph is one in-place ufunc that
+NumPy reports only after writing its destination (`x += y`, `x[1:] *= c`, `np.add(x, y, out=x)`:
+the only step that may report, one ufunc of loaded operands in the destination's dtype): its
+kernel writes, and then NumPy reports what the kernel flagged (`plan.report_after`,
+`step.after_write`: fp_probes.py). That is NumPy's own order for one ufunc call: under
+"raise" x is written and then FloatingPointError raised; a warning after the write.
 """
 from __future__ import annotations
 
@@ -24,6 +31,7 @@ from ...ir.ops.loops import written_values
 from ...ir.registry import get_op
 from ...lower.flag_check import check_kernel
 from ...lower.fusion import KernelStep
+from .fp_probes import DTYPES, Probes
 
 
 def choose(plan, steps) -> list:
@@ -36,7 +44,7 @@ def choose(plan, steps) -> list:
         nothing to check (`cov[i, :] = data @ x / (n - 1.0)`: the division before the copies);
       * else the first writer is the only one at or after it that may report, a kernel whose
         writes the check can drop: its check kernel runs, then the flags are tested."""
-    plan.flag_test_at = None
+    plan.flag_test_at = plan.report_after = None
     writers = [i for i, s in enumerate(steps) if _writes_inputs(plan, s)]
     if not writers:
         return []
@@ -51,6 +59,11 @@ def choose(plan, steps) -> list:
     if [i for i in reporting if i >= first] != [first] or not isinstance(w, KernelStep) \
             or any(j.kind != "assign" for j in w.jobs):
         return []
+    if reporting == [first]:
+        w.after_write = _report_after_write(plan, w)
+        if w.after_write is not None:          # NumPy reports after writing: so do we
+            plan.report_after = first
+            return []
     bases = {plan.var[plan.assign_base(j.node)[0]] for j in w.jobs}
     written = {i for i, b in enumerate(w.kernel.buffers) if b.written and b.source in bases}
     check = check_kernel(w.kernel, written)
@@ -94,6 +107,60 @@ def _lone_ufunc(plan, steps, w):
     return op.ufunc, operands, dst, sum(np.dtype(x.dtype).itemsize for x in arrays)
 
 
+def _report_after_write(plan, w):
+    """fp_probes.Probes of the kernel step w when it is one in-place ufunc that NumPy reports
+    only after writing (module doc): one assign of a ufunc (add, subtract, multiply, divide)
+    into an input or a view of one, whose operands are inputs, views of inputs or constants, in
+    the destination's float32 / float64 or widened into it exactly (`_widens`; no cast of the
+    result: NumPy reports a narrowing cast's overflow as the ufunc's),
+    none overlapping the destination unless it is the destination (else NumPy computes into a
+    temporary output and reports before it writes the destination: `x[1:] += x[:-1]` under
+    "raise" leaves x as it was; an overlap known only at run time makes the wrapper call NumPy,
+    the native entry miss); else None."""
+    if len(w.jobs) != 1:
+        return None
+    a = w.jobs[0].node
+    if a.op != "assign" or a.attr("writer") != "ufunc" or len(a.args) != 2 or not isinstance(a.args[1], Node):
+        return None
+    dst, v = a.args
+    op = get_op(v.op)
+    if op.kind != "elementwise" or op.ufunc is None or v.call_attrs or v.errstate or a.errstate \
+            or scalar_operator(v) is not None or plan.users.get(v) != [a] or v in plan.output_set \
+            or not isinstance(dst, Node) or not _input_memory(plan, dst) or tuple(dst.shape) != tuple(v.shape):
+        return None
+    dtype = np.dtype(v.dtype)
+    if dtype not in DTYPES or np.dtype(dst.dtype) != dtype:
+        return None
+    for x in v.args:
+        if isinstance(x, Node):
+            if x.dtype is None or not (_input_memory(plan, x) or plan.cat.get(x) == "input" and plan.by_value(x)):
+                return None
+            if np.dtype(x.dtype) != dtype and not (_widens(x.dtype, dtype) and not plan.by_value(x)):
+                return None
+            if x is not dst and _root(plan, x) is _root(plan, dst):
+                return None                    # another view of the destination's input
+        elif type(x) not in (int, float) or not _exact(x, dtype):
+            return None                        # a constant the kernel would round
+    return Probes.build(op.ufunc, dtype, fpflags.kinds(w.kernel))
+
+
+def _widens(src, dtype) -> bool:
+    """Is an array of dtype `src` read into `dtype` by a cast that reports nothing (bool, an
+    integer or float32 into float64, a small integer into float32)? NumPy casts such an input
+    in its buffers and still writes the destination directly."""
+    src = np.dtype(src)
+    return src.kind in "biuf" and src != np.float16 and np.can_cast(src, dtype, "safe")
+
+
+def _exact(c, dtype) -> bool:
+    """Is the Python number c exactly a value of float dtype (no rounding, no overflow)?"""
+    try:
+        with np.errstate(all="ignore"):
+            return float(dtype.type(c)) == c
+    except OverflowError:
+        return False
+
+
 def _kinds(plan, step) -> int:
     """What NumPy may report for a step's kernels: a kernel's kinds, a loop's kernels' kinds (a
     loop whose body the wrapper runs as a graph of its own: anything)."""
@@ -117,6 +184,13 @@ def _kinds(plan, step) -> int:
 def _writes_inputs(plan, step) -> bool:
     nodes = [j.node for j in step.jobs] if isinstance(step, KernelStep) else [step.node]
     return any(_input_memory(plan, d) for n in nodes for d in written_values(n))
+
+
+def _root(plan, d):
+    while isinstance(d, Node) and plan.cat.get(d) != "input" and get_op(d.op).kind == "view" and d.args \
+            and isinstance(d.args[0], Node):
+        d = d.args[0]
+    return d
 
 
 def _input_memory(plan, d) -> bool:

@@ -16,6 +16,11 @@ kernels may report is known per kernel (fpflags.kinds: `x * 0.995` can only unde
 overflow or be invalid, a comparison nothing NumPy reports): when the error state ignores every
 such kind, nothing needs saving (`M *= 0.995` under the default state), and flags of other kinds
 (a signalling compare's "invalid") are dropped. Otherwise a graph that writes into an input:
+  * that is one ufunc NumPy computes straight into its destination (`x += y`, `x /= y`,
+    `np.multiply(x, y, out=x)`, float32 / float64, no operand overlapping the destination but
+    itself) needs nothing before it writes, in any error state: NumPy itself writes the whole
+    output and only then reports, so the kernel writes and NumPy then reports what it flagged
+    (fp_probes.py; flag_checks.py decides);
   * runs the flag check of its writing kernel first (backends/llvm/flag_checks.py: one writing
     step, no reporting kernel after it): flagged, NumPy redoes the call with nothing written;
     clean, the kernel writes and the results stand;
@@ -34,7 +39,20 @@ graphs save what they write whatever the mode.
 
 Known difference: under "raise" an in-place graph re-evaluated by the NumPy backend stops
 before its first write (the NumPy backend computes `x /= y` into a temporary), where NumPy
-eager writes x and then raises.
+eager writes x and then raises. One-ufunc graphs (above) are not re-evaluated: they write and
+raise as NumPy does.
+
+When a pre-pass (flag check) or a saved copy is needed at all, per error-state mode: "ignore"
+for every kind the kernels may report: never. Any other mode ("warn", "raise", "call",
+"print", "log", and whatever a warnings filter does with the warning): not for one ufunc
+written straight into its destination (NumPy reports after its write in every mode, so a
+report after ours is the same, a raise included); yes for a chain (`x += y * z`: NumPy
+reports the multiply before writing x, and under "raise", a filter "error" or a raising
+handler x stays as it was) and for a ufunc whose operand overlaps its destination (NumPy
+writes a temporary and reports before copying it back). Not yet written first, though NumPy
+does: a result cast into a narrower destination (`x += y`, x float32, y float64: NumPy reports
+the cast's overflow as the add's; the probes do not model casts) and float16 / complex / integer
+ufuncs: they keep the check (or NumPy's own call, native_fp.numpy_or_check).
 
 Self-overlapping destinations. NumPy buffers an in-place update whose destination overlaps
 itself (`as_strided(x, (4, 3), (8, 8)) += 1` adds 1 once to each memory location); a fused

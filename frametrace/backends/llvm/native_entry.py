@@ -45,19 +45,21 @@ from ...ir.registry import size_warnings
 from ...logs import get_logger
 from ...stats import counters
 from ...lower.fusion import KernelStep
+from ...sources import AttrSource, ChainedSource, GetItemSource
 from ...lower.views import broadcast_ok
 from ...lower.weak_ints import range_checks
 from ...codegen.llvm_kernels import fpflags
 from . import fp_errors, native_calls, native_fp, runtime, strict
 from .layouts import Layouts
-from .native_guards import IR, OVERFLOW_DECLS, NotNative, Translator, V
+from .native_check import CheckTranslator, emit_release, ordered
+from .native_guards import _FUNCTION_MEMBERS, IR, OVERFLOW_DECLS, NotNative, Translator, V
+from .native_launch import Launch
+from .native_return import ReturnValue
 from .native_views import COPY_KINDS, Views, constant_bytes
 
 _log = get_logger("output_code")
 _why = logging.getLogger("frametrace.backends.llvm.native")
 
-# kernels with at least this much work run with the GIL released (a release costs ~25 ns)
-GIL_WORK = 1 << 15
 NPY_ARRAY_C_CONTIGUOUS = 0x0001
 NPY_ARRAY_F_CONTIGUOUS = 0x0002
 # PyObject_CallFunctionObjArgs(callable, arg, ..., NULL): calls into fp_errors.py
@@ -66,13 +68,16 @@ OPT_LEVEL = 0          # straight-line code calling optimised kernels: O0 builds
 
 
 def build_native_entry(argnames, guards, bindings, graph_call, input_codes, return_code, namespace,
-                       graph, run, name="entry"):
-    """A csrc_free_runtime.native.NativeEntry for this cache entry, or None (Python path only)."""
+                       graph, run, name="entry", input_sources=None):
+    """A csrc_free_runtime.native.NativeEntry for this cache entry, or None (Python path only).
+    input_sources: the graph inputs' Sources (their codes are `input_codes`); inputs reached
+    through attributes and items (a model's weights) are read by the guards' walk."""
     if not getattr(config, "native_dispatch", False) or not rt_native.AVAILABLE or not runtime.ARRAY_LAYOUT_OK:
         return None
     try:
-        return _Builder(argnames, namespace).build(guards, bindings, graph_call, input_codes, return_code,
-                                                   graph, run, name)
+        walk = walks(guards, input_sources or ())
+        return _Builder(argnames, namespace, walk).build(guards, bindings, graph_call, input_codes, return_code,
+                                                         graph, run, name, input_sources)
     except NotNative as exc:
         _why.debug("no native entry for %s: %s", name, exc)
         return None
@@ -85,10 +90,23 @@ def build_native_entry(argnames, guards, bindings, graph_call, input_codes, retu
         return None
 
 
-class _Builder:
-    def __init__(self, argnames, namespace):
+def walks(guards, input_sources) -> bool:
+    """Does the entry read inside frame values beyond arrays' fields (attributes, items)?
+    Then it is built on the native check's translator (native_check.py: each source read once,
+    the references it takes released at every exit)."""
+    for src in [g.source for g in guards] + list(input_sources):
+        while isinstance(src, ChainedSource):
+            if isinstance(src, GetItemSource) or (isinstance(src, AttrSource) and src.member not in _FUNCTION_MEMBERS):
+                return True
+            src = src.base
+    return False
+
+
+class _Builder(Launch, ReturnValue):
+    def __init__(self, argnames, namespace, walk=False):
         self.ir = IR()
-        self.tr = Translator(self.ir, argnames, namespace)
+        self.walk = walk
+        self.tr = (CheckTranslator if walk else Translator)(self.ir, argnames, namespace)
         self.argnames = tuple(argnames)
         self.objs: dict = {}          # wrapper variable -> ptr of its array
         self.owned: list = []         # arrays we allocated (decref'd before returning)
@@ -103,10 +121,14 @@ class _Builder:
         self._pending_cleanups: list = []
 
     # -- the whole function ----------------------------------------------------------------
-    def build(self, guards, bindings, graph_call, input_codes, return_code, graph, run, name):
+    def build(self, guards, bindings, graph_call, input_codes, return_code, graph, run, name, input_sources=None):
         ir, tr = self.ir, self.tr
         ir.require(ir.op(f"icmp eq i64 %nargs, {len(self.argnames)}"))
-        for guard in tr.hoisted(guards):             # guard records (guards/records.py)
+        # guard records (guards/records.py); a walk reads every object it reaches first (type,
+        # identity guards), then ranks and lengths, then fields (native_check.ordered)
+        if self.walk:
+            tr.want([g.source for g in guards] + list(input_sources or ()) + [src for _, src in bindings])
+        for guard in ordered(guards) if self.walk else tr.hoisted(guards):
             tr.require_top(guard)
         for local, source in bindings:             # (local, the Source of a symbol)
             tr.env[local] = tr.source_size(source)
@@ -118,7 +140,7 @@ class _Builder:
                 raise NotNative("not an LLVM-compiled graph")
             if fp_errors.ErrorModes.of(graph) is not None:
                 raise NotNative("a traced np.errstate block (the wrapper decides what its flags report)")
-            self._bind_graph(plan, graph, bindings, input_codes)
+            self._bind_graph(plan, graph, bindings, input_sources or input_codes)
             self._prechecks(plan, steps, graph)
             self._layout_and_range_checks(plan, steps, graph)
             self._numpy_handoff_checks(plan, steps, graph)
@@ -131,8 +153,14 @@ class _Builder:
         regions = native_fp.written_regions(self, plan, graph) if fp else []
         ir.fail = None                 # from here on, nothing may miss
         test_at = getattr(plan, "flag_test_at", None) if plan is not None else None   # (flag_checks.py)
-        saved = native_fp.snapshot(self, regions if test_at is None else [], flags) if fp else None
+        after = getattr(plan, "report_after", None) if plan is not None else None
+        saved = native_fp.snapshot(self, regions if test_at is None and after is None else [], flags) \
+            if fp else None
         for i, step in enumerate(steps):
+            if i == after:                       # NumPy's reports after the write (fp_probes.py)
+                self._launch(plan, step, run)
+                native_fp.report_after_write(self, step.after_write)
+                continue
             if i == test_at and saved is not None and getattr(step, "check", None) is not None:
                 k = step.check
                 small = k.work.isdigit() and int(k.work) <= native_fp.SMALL_CHECK
@@ -165,20 +193,35 @@ class _Builder:
         entry = rt_native.NativeEntry()
         c = ir.op(f"inttoptr i64 {entry.counter_address} to ptr")
         hits = ir.op(f"load i64, ptr {c}, align 8")
+        fname = "ft_native_" + "".join(ch if ch.isalnum() else "_" for ch in name)
+        # a walk's references (native_check.CheckTranslator) are dropped at every exit: the
+        # result, a miss, an error (NULL)
+        release = f"  call void @{fname}.release(ptr %own)" if self.walk else None
+        n = max(getattr(self.tr, "owned", 0), 1)
         ir.do(f"store i64 {ir.op(f'add i64 {hits}, 1')}, ptr {c}, align 8")
+        if release:
+            ir.lines.append(release)
         ir.do(f"ret ptr {out}")
         for label, p, then in self._pending_cleanups:
             ir.block(label)
             if p is None:
+                if release:
+                    ir.lines.append(release)
                 ir.do("ret ptr null")
             else:
                 ir.call("void", "Py_DecRef", f"ptr {p}")
                 ir.do(f"br label %{then}")
-        fname = "ft_native_" + "".join(ch if ch.isalnum() else "_" for ch in name)
-        text = "\n".join([f"define ptr @{fname}(ptr %self, ptr %args, i64 %nargs) {{", "entry:"] + ir.allocas
-                         + ["  br label %start", "start:"] + ir.lines
-                         + ["miss:", f"  %missinc = inttoptr i64 {rt_native.C_ADDRESSES['Py_IncRef']} to ptr",
-                            "  call void %missinc(ptr %self)", "  ret ptr %self", "}", "", OVERFLOW_DECLS, ""])
+        head, start, miss = [], [], []
+        if release:
+            head = emit_release(f"{fname}.release", n)
+            start = [f"  %own = alloca [{n} x ptr], align 8",
+                     f"  call void @llvm.memset.p0.i64(ptr %own, i8 0, i64 {8 * n}, i1 false)"]
+            miss = [release]
+        text = "\n".join(head + [f"define ptr @{fname}(ptr %self, ptr %args, i64 %nargs) {{", "entry:"] + ir.allocas
+                         + start + ["  br label %start", "start:"] + ir.lines
+                         + ["miss:"] + miss + [f"  %missinc = inttoptr i64 {rt_native.C_ADDRESSES['Py_IncRef']} to ptr",
+                            "  call void %missinc(ptr %self)", "  ret ptr %self", "}", "", OVERFLOW_DECLS]
+                         + (["declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)"] if release else []) + [""])
         from ...codegen.llvm_jit import compile_ir
         module = compile_ir(text, [fname], opt=OPT_LEVEL)
         if _log.isEnabledFor(logging.INFO):
@@ -187,7 +230,8 @@ class _Builder:
         return entry.attach(module.address(fname), fname, keep, text)
 
     # -- graph inputs, symbols and sizes --------------------------------------------------
-    def _bind_graph(self, plan, graph, bindings, input_codes):
+    def _bind_graph(self, plan, graph, bindings, inputs):
+        """inputs: the graph inputs' Sources (or their codes: then only frame values)."""
         tr = self.tr
         if plan.sym_binding:
             raise NotNative("data-dependent (unbacked) sizes")
@@ -195,15 +239,24 @@ class _Builder:
             raise NotNative("symbols and bindings differ")
         for s, (local, _) in zip(graph.symbols, bindings):
             tr.env[plan.sym_names[s]] = tr.env[local]
-        for node, code in zip(graph.inputs, input_codes):
-            if code not in tr.argindex:
-                raise NotNative(f"graph input {code} is not a frame value")
+        for node, src in zip(graph.inputs, inputs):
+            code = src if isinstance(src, str) else src.code
             var = plan.var[node]
-            if plan.by_value(node):
-                tr.env[var] = tr.number(code)
-                self.scalar_args[var] = tr.arg(code).ref
-            elif tr.types.get(code) is np.ndarray:
-                self.objs[var] = tr.arg(code).ref
+            if code in tr.argindex:
+                if plan.by_value(node):
+                    tr.env[var] = tr.number(code)
+                    self.scalar_args[var] = tr.arg(code).ref
+                elif tr.types.get(code) is np.ndarray:
+                    self.objs[var] = tr.arg(code).ref
+                else:
+                    raise NotNative(f"graph input {code} is not a guarded ndarray")
+            elif not self.walk or isinstance(src, str):
+                raise NotNative(f"graph input {code} is not a frame value")
+            elif plan.by_value(node):             # an attribute's int/float (its type guarded)
+                tr.env[var] = tr.source_number(src)
+                self.scalar_args[var] = tr.source_obj(src)
+            elif tr.types.get(code) is np.ndarray:   # read by the walk, held until we return
+                self.objs[var] = tr.source_obj(src)
             else:
                 raise NotNative(f"graph input {code} is not a guarded ndarray")
 
@@ -436,176 +489,3 @@ class _Builder:
         if kind == "Q":                # struct.pack("Q", negative) raises: Python decides
             self.ir.require(self.ir.op(f"icmp sge i64 {value}, 0"))
         return "i64", value
-
-    # -- allocation and launch -------------------------------------------------------------
-    def _alloc(self, plan, var, shape, dtype):
-        ir = self.ir
-        dims = ir.alloca(f"[{max(len(shape), 1)} x i64]")
-        for i, d in enumerate(shape):
-            p = ir.op(f"getelementptr inbounds i64, ptr {dims}, i64 {i}")
-            ir.do(f"store i64 {self.size(plan, plan.size_source(d))}, ptr {p}, align 8")
-        arr = ir.call("ptr", "PyArray_New", f"ptr {ir.const_ptr(np.ndarray)}", f"i32 {len(shape)}", f"ptr {dims}",
-                      f"i32 {np.dtype(dtype).num}", "ptr null", "ptr null", "i32 0", "i32 0", "ptr null")
-        self.null_fails(arr, self.owned)
-        self.owned.append(arr)
-        self.objs[var] = arr
-
-    def null_fails(self, value, live):
-        """NULL (an exception is set): drop what we own, return NULL."""
-        ir = self.ir
-        ok = ir.label("ok")
-        ir.do(f"br i1 {ir.op(f'icmp eq ptr {value}, null')}, label %{self._cleanup(tuple(live))}, label %{ok}")
-        ir.block(ok)
-
-    def _cleanup(self, live: tuple) -> str:
-        """The label of a block that drops `live` (the last first) and returns NULL, emitted
-        after the function's body (_finish). Blocks are shared by prefixes: the failure paths of
-        N allocations take N blocks, not N * N decrefs (a graph of 700 allocations made an entry
-        of 250,000 lines that LLVM took 37 s to build)."""
-        label = self._cleanups.get(live)
-        if label is None:
-            label = self._cleanups[live] = self.ir.label("err")
-            self._pending_cleanups.append((label, live[-1] if live else None,
-                                           self._cleanup(live[:-1]) if live else None))
-        return label
-
-    def _launch(self, plan, step, run, check=None):
-        """Emit step: a copy, or a kernel's allocations and call (after `check(pack)`, the
-        flag check of a writing kernel, given the packed arguments both calls share)."""
-        ir = self.ir
-        if not isinstance(step, KernelStep):       # a view (nothing to do), a copy or a NumPy call
-            if step.node in self.calls:
-                native_calls.emit_call(self, plan, step.node)
-                return
-            d, src = self.copies.get(step.node, (None, None))
-            if isinstance(src, tuple) and src[0] == "owned":
-                src = self.vw.broadcast(self.vw.of_obj(plan, plan.var[src[1]], src[1]), src[1].shape, d)
-            if src is not None:
-                self.vw.copy(d, src)
-            return
-        for v in step.copies:                      # `{v}_before = v.copy()` (wrapper.py)
-            node = self._node_of(plan, v)
-            self._alloc(plan, f"{v}_before", node.shape, node.dtype)
-            self.vw.copy(self.vw.of_obj(plan, f"{v}_before", node), self.vw.of_obj(plan, v, node))
-        for name, like, dt in step.scratch:
-            self._alloc(plan, name, like.shape, dt)
-        for n in step.allocs:
-            self._alloc(plan, plan.var[n], n.shape, n.dtype)
-        for n, donor in step.reuse:                # (after the allocations: the donor may be one)
-            self.objs[plan.var[n]] = self.objs[plan.var[donor]]
-        k = step.kernel
-        pack = ir.alloca(f"[{max(len(k.buffers) + len(k.slots), 1)} x i64]")
-        for i, b in enumerate(k.buffers):
-            if b.source not in self.objs:
-                raise NotNative(f"buffer {b.source}")
-            p = ir.op(f"getelementptr inbounds i64, ptr {pack}, i64 {i}")
-            ir.do(f"store ptr {self.objs[b.source]}, ptr {p}, align 8")
-        for j in range(len(k.slots)):
-            ty, value = self.slots[(k.name, j)]
-            p = ir.op(f"getelementptr inbounds i64, ptr {pack}, i64 {len(k.buffers) + j}")
-            ir.do(f"store {ty} {value}, ptr {p}, align 8")
-        if check is not None:
-            check(pack)
-        self._call_kernel(plan, k, run, pack)
-
-    def _lone_ufunc(self, plan, step):
-        """(ufunc, operand pointers) of a graph that is one in-place ufunc (step.numpy_call,
-        flag_checks.py), its output passed positionally as NumPy's `out`; None when an
-        operand is not an object the entry holds."""
-        if getattr(step, "numpy_call", None) is None:
-            return None
-        ufunc, operands, dst, _ = step.numpy_call
-        self.tr.keep.append(ufunc)
-        ptrs = []
-        for x in list(operands) + [dst]:
-            if isinstance(x, tuple):
-                self.tr.keep.append(x[1])
-                ptrs.append(self.ir.const_ptr(x[1]))
-            elif plan.var.get(x) in self.objs:
-                ptrs.append(self.objs[plan.var[x]])
-            elif plan.var.get(x) in self.scalar_args:     # a Python scalar argument, as NumPy gets it
-                ptrs.append(self.scalar_args[plan.var[x]])
-            else:
-                return None
-        return ufunc, ptrs
-
-    def _call_kernel(self, plan, k, run, pack):
-        """The call of kernel k over its split extent, without the GIL when its work is large."""
-        ir = self.ir
-        fn = ir.op(f"inttoptr i64 {run.module.address(k.name)} to ptr")
-        call = f"call void {fn}(i64 0, i64 {self.size(plan, k.split_extent)}, ptr {pack})"
-        work = self.size(plan, k.work)
-        if k.work.isdigit():
-            if int(k.work) >= GIL_WORK:
-                self._without_gil(call)
-            else:
-                ir.do(call)
-            return
-        big, small, done = ir.label("gil"), ir.label("nogil"), ir.label("ran")
-        ir.do(f"br i1 {ir.op(f'icmp sge i64 {work}, {GIL_WORK}')}, label %{big}, label %{small}")
-        ir.block(big)
-        self._without_gil(call)
-        ir.do(f"br label %{done}")
-        ir.block(small)
-        ir.do(call)
-        ir.do(f"br label %{done}")
-        ir.block(done)
-
-    def _without_gil(self, call):
-        ts = self.ir.call("ptr", "PyEval_SaveThread")
-        self.ir.do(call)
-        self.ir.call("void", "PyEval_RestoreThread", f"ptr {ts}")
-
-    # -- the return value ------------------------------------------------------------------
-    def _plan_return(self, t, plan, graph):
-        """A tree of (kind, data) leaves; int values are computed now (they may miss)."""
-        tr = self.tr
-        if isinstance(t, ast.Tuple):
-            return ("tuple", [self._plan_return(e, plan, graph) for e in t.elts])
-        if isinstance(t, ast.Constant) and (t.value is None or type(t.value) is bool):
-            tr.keep.append(t.value)
-            return ("ref", t.value)
-        if isinstance(t, ast.Constant) and type(t.value) is int:
-            return ("int", tr.integer(t))
-        if isinstance(t, ast.Name) and t.id in tr.argindex:
-            return ("arg", t.id)
-        if isinstance(t, ast.Call) and isinstance(t.func, ast.Name) and t.func.id == "int" and len(t.args) == 1 \
-                and not isinstance(t.args[0], ast.Subscript):
-            return ("int", tr.integer(t.args[0]))
-        if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == "___o" and \
-                isinstance(t.slice, ast.Constant) and type(t.slice.value) is int and plan is not None:
-            o = graph.outputs[t.slice.value]
-            if isinstance(o, Node):
-                var = plan.var[o]
-                if var not in self.objs and var not in self.will_own:
-                    raise NotNative(f"output {var} is not made by a kernel")
-                scalar = o in plan.stored and o.scalar and o.shape == ()
-                return ("scalar" if scalar else "array", var)
-            if isinstance(o, sympy.Basic) and o.is_integer:
-                return ("int", self.size(plan, plan.size_source(o)))
-        raise NotNative(f"return value {ast.unparse(t)}")
-
-    def _make(self, spec, live=()) -> str:
-        """Emit the object for a planned return value (a new reference)."""
-        ir, kind, data = self.ir, spec[0], spec[1]
-        live = list(self.owned) + list(live)
-        if kind == "tuple":
-            items = []
-            for s in data:
-                items.append(self._make(s, items))
-            t = ir.call("ptr", "PyTuple_New", f"i64 {len(items)}")
-            self.null_fails(t, live + items)
-            for i, it in enumerate(items):          # steals each item's reference
-                ir.call("i32", "PyTuple_SetItem", f"ptr {t}", f"i64 {i}", f"ptr {it}")
-            return t
-        if kind == "int":
-            v = ir.call("ptr", "PyLong_FromLongLong", f"i64 {data}")
-            self.null_fails(v, live)
-            return v
-        obj = ir.const_ptr(data) if kind == "ref" else self.tr.arg(data).ref if kind == "arg" else self.objs[data]
-        ir.call("void", "Py_IncRef", f"ptr {obj}")
-        if kind != "scalar":
-            return obj
-        s = ir.call("ptr", "PyArray_Return", f"ptr {obj}")   # 0-d array -> NumPy scalar (steals)
-        self.null_fails(s, live)
-        return s

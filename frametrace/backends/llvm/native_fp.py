@@ -31,6 +31,15 @@ LONE_UFUNC_BYTES = 40 << 10  # a lone in-place ufunc whose operands span at leas
                              #   whose check must run: NumPy's call (below: check + kernel in L1 win)
 
 
+def _asks(b, question):
+    """Call `question` (a bound method of fp_errors.GraphFlags, kept alive with the entry) and
+    return the i1 `its answer is True` (NULL: it raised, the entry returns NULL)."""
+    b.tr.keep.append(question)
+    r = b.py_call(question)
+    b.ir.call("void", "Py_DecRef", f"ptr {r}")
+    return b.ir.op(f"icmp eq ptr {r}, {b.ir.const_ptr(True)}")
+
+
 def written_regions(b, plan, graph) -> list:
     """Descs of the memory the graph's mutations write in its inputs: the written view
     when it is a chain of basic slices of an input (`cache[:, pos] = k` saves one column,
@@ -81,12 +90,7 @@ def snapshot(b, regions, flags) -> tuple:
     ir.do(f"store ptr {stack}, ptr {base_slot}, align 8")
     ir.do(f"br label %{go}")
     ir.block(large)
-    wanted = flags.snapshot_wanted                # (a bound method: kept alive with the entry)
-    b.tr.keep.append(wanted)
-    want = b.py_call(wanted)
-    ir.call("void", "Py_DecRef", f"ptr {want}")
-    wanted = ir.op(f"icmp eq ptr {want}, {ir.const_ptr(True)}")
-    ir.do(f"br i1 {wanted}, label %{alloc}, label %{done}")
+    ir.do(f"br i1 {_asks(b, flags.snapshot_wanted)}, label %{alloc}, label %{done}")
     ir.block(alloc)
     dims = ir.alloca("[1 x i64]")
     ir.do(f"store i64 {total}, ptr {dims}, align 8")
@@ -120,12 +124,8 @@ def miss_on_fp_flags(b, saved, flags):
     flagged, redo, clean = ir.label("fpset"), ir.label("fpredo"), ir.label("fpclean")
     ir.do(f"br i1 {ir.op(f'icmp ne i32 {word}, 0')}, label %{flagged}, label %{clean}")
     ir.block(flagged)
-    ask = flags.redo                             # (a bound method: kept alive with the entry)
-    b.tr.keep.append(ask)
-    r = b.py_call(ask)
-    ir.call("void", "Py_DecRef", f"ptr {r}")
+    go = _asks(b, flags.redo)
     base = ir.op(f"load ptr, ptr {base_slot}, align 8")
-    go = ir.op(f"icmp eq ptr {r}, {ir.const_ptr(True)}")
     if pairs:                                  # inputs written and nothing saved: results stand
         go = ir.op(f"and i1 {go}, {ir.op(f'icmp ne ptr {base}, null')}")
     ir.do(f"br i1 {go}, label %{redo}, label %{clean}")
@@ -153,26 +153,42 @@ def test_before_writing(b, flags, launch_check=None, small=False):
         launch_check()
     elif launch_check is not None:
         run = ir.label("chk")
-        wanted = flags.snapshot_wanted           # (a bound method: kept alive with the entry)
-        b.tr.keep.append(wanted)
-        want = b.py_call(wanted)
-        ir.call("void", "Py_DecRef", f"ptr {want}")
-        ir.do(f"br i1 {ir.op(f'icmp eq ptr {want}, {ir.const_ptr(True)}')}, label %{run}, label %{go}")
+        ir.do(f"br i1 {_asks(b, flags.snapshot_wanted)}, label %{run}, label %{go}")
         ir.block(run)
         launch_check()
     word = ir.op(f"load volatile i32, ptr {ir.op(f'inttoptr i64 {fpflags.ADDRESS} to ptr')}")
     ir.do(f"br i1 {ir.op(f'icmp ne i32 {word}, 0')}, label %{ask}, label %{go}")
     ir.block(ask)
-    fn = flags.redo                              # (a bound method: kept alive with the entry)
-    b.tr.keep.append(fn)
-    r = b.py_call(fn)
-    ir.call("void", "Py_DecRef", f"ptr {r}")
-    ir.do(f"br i1 {ir.op(f'icmp eq ptr {r}, {ir.const_ptr(True)}')}, label %{redo}, label %{go}")
+    ir.do(f"br i1 {_asks(b, flags.redo)}, label %{redo}, label %{go}")
     ir.block(redo)
     for p in b.owned:
         ir.call("void", "Py_DecRef", f"ptr {p}")
     ir.do("br label %miss")
     ir.block(go)
+
+
+def report_after_write(b, probes):
+    """After the kernel of a graph that NumPy reports only after writing (fp_probes.py): the
+    word set, take it and let NumPy report its kinds (probes.kinds) through the ufunc's probe for
+    them, called from here so that a warning names the caller's line as NumPy's would; NULL
+    (it raised: "raise", a handler's or a warnings filter's exception) is returned as NULL."""
+    ir = b.ir
+    b.tr.keep.append(probes)                     # (its ufunc and probe arrays, kept alive)
+    at = ir.op(f"inttoptr i64 {fpflags.ADDRESS} to ptr")
+    word = ir.op(f"load volatile i32, ptr {at}")
+    flagged, done = ir.label("awset"), ir.label("awdone")
+    ir.do(f"br i1 {ir.op(f'icmp ne i32 {word}, 0')}, label %{flagged}, label %{done}")
+    ir.block(flagged)
+    ir.do(f"store volatile i32 0, ptr {at}")
+    bits = ir.op(f"and i32 {word}, {probes.kinds}")
+    cases = {mask: ir.label(f"aw{mask}") for mask in sorted(probes.probes)}
+    ir.do(f"switch i32 {bits}, label %{done} [{' '.join(f'i32 {m}, label %{lb}' for m, lb in cases.items())}]")
+    for mask, label in cases.items():
+        ir.block(label)
+        r = b.py_call(probes.ufunc, *(ir.const_ptr(p) for p in probes.probes[mask]))
+        ir.call("void", "Py_DecRef", f"ptr {r}")
+        ir.do(f"br label %{done}")
+    ir.block(done)
 
 
 def lone_ufunc_min(numpy_call) -> int:
@@ -202,11 +218,7 @@ def numpy_or_check(b, flags, call, work, static, launch_check, done, least):
     else:
         ir.do(f"br label %{ask}")
     ir.block(ask)
-    wanted = flags.snapshot_wanted               # (a bound method: kept alive with the entry)
-    b.tr.keep.append(wanted)
-    want = b.py_call(wanted)
-    ir.call("void", "Py_DecRef", f"ptr {want}")
-    ir.do(f"br i1 {ir.op(f'icmp eq ptr {want}, {ir.const_ptr(True)}')}, label %{numpy}, label %{go}")
+    ir.do(f"br i1 {_asks(b, flags.snapshot_wanted)}, label %{numpy}, label %{go}")
     ir.block(numpy)
     fn, args = call
     r = b.py_call(fn, *args)                     # NULL (NumPy raised, after writing): we return NULL
@@ -215,5 +227,5 @@ def numpy_or_check(b, flags, call, work, static, launch_check, done, least):
     ir.block(go)
 
 
-__all__ = ["SMALL_SNAPSHOT", "lone_ufunc_min", "numpy_or_check", "miss_on_fp_flags", "snapshot",
+__all__ = ["SMALL_SNAPSHOT", "lone_ufunc_min", "numpy_or_check", "miss_on_fp_flags", "report_after_write", "snapshot",
            "test_before_writing", "written_regions"]

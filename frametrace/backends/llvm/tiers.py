@@ -14,6 +14,17 @@ full one (run.tiers.module). The full-tier object is cached on disk under its ow
 
     run.tiers.wait()        # the full tier is in place (or failed: run.tiers.error)
     SYNC = True             # tests: tier up on the calling thread, before the large call runs
+
+A failed build keeps the quick tier (correct, only slower) with a warning on the log; under
+FRAMETRACE_STRICT_BACKEND=1 (every test run) the error is raised on the calling thread by the
+next large call instead, so a backend bug in the full tier cannot hide behind the quick one.
+
+Why in the background, and why quick kernels meanwhile (measured, benchmarks/README.md "Early
+calls and tiers"): llvmlite releases the GIL while LLVM works (a Python loop on the main thread
+kept its pace during a build), the quick kernels of a large call run 1.0-2.4x slower than the
+full tier but faster than NumPy (ten `sin` 45 ms against NumPy's 70 ms per call on one
+thread), while running NumPy eagerly meanwhile would be slower still, and a synchronous build
+would make one call 0.1-0.3 s slower than NumPy's.
 """
 from __future__ import annotations
 
@@ -64,12 +75,16 @@ class TierUp:
         self.ns, self.refs, self.kernels, self.build = namespace, refs, kernels, build
         self.module = None                  # the full-tier LoadedModule, once built
         self.error = None
+        self._surface = None                # strict backend: the error the next large call raises
         self._lock = threading.Lock()
         self._started = False
         self._done = threading.Event()
 
     def __call__(self):
         if self._started:
+            if self._surface is not None:    # strict: a failed background build surfaces here
+                exc, self._surface = self._surface, None
+                raise exc
             return
         with self._lock:
             if self._started:
@@ -97,6 +112,9 @@ class TierUp:
                          "keeping the quick tier", type(exc).__name__, exc, exc_info=True)
             if SYNC:
                 raise
+            from . import strict
+            if strict():
+                self._surface = exc
         finally:
             self._done.set()
 

@@ -220,6 +220,9 @@ class _Gen:
             return
         sources = [b.source for b in k.buffers]
         for i, base in step.overlap:
+            if step.after_write is not None:      # NumPy would write through a temporary output and
+                self.lines.append(f"    if _may_share({sources[i]}, {base}): return _fb.run(inputs, symbol_values)")
+                continue                          #   report before writing it back: its call
             tmp = f"_t{k.name}_{i}"
             self.lines.append(f"    {tmp} = {sources[i]}.copy(order='K') if _may_share({sources[i]}, {base}) "
                               f"else {sources[i]}")
@@ -247,6 +250,8 @@ class _Gen:
             self.launch(step.check, check, packed, "        ")
             self.lines.append("        if _fpw.value and _fb.flagged(): return _fb.run(inputs, symbol_values)")
         self.launch(k, fn, packed, "    ")
+        if step.after_write is not None:          # NumPy's reports after the write (fp_probes.py)
+            self.lines.append(f"    if _fpw.value: {self.const(step.after_write.take_and_report, 'aw_')}()")
         for name, src in step.binds:              # a data-dependent size (x[mask]'s count)
             self.lines.append(f"    {name} = {src}")
 
@@ -440,7 +445,8 @@ class _Gen:
         kinds = 0                 # what NumPy may report for the kernels' work (fpflags.kinds)
         for k in self.kernels(steps):
             kinds |= fpflags.kinds(k)
-        checked = getattr(self.plan, "flag_test_at", None) is not None   # (flag_checks.py)
+        checked = getattr(self.plan, "flag_test_at", None) is not None or \
+            getattr(self.plan, "report_after", None) is not None         # (flag_checks.py)
         self.ns.update(_fb=fp_errors.Fallback(g, mutated, signs, kinds, checked), _fpw=fp_errors.WORD,
                        _self_overlapping=fp_errors.self_overlapping)
         for i in mutated:

@@ -478,7 +478,7 @@ class FunctionEmitter:
         if scalar:
             md = f", !llvm.loop {self.mod.scalar_loop_md()}"
         elif access is not None and not self.tiny and self.k.tier != "quick" and _calls_math(lp.body):
-            md = f", !llvm.loop {self.mod.interleave_md(INTERLEAVE)}"
+            md = f", !llvm.loop {self.mod.interleave_md(INTERLEAVE, not _f32_math(lp.body))}"
         self.line(f"br i1 {more}, label %{body}, label %{exit_}{md}")
         self.lines[phi_at] = f"  {i} = phi i64 [{start}, %{head}], [{nxt}, %{self.block}]"
         written = _stored_buffers(lp.body)        # loads made before the loop are stale after it
@@ -584,3 +584,22 @@ def _calls_math(stmts) -> bool:
                     ops += 1
                     math += x.op in EXPENSIVE
     return math >= 2 or (math == 1 and ops >= MATH_HEAVY_OPS)
+
+
+def _f32_math(stmts) -> bool:
+    """Does a loop body call the vectorised math library in float32? Its loop then keeps a
+    vector epilogue instead of a masked tail: the whole loop predicated ran float32 GELU, a
+    Gaussian and sin*cos 2.3-2.5x slower (4.7 -> 2.0 ms at 2e6 elements, one thread); float64
+    math measured the same either way, and keeps the cheaper-to-compile masked tail
+    (benchmarks/README.md, "Early calls and tiers")."""
+    return any(isinstance(x, Op) and x.op in EXPENSIVE and x.dtype == "float32"
+               for s in stmts for attr in ("value", "init")
+               for x in (walk_exprs(getattr(s, attr)) if getattr(s, attr, None) is not None else ()))
+
+
+def pack_format(k: Kernel, object_abi: bool = False) -> str:
+    """struct format of the packed argument block of kernel k (see module doc)."""
+    fmt = "q" * (len(k.buffers) + (0 if object_abi else sum(b.ndim for b in k.buffers)))
+    for s in k.slots:
+        fmt += "d" if T.kind(s.dtype) == "f" else ("Q" if s.dtype == "uint64" else "q")
+    return "=" + fmt

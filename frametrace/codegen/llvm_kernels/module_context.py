@@ -26,13 +26,14 @@ class ModuleContext:
         self.metadata += [f"!{n} = distinct !{{!{n}, !{n + 1}}}", f'!{n + 1} = !{{!"llvm.loop.unroll.disable"}}']
         return f"!{n}"
 
-    def interleave_md(self, count: int) -> str:
+    def interleave_md(self, count: int, masked_tail: bool = True) -> str:
         """!llvm.loop metadata: vectorise with `count` vectors per iteration, the tail in
-        masked vectors (no scalar remainder and no vector epilogue: less code to compile)."""
+        masked vectors (no scalar remainder and no vector epilogue: less code to compile)
+        unless `masked_tail` is False (float32 math: see emit._f32_math)."""
         n = len(self.metadata)
-        self.metadata += [f"!{n} = distinct !{{!{n}, !{n + 1}, !{n + 2}}}",
-                          f'!{n + 1} = !{{!"llvm.loop.interleave.count", i32 {count}}}',
-                          f'!{n + 2} = !{{!"llvm.loop.vectorize.predicate.enable", i1 true}}']
+        tail = [f'!{n + 2} = !{{!"llvm.loop.vectorize.predicate.enable", i1 true}}'] if masked_tail else []
+        self.metadata += [f"!{n} = distinct !{{!{n}, !{n + 1}{', !' + str(n + 2) if tail else ''}}}",
+                          f'!{n + 1} = !{{!"llvm.loop.interleave.count", i32 {count}}}'] + tail
         return f"!{n}"
 
     def outlined(self, sym: str, ty: str, nargs: int) -> str:

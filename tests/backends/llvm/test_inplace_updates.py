@@ -3,8 +3,9 @@ agree with NumPy eager in every error state NumPy has (ignore, warn, raise, call
 mixes): the arrays afterwards (also after a raise), the warnings, the exceptions, what a handler
 or log receives and what is printed; for overlapping views and pairs of dtypes. And they get
 there without a saved copy of the destination: no copy where no flag NumPy would report is
-possible (fpflags.kinds), a flag check before the writing kernel where one is
-(backends/llvm/flag_checks.py)."""
+possible (fpflags.kinds), the kernel writing first and NumPy reporting afterwards where the
+graph is one ufunc (NumPy's own order: backends/llvm/fp_probes.py), a flag check before the
+writing kernel where a flag must be seen before the write (backends/llvm/flag_checks.py)."""
 import warnings
 
 import numpy as np
@@ -168,7 +169,7 @@ def test_updates_of_overlapping_views(fn):
     f = ft.compile(fn, backend="llvm")
     for n in (2, 9, 2049):
         x = rng.standard_normal(n)
-        x[n // 2] = np.finfo(np.float64).max
+        x[n // 2 - 1: n // 2 + 2] = np.finfo(np.float64).max        # x[1:] + x[:-1] overflows
         for _, state in _states():
             _same(_run(f, (x,), state), _run(fn, (x,), state))
 
@@ -213,20 +214,27 @@ def test_scaling_by_a_constant_saves_nothing_by_default():
         _same(_run(f, (tiny,), state), _run(scale, (tiny,), state))
 
 
+def fma(x, y, z):
+    x += y * z
+    return x
+
+
 def test_a_flag_check_replaces_the_saved_copy():
-    """`x += y` may overflow or be invalid: its kernel runs a check first (the same work, its
-    stores into x dropped), and the wrapper copies nothing."""
-    t = Traced(iadd, A(("n",)), A(("n",)))
+    """`x += y * z`: NumPy reports the multiply's flags before it writes x (under "raise" x
+    stays as it was), so the kernel runs a check first (the same work, its stores into x
+    dropped), and the wrapper copies nothing."""
+    t = Traced(fma, A(("n",)), A(("n",)), A(("n",)))
     assert [k.name for k in t.run.kernels] == ["k0", "k0_check"]
-    assert "keep := keep_bits(keep, add(b0[i0], b1[i0]):float64):int64" in t.run.loop_ir
+    assert "keep := keep_bits(keep, add(b0[i0], multiply(b1[i0], b2[i0]):float64):float64):int64" in t.run.loop_ir
     assert "_fb.check_wanted()" in t.run.source
     assert "_fb.snapshot(" not in t.run.source                   # nothing to copy
+    f = ft.compile(fma, backend="llvm")
     for n in (10, 5000):
         x, y = _data("over", n)
-        t.check(x, y)
-        with np.errstate(over="raise"):
-            want = _run(iadd, (x, y), {"over": "raise"})
-            _same(_run(ft.compile(iadd, backend="llvm"), (x, y), {"over": "raise"}), want)
+        z = np.full(n, 2.0)
+        t.check(x, y, z)
+        for _, state in _states():
+            _same(_run(f, (x, y, z), state), _run(fma, (x, y, z), state))
 
 
 def test_raise_leaves_the_destination_as_numpy_does():
@@ -362,22 +370,28 @@ def scale_by(m, c):
     return m
 
 
+def iadd_mixed(x, y):
+    x += y
+    return x
+
+
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_a_lone_inplace_ufunc_is_numpys_call_where_its_check_would_read_twice(dynamic):
-    """`x += y` alone, its check wanted (the default state reports overflow): from
-    native_fp.lone_ufunc_min elements the native entry calls np.add(x, y, x) itself (one pass,
-    NumPy's reports by construction) instead of check + kernel (two); below, check + kernel. Every
-    error state, every size, with and without a flag, f8 and f4, and a Python scalar operand."""
+    """`x += y` alone into a narrower dtype (float32 x, float64 y: NumPy adds in float64 and
+    casts, the cast reports on its own, so the kernel may not write first), its check wanted
+    (the default state reports overflow): from native_fp.lone_ufunc_min elements the native
+    entry calls np.add(x, y, x) itself (one pass, NumPy's reports by construction) instead of
+    check + kernel (two); below, check + kernel. Every error state, every size, with and
+    without a flag, and a Python scalar operand of a float32 array."""
     from frametrace.backends.llvm import native_fp
-    for fn, make in ((iadd, lambda kind, n, dt: _data(kind, n, dt)),
-                     (scale_by, lambda kind, n, dt: (_data(kind, n, dt)[0], 1e308 if kind == "over" else 0.5))):
+    for fn, make in ((iadd_mixed, lambda kind, n: (_data(kind, n, "f4")[0], _data(kind, n, "f8")[1])),
+                     (scale_by, lambda kind, n: (_data(kind, n, "f4")[0], 1e38 if kind == "over" else 0.5))):
         f = ft.compile(fn, backend="llvm", dynamic=dynamic)
-        for dt in ("f8", "f4"):
-            for n in (5, 2000, 2600, 9000):
-                for kind in ("clean", "over", "invalid", "under"):
-                    args = make(kind, n, dt)
-                    for _, state in _states():
-                        _same(_run(f, args, state), _run(fn, args, state))
+        for n in (5, 2000, 3600, 12000):
+            for kind in ("clean", "over", "invalid", "under"):
+                args = make(kind, n)
+                for _, state in _states():
+                    _same(_run(f, args, state), _run(fn, args, state))
         natives = _natives(fn)
         assert natives and all(nt.hits > 0 for nt in natives)
         assert any("lonnp" in nt.ir for nt in natives)
@@ -426,3 +440,182 @@ def test_the_error_state_answer_follows_seterr_between_calls():
                 _same(_run(f, (x, y), {}), _run(iadd, (x, y), {}))
     finally:
         np.seterr(**old)
+
+
+def isub(x, y):
+    x -= y
+    return x
+
+
+def imul(x, y):
+    x *= y
+    return x
+
+
+def ufunc_out(x, y):
+    np.divide(x, y, out=x)
+    return x
+
+
+def scaled_view(x):
+    x[1:-1] *= 1e-300
+    return x
+
+
+def _views(x):
+    """x itself and views of it a destination may be: strided, reversed, Fortran-ordered."""
+    yield x
+    yield x[::-2]
+    m = np.asfortranarray(x[: len(x) // 3 * 3].reshape(3, -1)) if len(x) >= 3 else x
+    yield m
+    yield m.T[::-1]
+
+
+def _ops_data(kind, n, dt, fn):
+    x, y = _data("clean" if n == 0 else "over" if n < 3 and kind == "all" else kind, n, dt)
+    if kind == "specials" and n >= 4:        # NaN, inf, -0.0: quiet for + - * /, except what NumPy flags
+        x[:4], y[:4] = [np.nan, np.inf, -0.0, 0.0], [1.0, np.inf, -0.0, -0.0]
+    if fn in (imul, ufunc_out) and kind == "under":
+        x[:], y[:] = np.finfo(np.dtype(dt)).tiny, 0.25 if fn is imul else 4.0
+    if fn is isub and kind == "over":
+        y = -y
+    return x, y
+
+
+@pytest.mark.parametrize("dt", ["f8", "f4"])
+@pytest.mark.parametrize("fn", [iadd, isub, imul, idiv, ufunc_out])
+def test_one_ufunc_writes_then_reports_as_numpy_does(fn, dt, last_run, capfd):
+    """A graph that is one in-place ufunc (NumPy writes its whole output, then reports): the
+    kernel writes and NumPy reports afterwards what it flagged, in every error state: under
+    "raise" the destination is written and FloatingPointError raised, as NumPy leaves it; no
+    flag check, no saved copy, no NumPy redo. Sizes 0, 1, odd and large; contiguous, strided,
+    reversed and Fortran destinations; NaN, inf, -0.0; each kind NumPy reports."""
+    f = ft.compile(fn, backend="llvm", dynamic=True)
+    for n in (0, 1, 37, 4097):
+        for kind in ("clean", "over", "invalid", "divide", "under", "all", "specials"):
+            x0, y0 = _ops_data(kind, n, dt, fn)
+            for x, y in zip(_views(x0), _views(y0)):
+                for name, state in _states():
+                    want = _run(fn, (x, y), state)
+                    want_out = capfd.readouterr().out
+                    got = _run(f, (x, y), state)
+                    assert capfd.readouterr().out == want_out, (kind, name)
+                    _same(got, want)
+    for run in last_run:
+        assert [k.name for k in run.kernels] == ["k0"]           # no check kernel
+        assert "_fb.snapshot(" not in run.source and "_fb.check_wanted()" not in run.source
+        assert "_aw_" in run.source
+    natives = _natives(fn)
+    assert natives and all(nt.hits > 0 and "awset" in nt.ir and "lonnp" not in nt.ir for nt in natives)
+
+
+@pytest.mark.parametrize("fn", [iadd, imul, idiv])
+def test_the_handler_sees_the_destination_written(fn):
+    """NumPy calls the error handler (and warns) after its one ufunc call wrote x: a handler
+    that looks at x sees the new values, from the compiled call too."""
+    f = ft.compile(fn, backend="llvm")
+    for n in (3, 5000):
+        x0, y0 = _data("all", n)
+        x0[-1], y0[-1] = np.finfo(np.float64).tiny, 1e-300
+        for _ in range(2):                    # the Python path, then the native entry
+            for g in (fn, f):
+                x, y = x0.copy(), y0.copy()
+                seen = []
+
+                def handler(kind, bits, x=x, seen=seen):
+                    seen.append((kind, bits, x.copy()))
+                with np.errstate(all="call", call=handler):
+                    g(x, y)
+                if g is fn:
+                    want = seen
+                else:
+                    assert [(k, b) for k, b, _ in seen] == [(k, b) for k, b, _ in want]
+                    for (_, _, a), (_, _, b) in zip(seen, want):
+                        np.testing.assert_array_equal(a, b)
+
+
+def test_a_warnings_filter_error_raises_after_the_write():
+    """warnings.simplefilter("error"): NumPy's RuntimeWarning is raised after x += y wrote x,
+    and a later call (the native entry) again."""
+    f = ft.compile(iadd, backend="llvm")
+    for n in (5, 5000):
+        x0, y0 = _data("over", n)
+        for _ in range(2):
+            results = []
+            for g in (iadd, f):
+                x, y = x0.copy(), y0
+                with warnings.catch_warnings():
+                    warnings.simplefilter("error")
+                    with pytest.raises(RuntimeWarning, match="overflow encountered in add"):
+                        g(x, y)
+                results.append(x)
+            np.testing.assert_array_equal(*results)
+            assert not np.array_equal(results[0], x0)             # written before the raise
+
+
+def _adjacent_max(n):
+    x = rng.standard_normal(n)
+    x[n // 2: n // 2 + 2] = np.finfo(np.float64).max
+    return x
+
+
+def test_overlapping_views_keep_the_check_constants_write_then_report(last_run):
+    """x[1:] += x[:-1]: NumPy computes into a temporary output and reports before copying it
+    into x (under "raise" x stays as it was), so the kernel may not write first: the check
+    stays. x[1:-1] *= 1e-300 (underflow only): written, then reported, in every state. A
+    constant float32 cannot hold exactly keeps the check (flag_checks._report_after_write)."""
+    for fn, make, after in ((overlapping, lambda: _adjacent_max(41), False),
+                            (overlapping, lambda: _adjacent_max(5001), False),
+                            (scaled_view, lambda: np.full(9, np.finfo(np.float64).tiny), True)):
+        f = ft.compile(fn, backend="llvm")
+        for _ in range(2):
+            for _, state in _states():
+                x = make()
+                _same(_run(f, (x,), state), _run(fn, (x,), state))
+        assert ("_aw_" in last_run[-1].source) == after
+        assert ("_fb.check_wanted()" in last_run[-1].source) == (not after)
+    f = ft.compile(scale, backend="llvm")
+    m = np.full((3, 4), np.finfo(np.float32).tiny, dtype=np.float32)        # 0.995 is no float32
+    for _, state in _states():
+        _same(_run(f, (m,), state), _run(scale, (m,), state))
+    assert "_aw_" not in last_run[-1].source
+
+
+def ifloordiv(x, y):
+    x //= y
+    return x
+
+
+@pytest.mark.parametrize("dt", ["i8", "i4", "u2"])
+def test_integer_updates_in_every_error_state(dt):
+    """Integers raise no FP flag: `x += y` wraps silently as in NumPy; `x //= y` by zero warns
+    "divide by zero" (and gives 0), INT_MIN // -1 "overflow", in every state."""
+    fa, fd = ft.compile(iadd, backend="llvm"), ft.compile(ifloordiv, backend="llvm")
+    info = np.iinfo(dt)
+    for n in (1, 9, 3000):
+        x = rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)
+        y = rng.integers(1, min(info.max, 50), n, dtype=dt)
+        y[n // 2] = 0
+        if info.min < 0 and n > 1:
+            x[0], y[0] = info.min, -1
+        for _, state in _states():
+            _same(_run(fa, (x, y), state), _run(iadd, (x, y), state))
+            _same(_run(fd, (x, y), state), _run(ifloordiv, (x, y), state))
+
+
+@pytest.mark.parametrize("dx,dy", [("f8", "f4"), ("f8", "i4"), ("f4", "u1"), ("f8", "?")])
+def test_an_operand_widened_exactly_still_writes_then_reports(dx, dy, last_run):
+    """x float64 += y float32 / int32 (x float32 += y uint8), x /= y: NumPy casts y in its
+    buffers and writes x directly, then reports; so does the kernel (no check), in every state."""
+    f, fd = ft.compile(iadd, backend="llvm"), ft.compile(idiv, backend="llvm")
+    for kind in ("clean", "over", "invalid", "divide"):
+        x = _data(kind, 300, dx)[0]
+        y = (_data(kind, 300, dy)[1] if np.dtype(dy).kind == "f" else
+             rng.integers(0, 2 if dy == "?" else 100, 300).astype(dy))
+        if kind == "over":                    # x / y overflows
+            x[5] = np.finfo(np.dtype(dx)).max
+            y[5] = np.finfo(np.dtype(dy)).tiny if np.dtype(dy).kind == "f" else 1
+        for _, state in _states():
+            _same(_run(f, (x, y), state), _run(iadd, (x, y), state))
+            _same(_run(fd, (x, y), state), _run(idiv, (x, y), state))
+    assert len(last_run) == 2 and all("_aw_" in r.source and len(r.kernels) == 1 for r in last_run)

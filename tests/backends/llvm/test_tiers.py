@@ -150,3 +150,104 @@ def test_seed_loop_end_to_end(sync, monkeypatch):
     for _ in range(2):                                # native entry misses, the wrapper tiers up once
         np.testing.assert_allclose(g(x), ten_sin(x), rtol=1e-12, atol=1e-12)
     assert builds == [1] and quick == [[], ["k0"]]
+
+
+def _fail(kernels, context):
+    raise RuntimeError("injected: the full tier does not build")
+
+
+def test_strict_backend_surfaces_a_failed_background_tier_up():
+    t = traced(5)
+    t.run.tiers.build = _fail
+    x = large()
+    want = t.ref(x)[0]
+    np.testing.assert_allclose(t.llvm(x)[0], want, rtol=1e-12)     # starts the build, runs quick
+    assert t.run.tiers.wait(60) and isinstance(t.run.tiers.error, RuntimeError)
+    with pytest.raises(RuntimeError, match="injected"):             # strict: the next large call
+        t.llvm(x)
+    np.testing.assert_allclose(t.llvm(x)[0], want, rtol=1e-12)     # then the quick tier again
+    assert t.run.__globals__[next(iter(t.run.tiers.refs.values()))] is t.run.module.functions["k0"]
+
+
+def test_failed_tier_up_keeps_the_quick_tier_when_not_strict(caplog, monkeypatch):
+    import frametrace as ft
+    from frametrace import backends
+    monkeypatch.setattr(backends.llvm, "STRICT", False)
+    with ft.config.patch(strict_backend=False):
+        t = traced(5)
+        t.run.tiers.build = _fail
+        x = large()
+        want = t.ref(x)[0]
+        for _ in range(3):
+            np.testing.assert_allclose(t.llvm(x)[0], want, rtol=1e-12)
+            t.run.tiers.wait(60)
+    assert isinstance(t.run.tiers.error, RuntimeError)
+    assert "keeping the quick tier" in caplog.text
+
+
+class Scaler:
+    """A user's object whose method is compiled: ten sin, then a scale."""
+
+    def __init__(self, k):
+        self.k = k
+
+    def apply(self, x):
+        return ten_sin(x) * self.k
+
+
+def test_first_calls_of_a_big_kernel_run_the_full_tier():
+    """Compiled at a large size, a kernel is full tier from its first call: nothing to tier up."""
+    import frametrace as ft
+    made, quick = [], []
+    real_init, assign = tiers.TierUp.__init__, tiers.assign
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(tiers.TierUp, "__init__", lambda self, *a: (made.append(self), real_init(self, *a))[1])
+        mp.setattr(tiers, "assign", lambda *a: quick.append(assign(*a)) or quick[-1])
+        s = Scaler(2.0)
+        f = ft.compile(s.apply, dynamic=True)
+        x = large()
+        for _ in range(3):
+            np.testing.assert_allclose(f(x), ten_sin(x) * 2.0, rtol=1e-12, atol=1e-12)
+    assert quick == [[]] and made == []
+
+
+def test_first_large_calls_of_a_quick_kernel_while_the_full_tier_builds():
+    """Compiled small and dynamic (quick tier), then called large from two threads at once: the
+    full tier builds once in the background, every call meanwhile runs the quick kernels, every
+    result is NumPy's, and the full tier takes over."""
+    import frametrace as ft
+    made = []
+    real_init = tiers.TierUp.__init__
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(tiers.TierUp, "__init__", lambda self, *a: (made.append(self), real_init(self, *a))[1])
+        s = Scaler(3.0)
+        f = ft.compile(s.apply)
+        for n in (3, 5):                              # static, then dynamic at a small size
+            x = rng.standard_normal(n)
+            np.testing.assert_allclose(f(x), ten_sin(x) * 3.0, rtol=1e-12, atol=1e-12)
+    assert len(made) == 1 and not made[0].started
+    up = made[0]
+    quick_fn = next(iter(up.refs.values()))
+    quick_fn = up.ns[quick_fn]
+    xs = [large(), large()[::2], rng.standard_normal(50)]
+    want = [ten_sin(x) * 3.0 for x in xs]
+    errors = []
+
+    def worker(i):
+        try:
+            for r in range(4):
+                j = (i + r) % len(xs)
+                np.testing.assert_allclose(f(xs[j]), want[j], rtol=1e-12, atol=1e-12)
+        except Exception as exc:      # pragma: no cover - reported below
+            errors.append(exc)
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(2)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors
+    assert up.started and up.wait(60) and up.error is None
+    ref = next(iter(up.refs.values()))
+    assert up.ns[ref] is up.module.functions[next(iter(up.refs))] and up.ns[ref] is not quick_fn
+    for x, w in zip(xs, want):
+        np.testing.assert_allclose(f(x), w, rtol=1e-12, atol=1e-12)
