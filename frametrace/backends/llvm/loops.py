@@ -274,7 +274,7 @@ class _Builder(ArrayBody, ReductionBody, IntBody):
             e = self.env.get(a)
             if isinstance(e, tuple) and e[0] == "view":       # a one-element view read as a value
                 return self._element(a, a.args[0], a.attr("index"), store=True)
-            if e is None or isinstance(e, (tuple, MaskedVal)):
+            if e is None or isinstance(e, (tuple, MaskedVal, ArrayVal)):
                 raise NotNative(f"value {a!r} is an array")
             return e
         if isinstance(a, sympy.Basic) and not isinstance(a, sympy.Expr):
