@@ -33,6 +33,7 @@ from ...ir.ops.raising import weak_arg
 from ...shapes.printer import pycode
 from . import fp_errors, runtime
 from .reports import ReportCode
+from .dead_values import last_uses
 from .rest import RestOfCall
 from .layouts import Layouts, alloc, relayout
 
@@ -379,6 +380,8 @@ class _Gen:
         self.int64_escape(steps)
         self.by_out = self.in_place_ufuncs(steps)
         self.reports = ReportCode(plan, steps, self.flags_may_rise(steps))   # NumPy's order of reports
+        dead_after = {} if self.reports.on else last_uses(plan, steps)      # (reports read locals())
+        kills = []
         for i, step in enumerate(steps):
             self.int_checks(int_checks.get(i, ()))
             if i == getattr(plan, "flag_test_at", None) and getattr(step, "check", None) is None:
@@ -396,6 +399,12 @@ class _Gen:
                 self.wrapper_step(step.node)
                 self.bind_sizes({step.node})
                 self.lines += self.reports.after(i, step.node)
+            if dead_after.get(i):                 # temporaries freed as NumPy's would be (dead_values.py)
+                kills.append(len(self.lines))
+                self.lines.append(f"    {' = '.join(dead_after[i])} = None")
+        if "_rest" in self.ns:                    # the rest of a call reads the wrapper's locals(): keep all
+            for k in reversed(kills):
+                del self.lines[k]
         self.int_checks(int_checks.get(len(steps), ()))
         for expr, msg in getattr(g, "runtime_asserts", ()):   # facts the trace relied on
             self.lines.append(f"    if not ({self.arg(expr)}): raise AssertionError({msg!r})")
