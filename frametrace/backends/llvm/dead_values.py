@@ -12,7 +12,10 @@ against NumPy's 6.8 ms of CPU time, 6.2 ms once the dead temporaries are dropped
 A value is read by a step when a node that step evaluates (its own node, its kernel's jobs
 and the fused nodes inside them: rest.evaluated_before) takes it as an operand, or when a
 kernel step writes in place into it (a donor). Graph inputs and outputs and names two nodes
-share are never dropped; scalars are left alone (nothing to gain).
+share are never dropped; scalars are left alone (nothing to gain). A read of a view is a read
+of every value down its chain of views: a kernel may address the base's buffer by the base's
+name (an assign into `x.flatten()` reshaped to a view writes through the 2-d buffer), and a live
+view keeps its base's memory anyway, so dropping the base's name earlier would free nothing.
 """
 from __future__ import annotations
 
@@ -33,10 +36,10 @@ def last_uses(plan, steps) -> dict:
         for x in before[i + 1] - before[i]:
             made.setdefault(x, i)
             for a in x.inputs():
-                last[a] = i
+                _read(plan, a, i, last)
         if isinstance(step, KernelStep):
             for _n, donor in step.reuse:
-                last[donor] = i
+                _read(plan, donor, i, last)
     out: dict = {}
     for n, i in last.items():
         v = plan.var.get(n)
@@ -45,3 +48,12 @@ def last_uses(plan, steps) -> dict:
             continue
         out.setdefault(i, []).append(v)
     return {i: sorted(vs) for i, vs in out.items()}
+
+
+def _read(plan, n, i: int, last: dict) -> None:
+    """`n` is read at step i, and so is each value down its chain of views."""
+    while True:
+        last[n] = i
+        if plan.cat.get(n) != "view" or not n.args or not isinstance(n.args[0], Node):
+            return
+        n = n.args[0]

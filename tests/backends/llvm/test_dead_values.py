@@ -83,3 +83,22 @@ def test_views_of_dropped_temporaries_and_outputs_stay_valid():
         x = rng.standard_normal(n)
         for g, w in zip(compiled(x), spectra(x)):
             assert_same(g, w, 1e-12)
+
+
+def flatten_and_mark(x):
+    v = x.flatten()
+    v[0] = 5                  # an assign kernel writing through the flat view into its 2-d base
+    return x, v
+
+
+@pytest.mark.parametrize("layout", [lambda a: a, lambda a: a[:1], lambda a: a[:, :1], lambda a: a.T,
+                                    lambda a: a[::-1, ::2], np.asfortranarray])
+def test_a_kernel_writing_through_a_view_keeps_its_base_alive(layout):
+    """A kernel may address a view's base by the base's name (here the flat copy's 2-d buffer):
+    a read of the view is a read of the base, so the base is not dropped before that kernel
+    (it was, and the kernel wrote into freed memory: a crash or a wrong value)."""
+    f = ft.compile(flatten_and_mark, backend="llvm")
+    for shape in [(4, 6), (1, 5), (3, 1), (1, 1)]:
+        base = np.arange(float(np.prod(shape))).reshape(shape)
+        for _ in range(3):
+            assert_same(f(layout(base.copy())), flatten_and_mark(layout(base.copy())))
