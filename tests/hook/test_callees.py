@@ -132,9 +132,29 @@ def test_a_frame_that_runs_eagerly_still_serves_matching_entries():
     assert ft.stats().frames_compiled == compiled
 
 
+def mix(x, w):
+    """A callee no test compiles with ft.compile (which would keep discovery off its code)."""
+    return np.sin(x @ w) + x
+
+
+def mix_gen(x, ws):
+    for w in ws:
+        x = mix(x, w)
+        print(end="")
+        yield x
+
+
+def through_mix_gen(x, ws):
+    return list(mix_gen(x, ws))[-1]
+
+
 def test_callees_compile_under_threads():
+    # `mix`, not `layer`: test_a_compiled_function_called_from_another_compiled_frame compiles
+    # `layer` with ft.compile, after which discovery leaves its code alone in this process; on a
+    # pytest-xdist worker that ran that test and none that hooked `layer` before, `layer` was
+    # never hooked here
     errors = []
-    f = ft.compile(through_generator)
+    f = ft.compile(through_mix_gen)
 
     def work(seed):
         local = np.random.default_rng(seed)
@@ -142,7 +162,7 @@ def test_callees_compile_under_threads():
             for n in (3, 4, 3, 4):
                 x = local.standard_normal((n, 6))
                 ws = [local.standard_normal((6, 6)) * 0.3 for _ in range(3)]
-                assert_same(f(x, ws), through_generator(x, ws))
+                assert_same(f(x, ws), through_mix_gen(x, ws))
             assert sys.getprofile() is None          # nothing left behind in this thread
         except Exception as exc:  # pragma: no cover - reported below
             errors.append(exc)
@@ -153,7 +173,45 @@ def test_callees_compile_under_threads():
     for t in threads:
         t.join()
     assert not errors, errors
-    assert own_cache(layer).entries and ft.stats().cache_hits >= 12
+    assert own_cache(mix) is not None and own_cache(mix).entries and ft.stats().cache_hits >= 12
+
+
+def blend(x, w):
+    """Called only by the next test: not hooked by any other test before it."""
+    return np.cos(x @ w) * x
+
+
+def blend_gen(x, ws):
+    for w in ws:
+        x = blend(x, w)
+        print(end="")
+        yield x
+
+
+def through_blend_gen(x, ws):
+    return list(blend_gen(x, ws))[-1]
+
+
+def test_callees_are_found_on_the_first_call_though_the_miss_path_is_long(monkeypatch):
+    """The first call of a compiled function arms discovery, then misses and compiles. The miss
+    path before the compile can be more than QUIET_CALLS known calls (the compiler's first import,
+    a loaded machine's logging), after which the profiler steps aside (here: made to, at the last
+    step before the compile): discovery must be on again when the compile is done and the user's
+    code runs, or `blend` runs eagerly until a later armed call finds it, after the backoff."""
+    from frametrace import distributed
+    exchange = distributed.exchange
+
+    def exchange_then_step_aside(*args):
+        exchange(*args)
+        global_hook.disarm()
+
+    monkeypatch.setattr(distributed, "exchange", exchange_then_step_aside)
+    f = ft.compile(through_blend_gen)
+    x, ws = inputs(4)
+    assert_same(f(x, ws), through_blend_gen(x, ws))
+    cache = own_cache(blend)
+    assert cache is not None and cache.entries, "blend was not compiled on the first call"
+    assert sys.getprofile() is None
 
 
 def test_scope_is_popped_on_exceptions():
