@@ -181,6 +181,8 @@ def _profile(frame, event, arg):
         if local.quiet > QUIET_CALLS:
             disarm()               # step aside until a hooked dispatch or a compiled call re-arms
         return
+    if code in _compiled_codes and _through_trampoline(frame):
+        return                     # an ft.compile'd function run by its own trampoline's fallback
     local.quiet = 0
     _seen.add(code)
     try:
@@ -266,13 +268,24 @@ class _Record:
 _records = weakref.WeakKeyDictionary()      # function -> _Record (kept while it is unhooked too)
 _code_caches = weakref.WeakKeyDictionary()  # code without free variables -> (cache, trampoline code)
 _originals = weakref.WeakKeyDictionary()    # ft.compile trampoline -> the user's function
+_compiled_codes = weakref.WeakSet()         # code objects of ft.compile'd functions
+TRAMPOLINE_FILE = "<frametrace trampoline"  # the file name of trampolines' code (hook.py)
 
 
 def register_trampoline(tramp, fn):
     """An ft.compile trampoline: the tracer inlines `fn` for it, and discovery leaves `fn`'s
-    code alone (its calls through the trampoline already have a cache)."""
+    code alone where the trampoline runs it (its calls through the trampoline already have a
+    cache). Called directly (the class's method on another instance than the one compiled,
+    under ft.enable()), it is a candidate like any other: else it would run eagerly and each
+    function it calls would compile on its own, specialised on every int argument it indexes
+    a list with (a layer index)."""
     _originals[tramp] = fn
-    _seen.add(fn.__code__)
+    _compiled_codes.add(fn.__code__)
+
+
+def _through_trampoline(frame) -> bool:
+    back = frame.f_back
+    return back is not None and back.f_code.co_filename.startswith(TRAMPOLINE_FILE)
 
 
 def original_function(fn):

@@ -13,7 +13,7 @@ import inspect
 import types
 
 from .cache import new_frame_cache
-from .global_hook import original_function, register_trampoline, scoped_dispatch
+from .global_hook import TRAMPOLINE_FILE, original_function, register_trampoline, scoped_dispatch
 from .native import NATIVE_MISS
 from .types import frame_value_names
 
@@ -102,7 +102,7 @@ def make_trampoline(fn, *, dispatch_fn=scoped_dispatch):
            f"        return ___fn({call_args})\n"
            f"    return {fname}, run_original\n")
     ns: dict = {}
-    exec(compile(src, f"<frametrace trampoline {code.co_name}>", "exec"), ns)
+    exec(compile(src, f"{TRAMPOLINE_FILE} {code.co_name}>", "exec"), ns)
     cache = new_frame_cache(code, fn, frame_value_names(code), None)
     tramp, cache.run_original = ns["___make"](dispatch_fn, cache, own, NATIVE_MISS, _DEFAULT, _current_default, fn,
                                               *(fn.__closure__ or ()))

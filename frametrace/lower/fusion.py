@@ -240,8 +240,10 @@ def _reads_dst_elsewhere(plan: Plan, job: Job) -> bool:
     b = _build(plan, [job], "dry", final=False)
     stores = [s for ph in b.phases for s in ph.body if isinstance(s, Store)]
     for st in stores:
+        shape = b.buffer_nodes[st.buf].shape
         for e in walk_exprs(st.value):
-            if isinstance(e, Load) and e.buf == st.buf and e.index != st.index \
+            # (`s /= s.sum(axis=-1, keepdims=True)` on (h, 1, k) scores: the same element)
+            if isinstance(e, Load) and e.buf == st.buf and not _same_element(e.index, st.index, shape) \
                     and not _distinct_fixed_index(plan, b, e.index, st.index):
                 return True
     return False

@@ -18,8 +18,9 @@ from .classify import view_is_inlinable
 from .loop_ir import (Affine, Arg, Buffer, Const, Gather, Kernel, Load, Loop, Op, Slot, Store, Var, cast, nested,
                       walk_exprs)
 from .matmul import add_product, product_work
-from .pointwise import kind, lower_elementwise, operand
+from .pointwise import constant, kind, lower_elementwise, operand
 from .reductions import Phase, outer_of_result, reduction_phases, result_index
+from .schedule import assigned_constant
 from .segments import has_segments, segment, split_body
 from .views import broadcast_index, offset as _offset, view_index
 
@@ -255,11 +256,14 @@ class KernelBuilder:
         """dst[...] = src where dst[idx] is dst_base[dst_map(idx)]."""
         ph = self.new_phase(dst_shape[self.L:])
         idx = self.outer_index(ph.vars)
-        extra = src.ndim - len(idx)
-        sidx = (Affine(),) * max(extra, 0) + broadcast_index(src.shape[max(extra, 0):], idx)
-        self.inline_views_of = dst_base           # y[1:] += ...: read y[1:] as y itself
-        ph.body.append(Store(self.buffer(dst_base, written=True), dst_map(idx),
-                             cast(self.value(src, sidx), dst_base.dtype.name)))
+        if not isinstance(src, Node):             # a constant, converted as NumPy converts it
+            value = constant(assigned_constant(src, dst_base.dtype), dst_base.dtype.name)
+        else:
+            extra = src.ndim - len(idx)
+            sidx = (Affine(),) * max(extra, 0) + broadcast_index(src.shape[max(extra, 0):], idx)
+            self.inline_views_of = dst_base       # y[1:] += ...: read y[1:] as y itself
+            value = cast(self.value(src, sidx), dst_base.dtype.name)
+        ph.body.append(Store(self.buffer(dst_base, written=True), dst_map(idx), value))
         ph.splittable = True
         self.commit(ph)
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import bisect
 import math
+import warnings
 
+import numpy as np
 import sympy
 
 from ..ir.graph import Graph, Node
@@ -51,13 +53,45 @@ def _wrapper_assign(plan, n: Node) -> bool:
 
 
 def kernel_assign(plan, n: Node) -> bool:
-    """assign(dst, src) with src computed by a kernel that writes straight into dst."""
+    """assign(dst, src) with src computed by a kernel that writes straight into dst: an
+    elementwise value or reduction, a view of memory read in place (`p[-1, :] = p[-2, :]`: NumPy's
+    copy, overlap handled as for any source reading its destination), or a constant NumPy converts
+    to dst's dtype without an error or a warning (`u[0, :] = 0`: converted here, assigned_constant)."""
     dst, src = n.args
-    if not (isinstance(src, Node) and plan.cat[src] in ("pw", "red")) or \
-            dst.dtype.name not in SUPPORTED_DTYPES or src.ndim == 0:
+    if dst.dtype.name not in SUPPORTED_DTYPES:
+        return False
+    if not isinstance(src, Node):
+        return assigned_constant(src, dst.dtype) is not None
+    if plan.cat[src] not in ("pw", "red", "view") or src.ndim == 0 or src.dtype.name not in SUPPORTED_DTYPES:
         return False                  # a scalar source: NumPy's checks (NaN into ints raises)
+    if plan.cat[src] == "view" and _view_root_cat(plan, src) not in ("input", "fallback"):
+        return False                  # a view of a computed value: computed once, then NumPy's copy
     extra = max(src.ndim - dst.ndim, 0)
     return all(is_one(d) for d in src.shape[:extra]) and broadcast_ok(src.shape[extra:], dst.shape)
+
+
+def _view_root_cat(plan, n: Node) -> str:
+    """The category of the value a chain of views reads (memory: an input, a NumPy result)."""
+    while plan.cat.get(n) == "view" and n.args and isinstance(n.args[0], Node):
+        n = n.args[0]
+    return plan.cat.get(n)
+
+
+def assigned_constant(value, dtype):
+    """The element `dst[...] = value` writes into an array of `dtype`, as NumPy converts the
+    Python or NumPy scalar (its own conversion, run here once), or None when NumPy raises or
+    warns doing it (NaN or inf into an integer dtype, an int out of range: NEP 50's
+    OverflowError) or value is no real number: the wrapper then assigns, and NumPy reports."""
+    if type(value) not in (bool, int, float) and not (isinstance(value, np.generic) and value.dtype.kind in "biuf"):
+        return None
+    try:
+        with warnings.catch_warnings(), np.errstate(all="raise"):
+            warnings.simplefilter("error")
+            out = np.empty((), dtype)
+            out[()] = value
+    except Exception:
+        return None
+    return out[()]
 
 
 def _concat_depth(plan, n: Node) -> int:

@@ -206,3 +206,22 @@ class GuardLearning:
             r = range_from_relational(bound) if bound is not None else None
             if r is not None and isinstance(r[1], ValueRanges):
                 self._update_range(r[0], r[1], loc)
+
+    def clamp_equalities(self) -> dict:
+        """Size expressions with a Min/Max clamp that a guard equates to one without (slice
+        lengths: `x[p:p + 1]` of a size-128 axis is `Max(0, Min(1, 128 - p))`, which guards
+        equate to 1 once a reshape or a broadcast needs it). A graph's shapes can use the
+        simpler side (passes/sizes.py): its guards hold whenever it runs, so the kernels see
+        the static 1 that broadcasts, or the `p + 1` a mask of that length has."""
+        out = {}
+        for g in self.guards:
+            e = self.simplify(g.expr)
+            if not isinstance(e, sympy.Eq):
+                continue
+            a, b = e.args
+            for clamp, plain in ((a, b), (b, a)):
+                if clamp.has(sympy.Min, sympy.Max) and not plain.has(sympy.Min, sympy.Max) \
+                        and clamp not in out:
+                    out[clamp] = plain
+                    break
+        return out

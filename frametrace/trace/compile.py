@@ -139,6 +139,7 @@ def _compile_frame(cache, values, options, frame_state, compile_id, compile_resu
     graph.runtime_asserts = [(a.expr, a.msg) for a in output.shape_env.runtime_asserts]
     graph.hints = {s: h for s in graph.symbols if (h := output.shape_env.hints.get(s)) is not None}
     graph.size_replacements = dict(output.shape_env.replacements)    # (passes/sizes.py)
+    graph.size_equalities = output.shape_env.clamp_equalities()
     watch.graph_size(len(graph.nodes))
     with compile_times.phase("passes"):
         run_passes(graph)

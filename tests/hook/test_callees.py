@@ -228,3 +228,43 @@ def test_scope_is_popped_on_exceptions():
     compiled = ft.stats().frames_compiled
     layer(x, ws[0])                        # outside any compiled call: its own code
     assert ft.stats().frames_compiled == compiled
+
+
+class Stack:
+    """A model object: its method picks a layer's cache by a Python int (`self.caches[i]`)."""
+
+    def __init__(self, d=6, layers=3):
+        self.ws = [rng.standard_normal((d, d)) * 0.3 for _ in range(layers)]
+        self.caches = [np.zeros((4, d)) for _ in range(layers)]
+
+    def block(self, x, w, i):
+        self.caches[i][0] = x[0]
+        return np.tanh(x @ w) + self.caches[i].sum()
+
+    def __call__(self, x):
+        for i, w in enumerate(self.ws):
+            x = self.block(x, w, i)
+        return x
+
+
+def test_a_compiled_method_called_on_another_instance_compiles_under_enable():
+    """ft.compile(model) makes a trampoline for Stack.__call__; another instance called under
+    ft.enable() runs the method's own code, not the trampoline: that call compiles (the hook's
+    cache), with `block` inlined, instead of running eagerly while `block` compiles on its own
+    once per layer index (its int guarded by value, past the cache-size limit)."""
+    ft.reset()
+    compiled_model, plain, eager = Stack(), Stack(), Stack()
+    for m in (plain, eager):
+        m.ws = compiled_model.ws
+    compiled = ft.compile(compiled_model)
+    x = rng.standard_normal((5, 6))
+    assert_same(compiled(x), eager(x))
+    with ft.enabled():
+        for n in (5, 5, 7):
+            x = rng.standard_normal((n, 6))
+            assert_same(plain(x), eager(x))
+            for a, b in zip(plain.caches, eager.caches):
+                assert_same(a, b)
+    assert own_cache(Stack.__call__) is not None and own_cache(Stack.__call__).entries
+    block = own_cache(Stack.block)
+    assert block is None or not block.entries, "block compiled on its own, per layer index"

@@ -159,7 +159,8 @@ HAND = {
     "astype": (lambda v: v.astype(np.float32), V),
     "matmul": (lambda m: m @ m.T, M), "dot": (lambda m: np.dot(m.T, m), M),
     "assign": (_assign, V), "concatenate": (lambda v: np.concatenate([v, v[::-1] * 2]), V),
-    "stack": (lambda v: np.stack([v, v + 1]), V), "copy": (lambda v: np.copy(v), V),
+    "stack": (lambda v: np.array([v, v + 1]), V),   # (np.stack: expand_dims + concatenate)
+    "copy": (lambda v: np.copy(v), V),
     "getitem": (lambda v: v[1:] * 2, V), "transpose": (lambda m: m.T * 2, M),
     "reshape": (lambda m: m.reshape(-1) * 2, M), "expand_dims": (lambda v: np.expand_dims(v, 0) * 2, V),
     "squeeze": (lambda v: np.squeeze(v[None], 0) * 2, V),

@@ -116,6 +116,45 @@ class _KernelCall:
         self.overlap = [(self.sources[i], base) for i, base in step.overlap]
 
 
+def _may_abandon(c) -> bool:
+    """A driver op that may give the iteration to Python (checked int, x / 0.0, x ** y)."""
+    return isinstance(c, tuple) and (c[0] == "checked" or c[:2] in (("float", "true_divide"), ("float", "power")))
+
+
+def _scalars_first(program: list) -> list:
+    """The Python scalar ops that read no value a kernel or a store of this iteration computes
+    (`dx ** 2 * dy ** 2 / (2 * (dx ** 2 + dy ** 2))` of captured floats, a counter) moved before
+    the iteration's first kernel, in their order: they are pure, so only where they may abandon
+    the iteration changes, and abandoning before any write is what lets the driver hand the
+    iteration to Python whole (the body's wrapper interleaves them with the kernels)."""
+    made = set()                              # names kernels and stores of this iteration write
+    early, late = [], []
+    for c in program:
+        if isinstance(c, _KernelCall):
+            made.update(c.sources)
+            late.append(c)
+            continue
+        kind, _, name, operands = c
+        reads = [o for o in _flat_names(operands)]
+        if kind in ("int", "checked", "float", "select") and not any(r in made for r in reads):
+            early.append(c)
+        else:
+            made.add(name)
+            late.append(c)
+    return early + late
+
+
+def _flat_names(operands):
+    """The wrapper names a driver op reads (its operand words)."""
+    for o in operands:
+        if isinstance(o, str):
+            yield o
+        elif isinstance(o, (list, tuple)) and o and o[0] not in ("const", "captured", "size", "int"):
+            yield from _flat_names(o)
+        elif isinstance(o, tuple) and o and o[0] == "int":
+            yield o[1]
+
+
 class ArrayLoop(ScalarSteps):
     """A loop node whose compiled body runs under the native driver (see module doc)."""
 
@@ -169,6 +208,7 @@ class ArrayLoop(ScalarSteps):
             if any(size_warnings(j.node) for j in s.jobs):
                 raise NotNative("a reduction of the body may warn (np.mean over nothing: reports.py)")
             self.program.append(_KernelCall(s, self, module.address(s.kernel.name)))
+        self.program = _scalars_first(self.program)
         for checks in check_positions(plan, steps).values():
             for a, *_ in checks:             # NumPy's OverflowError for an int out of a dtype's range
                 if isinstance(a, Node) and (plan.var.get(a) in self.int_nodes or plan.var.get(a) in
@@ -180,8 +220,7 @@ class ArrayLoop(ScalarSteps):
         if self.body.writes:                 # an abandoned iteration must not have written yet
             first_call = next((k for k, c in enumerate(self.program) if isinstance(c, _KernelCall) or
                                c[0] == "store"), None)
-            if first_call is not None and any(isinstance(c, tuple) and (c[0] == "checked" or c[:2] == (
-                    "float", "true_divide")) for c in self.program[first_call:]):
+            if first_call is not None and any(_may_abandon(c) for c in self.program[first_call:]):
                 raise NotNative("a checked Python int operation after a kernel writing into a captured array")
         self.roots = self._carried_roots(steps)
         self.go = None
@@ -433,6 +472,7 @@ class ArrayLoop(ScalarSteps):
             if d.strides != s0.strides:
                 return False
             env[f"{var}_before"] = (d, d)
+            alive.append(d)                  # (a later kernel's copy of the same array rebinds the name)
             table.copy(s0.nbytes, (runtime.data_ptr(d),) * 2, (runtime.data_ptr(s0), runtime.data_ptr(s1)))
         for src, base in c.overlap:
             if any(np.may_share_memory(env[src][p], env[base][p]) for p in (0, 1)):

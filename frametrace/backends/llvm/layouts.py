@@ -133,7 +133,7 @@ class Layouts:
                     return False
                 if n.op not in _ORDER_KEEPING_VIEWS:
                     return False
-            elif cat not in _COMPUTED and n.op not in np_layout._C_ORDER:
+            elif cat not in _COMPUTED and not np_layout.always_c_order(n):
                 return False                     # NumPy's result (e.g. argwhere: F order)
             elif n.op == "copy" and n.attr("order", "K") not in ("K", "A", "C"):
                 return False
@@ -153,7 +153,7 @@ class Layouts:
                 out.add(n)
             elif n in self.value_leaves:
                 continue
-            elif n.op not in np_layout._C_ORDER or get_op(n.op).kind == "view":
+            elif not np_layout.always_c_order(n) or get_op(n.op).kind == "view":
                 stack += [a for a in n.args if isinstance(a, Node)]
         return out
 
@@ -172,7 +172,7 @@ class Layouts:
             cat = self.plan.cat[n]
             if cat == "input" or n.ndim <= 1 and n is not root:
                 continue
-            if n is not root and cat in _WRAPPER_VALUES and n.op not in np_layout._C_ORDER:
+            if n is not root and cat in _WRAPPER_VALUES and not np_layout.always_c_order(n):
                 out.append(n)
                 continue
             stack += [a for a in n.args if isinstance(a, Node)]

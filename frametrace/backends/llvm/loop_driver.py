@@ -36,7 +36,12 @@ cached on disk like any kernel module):
       FLOAT    6, opcode, dst0, dst1, a0, a1, b0, b1
             Python float arithmetic and comparisons (FLOAT_OPS) on IEEE doubles held in 8-byte
             words (comparisons give a 0/1 int64 word); `x / 0.0` abandons the iteration as a
-            failed CHECKED op does (Python raises ZeroDivisionError). The opcode's bits
+            failed CHECKED op does (Python raises ZeroDivisionError). `x ** y` calls the C
+            library's pow, as Python's float power does, for finite operands only; a zero base
+            with a negative exponent (ZeroDivisionError), a negative base with a fractional one
+            (Python's complex result), a result past the double range (OverflowError) or
+            subnormal (the C library may report a range error there), and any inf or NaN
+            operand abandon the iteration: Python computes it. The opcode's bits
             FLOAT_A_INT / FLOAT_B_INT mark an operand that is a Python int's int64 word: it is
             converted as Python converts an int in int-float arithmetic (correctly rounded)
       STORE    5, nbytes, dst, dst_step, src0, src1
@@ -61,7 +66,7 @@ SCALAR_OPS = ("add", "subtract", "less", "less_equal", "greater", "greater_equal
               "logical_and", "logical_or")
 CHECKED_OPS = ("multiply", "floor_divide", "remainder", "add", "subtract")
 FLOAT_OPS = ("add", "subtract", "multiply", "true_divide", "less", "less_equal", "greater", "greater_equal",
-             "equal", "not_equal")
+             "equal", "not_equal", "power")
 FLOAT_A_INT, FLOAT_B_INT = 16, 32  # FLOAT opcode bits: that operand is a Python int's int64 word
 HEADER = 6
 CHUNK = 1 << 16                 # iterations per driver call (even: the parity of j carries over)
@@ -72,6 +77,9 @@ declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 declare {{i64, i1}} @llvm.smul.with.overflow.i64(i64, i64)
 declare {{i64, i1}} @llvm.sadd.with.overflow.i64(i64, i64)
 declare {{i64, i1}} @llvm.ssub.with.overflow.i64(i64, i64)
+declare double @llvm.fabs.f64(double)
+declare double @llvm.floor.f64(double)
+declare double @pow(double, double)
 
 define void @{NAME}(i64 %lo, i64 %hi, ptr %t) {{
 entry:
@@ -156,7 +164,41 @@ flt:
   %fisdiv = icmp eq i64 %fopc, 3
   %fyz = fcmp oeq double %fy, 0.0
   %fbad = and i1 %fisdiv, %fyz
+  %fispow = icmp eq i64 %fopc, 10
+  br i1 %fispow, label %fpow, label %fnotpow
+fnotpow:
   br i1 %fbad, label %fail, label %fcalc
+fpow:
+  %qax = call double @llvm.fabs.f64(double %fx)
+  %qay = call double @llvm.fabs.f64(double %fy)
+  %qxf = fcmp olt double %qax, 0x7FF0000000000000
+  %qyf = fcmp olt double %qay, 0x7FF0000000000000
+  %qfin = and i1 %qxf, %qyf
+  %qxz = fcmp oeq double %fx, 0.0
+  %qyn = fcmp olt double %fy, 0.0
+  %qzdiv = and i1 %qxz, %qyn
+  %qxn = fcmp olt double %fx, 0.0
+  %qyfl = call double @llvm.floor.f64(double %fy)
+  %qyni = fcmp une double %qyfl, %fy
+  %qcplx = and i1 %qxn, %qyni
+  %qbad = or i1 %qzdiv, %qcplx
+  %qgood = xor i1 %qbad, true
+  %qok = and i1 %qfin, %qgood
+  br i1 %qok, label %fpowc, label %fail
+fpowc:
+  %qr = call double @pow(double %fx, double %fy)
+  %qar = call double @llvm.fabs.f64(double %qr)
+  %qrf = fcmp olt double %qar, 0x7FF0000000000000
+  %qrn = fcmp oge double %qar, 0x0010000000000000
+  %qrz = fcmp oeq double %qr, 0.0
+  %qrnz = or i1 %qrn, %qrz
+  %qrok = and i1 %qrf, %qrnz
+  br i1 %qrok, label %fpows, label %fail
+fpows:
+  %qw = bitcast double %qr to i64
+  store i64 %qw, ptr %fdp
+  %qnext = getelementptr i64, ptr %w, i64 8
+  br label %opnext
 fcalc:
   %fr0 = fadd double %fx, %fy
   %fr1 = fsub double %fx, %fy
@@ -456,7 +498,7 @@ copy:
   br label %opnext
 opnext:
   %wnext = phi ptr [%pw, %callit], [%cnext, %copy], [%inext, %int], [%knext, %kstore], [%enext, %sel],
-                  [%tnext, %store], [%fnext, %fcalc]
+                  [%tnext, %store], [%fnext, %fcalc], [%qnext, %fpows]
   %o1 = add i64 %o, 1
   br label %oploop
 iterend:

@@ -22,6 +22,7 @@ import numpy as np
 import sympy
 
 from ...ir.graph import IndexSlice, Node
+from ...lower.pointwise import SUPPORTED_DTYPES
 from ...shapes import pycode
 from . import runtime
 from .loop_driver import CHECKED_OPS, FLOAT_OPS, SCALAR_OPS
@@ -146,7 +147,7 @@ class ScalarSteps:
         view = self.views.get(plan.var.get(dst)) if isinstance(dst, Node) else None
         if view is None or not isinstance(src, Node) or src not in plan.stored or src.shape != () \
                 or src.dtype != dst.dtype or any(d != 1 for d in dst.shape):
-            raise NotNative("an assign runs in the body's wrapper")
+            raise NotNative(_why_numpy_assigns(plan, n))
         base, index = view.args[0], view.attr("index")
         bname = plan.var.get(base)
         if bname not in self.input_names[self.nc:] or base.attr("kind") != "array" or \
@@ -274,6 +275,19 @@ class ScalarSteps:
         table.store(nbytes, address, per_j, tuple(runtime.data_ptr(x) for x in env[src]))
         return True
 
+
+
+def _why_numpy_assigns(plan, n: Node) -> str:
+    """Why `dst[...] = src` is NumPy's step in the body (not a kernel, not a STORE), for the log."""
+    dst, src = n.args
+    what = f"an assign into {dst.dtype}"
+    if dst.dtype.name not in SUPPORTED_DTYPES:
+        return f"{what} runs in the body's wrapper (no kernel dtype)"
+    if not isinstance(src, Node):
+        return f"{what} of {src!r} runs in the body's wrapper (NumPy's conversion raises or warns)"
+    if src.ndim == 0:
+        return f"{what} of a {src.dtype} scalar runs in the body's wrapper (NumPy's checks of the conversion)"
+    return f"{what} of {src.op} ({plan.cat[src]}) runs in the body's wrapper"
 
 
 def _is_float(a) -> bool:

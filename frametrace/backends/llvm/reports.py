@@ -64,7 +64,9 @@ class Reports:
     def __init__(self, graph, fallback):
         self.graph, self.fb = graph, fallback
         self.events: dict = {}          # event id -> (order: node position, message)
-        self.points: dict = {0: ((), ())}   # point -> (given: ((pos, var, scalar), ...), skip positions)
+        self.points: list = [None]      # point -> its Ledger mark (None: the call's start)
+        self.ledger = None              # the Ledger the marks index (ReportCode)
+        self._resolved: dict = {0: ((), ())}   # point -> (given: ((pos, var, scalar), ...), skip positions)
         self._variants: dict = {}       # point -> its NumPy redo (built on first use)
 
     # -- compile time (wrapper.py) ------------------------------------------------------------
@@ -72,10 +74,15 @@ class Reports:
         self.events[len(self.events)] = (order, message)
         return len(self.events) - 1
 
-    def point(self, given, skip) -> int:
-        p = len(self.points)
-        self.points[p] = (tuple(given), tuple(skip))
-        return p
+    def point(self, mark) -> int:
+        self.points.append(mark)
+        return len(self.points) - 1
+
+    def committed(self, point) -> tuple:
+        """(given, skip) of a point, resolved from its mark on first use (a redo)."""
+        if point not in self._resolved:
+            self._resolved[point] = self.ledger.resolve(self.points[point])
+        return self._resolved[point]
 
     # -- run time -----------------------------------------------------------------------------
     def flush(self, pending, point, upto, inputs, symbol_values, saved, scope):
@@ -126,7 +133,7 @@ class Reports:
         if not self.fb.restore(saved):
             return None
         reported[0] += 1
-        given, skip = self.points[point]
+        given, skip = self.committed(point)
         run = self._variants.get(point)
         if run is None:
             run = self._variants[point] = numpy_compile(self.graph, tuple(p for p, _, _ in given), skip)
@@ -166,7 +173,7 @@ class ReportCode:
         self.rp = Reports(plan.graph, None)
         self.pending = "_w" if self.events else "()"
         self.state = self.events              # the body sets _b / _p (a point, a raising report_if)
-        self._kept = None
+        self._ledger = None
 
     def _check(self) -> str:
         return " or ".join(x for x, ok in (("_w", self.events), ("_fpw.value", self.fp)) if ok)
@@ -182,10 +189,11 @@ class ReportCode:
 
     def _point(self, upto_step: int, upto: int) -> int:
         self.state = True
-        if self._kept is None:                # values a redo cannot be given (computed once)
-            self._kept = {donor for s in self.steps if isinstance(s, KernelStep) for _, donor in s.reuse} | \
+        if self._ledger is None:              # (values a redo cannot be given: computed once)
+            kept = {donor for s in self.steps if isinstance(s, KernelStep) for _, donor in s.reuse} | \
                 _written_nodes(self.plan.graph)
-        return self.rp.point(*committed(self.plan, self.steps[:upto_step], upto, self.event_nodes, self._kept))
+            self._ledger = self.rp.ledger = Ledger(self.plan, self.steps, self.event_nodes, kept)
+        return self.rp.point(self._ledger.mark(upto_step, upto))
 
     def before(self, i: int, node) -> list:
         """A barrier before a wrapper step that may warn: the reports before it, in order."""
@@ -242,29 +250,71 @@ class ReportCode:
         return lines if self.state else [line.replace("_rp.flush((), _b,", "_rp.flush((), 0,") for line in lines]
 
 
-def committed(plan, done, upto: int, event_nodes, overwritten) -> tuple:
-    """(given, skip) of a point after the steps `done`, whose events before position `upto`
-    were issued (`event_nodes`: the nodes with size warnings; `overwritten`: values a later
-    step writes over): see the module doc."""
-    given, skip = [], []
-    for step in done:
+class Ledger:
+    """What a NumPy redo is given at each point (`given`: committed live steps and warning
+    reductions with their computed values; `skip`: committed report_if nodes), gathered in one
+    pass over the steps in run order. A point after the steps `steps[:upto_step]`, whose events
+    before position `upto` were issued, is a mark: prefix lengths of the append-only lists below
+    and `upto`; it becomes (given, skip) only when a redo needs it (`resolve`). So the wrapper's
+    points cost O(1) each, however many steps come before them (walking every earlier step
+    per point made the wrapper of a long chain of NumPy steps quadratic in the graph size).
+
+    A committed node whose value a later step overwrites (`overwritten`: a mutation into it, a
+    buffer reused in place) is not given: the redo recomputes it (it may warn twice)."""
+
+    def __init__(self, plan, steps, event_nodes, overwritten):
+        self.plan, self.steps, self.event_nodes, self.overwritten = plan, steps, event_nodes, overwritten
+        self.done = 0                     # steps visited
+        self.live: list = []              # (pos, var, scalar) of live steps: given at every later point
+        self.events: list = []            # (pos, (pos, var, scalar)) of warning reductions: given once pos < upto
+        self.skips: list = []             # positions of warning report_if nodes: skipped once pos < upto
+        self.visits = 0                   # nodes looked at (tests: linear in the steps)
+
+    def mark(self, upto_step: int, upto: int) -> tuple:
+        if upto_step < self.done:         # (points come in run order; an earlier one is resolved at once)
+            return ("resolved",) + committed(self.plan, self.steps[:upto_step], upto, self.event_nodes,
+                                             self.overwritten)
+        while self.done < upto_step:
+            self._visit(self.steps[self.done])
+            self.done += 1
+        return len(self.live), len(self.events), len(self.skips), upto
+
+    def resolve(self, mark) -> tuple:
+        if mark[0] == "resolved":
+            return mark[1], mark[2]
+        n_live, n_events, n_skips, upto = mark
+        given = self.live[:n_live] + [g for pos, g in self.events[:n_events] if pos < upto]
+        return tuple(sorted(given)), tuple(sorted(p for p in self.skips[:n_skips] if p < upto))
+
+    def _visit(self, step):
+        plan = self.plan
         nodes = [step.node] if not isinstance(step, KernelStep) else [j.node for j in step.jobs]
         for n in nodes:
+            self.visits += 1
             pos = plan.pos.get(n)
             if pos is None:                   # a kernel's own value (a mask's count)
                 continue
             if n.op == "report_if" and not n.attr("error"):
-                if pos < upto:
-                    skip.append(pos)
+                self.skips.append(pos)
                 continue
             live = not isinstance(step, KernelStep) and plan.warns_in_wrapper(n)
-            if not live and not (n in event_nodes and pos < upto):
+            if not live and n not in self.event_nodes:
                 continue
-            if n.dtype is None or n in overwritten or n not in plan.var or (
+            if n.dtype is None or n in self.overwritten or n not in plan.var or (
                     not live and n not in plan.stored):
                 continue                      # recomputed by the redo (may warn twice)
-            given.append((pos, plan.var[n], bool(n.scalar and n.shape == ())))
-    return sorted(given), sorted(skip)
+            entry = (pos, plan.var[n], bool(n.scalar and n.shape == ()))
+            if live:
+                self.live.append(entry)
+            else:
+                self.events.append((pos, entry))
+
+
+def committed(plan, done, upto: int, event_nodes, overwritten) -> tuple:
+    """(given, skip) of a point after the steps `done`, whose events before position `upto`
+    were issued, in one walk over `done` (Ledger: the same, shared by all points of a call)."""
+    ledger = Ledger(plan, list(done), event_nodes, overwritten)
+    return ledger.resolve(ledger.mark(len(done), upto))
 
 
 def _written_nodes(graph) -> set:
@@ -280,4 +330,4 @@ def _written_nodes(graph) -> set:
     return out
 
 
-__all__ = ["ReportCode", "Reports", "committed", "reported", "runs_kernels", "static"]
+__all__ = ["Ledger", "ReportCode", "Reports", "committed", "reported", "runs_kernels", "static"]

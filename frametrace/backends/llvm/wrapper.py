@@ -33,6 +33,7 @@ from ...ir.ops.raising import weak_arg
 from ...shapes.printer import pycode
 from . import fp_errors, runtime
 from .reports import ReportCode
+from .dead_values import last_uses
 from .rest import RestOfCall
 from .layouts import Layouts, alloc, relayout
 
@@ -52,6 +53,8 @@ class _Gen:
         self._consts: dict = {}
         self.kernel_refs: dict = {}     # kernel name -> namespace name of its function
         self.by_out: dict = {}          # ufunc node -> the in-place assign it writes (in_place_ufuncs)
+        self._names = None              # wrapper variable -> its node (wide_ints)
+        self._computed: dict = {}       # node of a wrapper step -> the step's index (wide_ints)
 
     def const(self, value, hint="c") -> str:
         key = (type(value), repr(value))
@@ -293,11 +296,12 @@ class _Gen:
         """A Python int a wrapper step computed (a loop's final int, arithmetic on it) that this
         kernel takes by value: past int64, the rest of the call runs with the NumPy reference
         (rest.py), which keeps Python's big ints; nothing that ran runs again."""
-        names = {v: n for n, v in self.plan.var.items()}
-        computed = {s.node for s in steps[:i] if not isinstance(s, KernelStep)}
+        if self._names is None:                   # (built once: per step, quadratic in the steps)
+            self._names = {v: n for n, v in self.plan.var.items()}
+        names, computed = self._names, self._computed
         for slot in step.kernel.slots:
             n = names.get(slot.source)
-            if n is None or n not in computed or slot.dtype not in ("int64", "uint64") or \
+            if n is None or n not in computed or computed[n] >= i or slot.dtype not in ("int64", "uint64") or \
                     n.dtype is None or n.dtype.kind not in "iu" or not _python_int(n):
                 continue
             if "_rest" not in self.ns:
@@ -376,6 +380,8 @@ class _Gen:
         self.int64_escape(steps)
         self.by_out = self.in_place_ufuncs(steps)
         self.reports = ReportCode(plan, steps, self.flags_may_rise(steps))   # NumPy's order of reports
+        dead_after = {} if self.reports.on else last_uses(plan, steps)      # (reports read locals())
+        kills = []
         for i, step in enumerate(steps):
             self.int_checks(int_checks.get(i, ()))
             if i == getattr(plan, "flag_test_at", None) and getattr(step, "check", None) is None:
@@ -388,10 +394,17 @@ class _Gen:
                 self.bind_sizes({j.node for j in step.jobs})
                 self.lines += self.reports.after_kernel(step)
             else:
+                self._computed.setdefault(step.node, i)
                 self.lines += self.reports.before(i, step.node)
                 self.wrapper_step(step.node)
                 self.bind_sizes({step.node})
                 self.lines += self.reports.after(i, step.node)
+            if dead_after.get(i):                 # temporaries freed as NumPy's would be (dead_values.py)
+                kills.append(len(self.lines))
+                self.lines.append(f"    {' = '.join(dead_after[i])} = None")
+        if "_rest" in self.ns:                    # the rest of a call reads the wrapper's locals(): keep all
+            for k in reversed(kills):
+                del self.lines[k]
         self.int_checks(int_checks.get(len(steps), ()))
         for expr, msg in getattr(g, "runtime_asserts", ()):   # facts the trace relied on
             self.lines.append(f"    if not ({self.arg(expr)}): raise AssertionError({msg!r})")

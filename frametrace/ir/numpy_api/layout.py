@@ -137,6 +137,18 @@ def is_c_contiguous(b, x):
         return None
 
 
+def always_c_order(node: Node) -> bool:
+    """NumPy allocates node's value in C order whatever its operands' layouts: a C-order op,
+    a value of at most one dim, or `x[idx]` (take) with a 1-d index on an x of at most 2 dims
+    (the index's dims are laid out as the index is, outermost; x's remaining axis innermost)."""
+    if node.op in _C_ORDER or node.ndim <= 1:
+        return True
+    if node.op != "take":
+        return False
+    x, idx = node.args[:2]
+    return isinstance(x, Node) and isinstance(idx, Node) and x.ndim <= 2 and idx.ndim <= 1
+
+
 def _strides(b, node: Node):
     shape = [_size(b, d) for d in node.shape]
     itemsize = node.dtype.itemsize
@@ -151,7 +163,7 @@ def _strides(b, node: Node):
         return _view_strides(b, node, shape, itemsize)
     if op == "einsum_view":                    # np.einsum's diagonal view: a label's strides add up
         return _einsum_view_strides(b, node)
-    if op in _C_ORDER or node.ndim == 1:
+    if always_c_order(node):
         return c_strides(shape, itemsize)
     if op == "argwhere":                       # NumPy stacks the nonzero indices: F order
         return f_strides(shape, itemsize)
@@ -174,7 +186,7 @@ def _strides(b, node: Node):
     if kind == "scan":                         # axis given (axis None is 1-d)
         return keep_order(b, [args[0]], shape, itemsize)
     if op == "concatenate":
-        return keep_order(b, args, shape, itemsize)
+        return _concatenate_strides(b, args, shape, itemsize)
     # C when the operands are C-contiguous (a mask or a 1-d index does not matter); other
     # orders (NumPy keeps the operand's order for the trailing axes) are not modelled
     if op == "stack" and all(is_c_contiguous(b, a) for a in args):
@@ -305,6 +317,45 @@ def _keep_order_strides(per_op, shape, itemsize):
             perm.insert(ipos, perm.pop(i0))
     out, sd = [0] * ndim, itemsize
     for ax in perm:
+        out[ax] = sd
+        sd = sd * shape[ax]
+    return tuple(out)
+
+
+def _concatenate_strides(b, operands, shape, itemsize):
+    """np.concatenate's layout (PyArray_CreateMultiSortedStridePerm), not the iterator's: an
+    insertion sort of the axes, slowest first, by the operands' |strides|, where an operand
+    with size 1 on either axis has no say (np.stack's new axis: `np.stack([a, b], axis=1)`
+    of F-ordered (3, 4) operands has strides (16, 8, 48), the iterator's order (8, 96, 24))."""
+    layouts = []
+    for a in operands:
+        st = strides_of(b, a)
+        if st is None:
+            return None
+        layouts.append(([_size(b, d) for d in a.shape], st))
+    ndim = len(shape)
+    perm = list(range(ndim))
+    for i0 in range(1, ndim):
+        ipos, j0 = i0, perm[i0]
+        for i1 in range(i0 - 1, -1, -1):
+            j1 = perm[i1]
+            ambig, swap = True, False
+            for ashape, st in layouts:
+                if not _is(ashape[j0] == 1) and not _is(ashape[j1] == 1):
+                    if _is(abs(st[j0]) <= abs(st[j1])):
+                        swap = False
+                    elif ambig:
+                        swap = True
+                    ambig = False
+            if not ambig:
+                if swap:
+                    ipos = i1
+                else:
+                    break
+        if ipos != i0:
+            perm.insert(ipos, perm.pop(i0))
+    out, sd = [0] * ndim, itemsize
+    for ax in reversed(perm):
         out[ax] = sd
         sd = sd * shape[ax]
     return tuple(out)

@@ -227,7 +227,23 @@ def stack_impl(b, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     if not xs:
         raise NumpyError(ValueError("need at least one array to stack"))
     ndim = meta_of(xs[0]).ndim if is_array(xs[0]) else 0
-    return b.emit("stack", *xs, axis=normalize_axis(axis, ndim + 1, fname))
+    axis = normalize_axis(axis, ndim + 1, fname)
+    if not all(is_array(x) for x in xs):       # a Python scalar among them: NumPy's call
+        return b.emit("stack", *xs, axis=axis)
+    return _stack_as_concatenate(b, xs, axis)
+
+
+def _stack_as_concatenate(b, xs, axis):
+    """np.stack as NumPy computes it: every operand with a new axis at `axis`, concatenated
+    along it (so dtype promotion, layout and errors are concatenate's), after NumPy's own
+    check of equal shapes. The pieces are views, so the result is one kernel that reads the
+    operands (or computes them: `np.stack([a * c - b * s, a * s + b * c], axis=-1)` fuses)."""
+    first = tuple(xs[0].shape)
+    for x in xs[1:]:
+        s = tuple(x.shape)
+        if len(s) != len(first) or not all(same_size(p, q) for p, q in zip(s, first, strict=True)):
+            raise NumpyError(ValueError("all input arrays must have the same shape"))
+    return b.emit("concatenate", *[b.emit("expand_dims", x, axis=(axis,)) for x in xs], axis=axis)
 
 
 def _copy(b, x, order):
