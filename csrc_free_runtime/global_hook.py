@@ -228,8 +228,8 @@ def hook_reachable(fn, depth=4):
     while todo:
         f, d = todo.pop()
         for g in _named_functions(f):
-            if g in done:
-                continue
+            if g in done or g in _originals:
+                continue           # an ft.compile trampoline has its cache (and hooks its reach when it runs)
             done.add(g)
             g_code = original_function(g).__code__
             if not _rules["consider"](g_code):

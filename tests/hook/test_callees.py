@@ -132,29 +132,9 @@ def test_a_frame_that_runs_eagerly_still_serves_matching_entries():
     assert ft.stats().frames_compiled == compiled
 
 
-def mix(x, w):
-    """A callee no test compiles with ft.compile (which would keep discovery off its code)."""
-    return np.sin(x @ w) + x
-
-
-def mix_gen(x, ws):
-    for w in ws:
-        x = mix(x, w)
-        print(end="")
-        yield x
-
-
-def through_mix_gen(x, ws):
-    return list(mix_gen(x, ws))[-1]
-
-
 def test_callees_compile_under_threads():
-    # `mix`, not `layer`: test_a_compiled_function_called_from_another_compiled_frame compiles
-    # `layer` with ft.compile, after which discovery leaves its code alone in this process; on a
-    # pytest-xdist worker that ran that test and none that hooked `layer` before, `layer` was
-    # never hooked here
     errors = []
-    f = ft.compile(through_mix_gen)
+    f = ft.compile(through_generator)
 
     def work(seed):
         local = np.random.default_rng(seed)
@@ -162,7 +142,7 @@ def test_callees_compile_under_threads():
             for n in (3, 4, 3, 4):
                 x = local.standard_normal((n, 6))
                 ws = [local.standard_normal((6, 6)) * 0.3 for _ in range(3)]
-                assert_same(f(x, ws), through_mix_gen(x, ws))
+                assert_same(f(x, ws), through_generator(x, ws))
             assert sys.getprofile() is None          # nothing left behind in this thread
         except Exception as exc:  # pragma: no cover - reported below
             errors.append(exc)
@@ -173,7 +153,7 @@ def test_callees_compile_under_threads():
     for t in threads:
         t.join()
     assert not errors, errors
-    assert own_cache(mix) is not None and own_cache(mix).entries and ft.stats().cache_hits >= 12
+    assert own_cache(layer).entries and ft.stats().cache_hits >= 12
 
 
 def blend(x, w):
@@ -212,6 +192,43 @@ def test_callees_are_found_on_the_first_call_though_the_miss_path_is_long(monkey
     cache = own_cache(blend)
     assert cache is not None and cache.entries, "blend was not compiled on the first call"
     assert sys.getprofile() is None
+
+
+def shift(x, w):
+    return np.tanh(x @ w) - x
+
+
+def shift_gen(x, ws):
+    for w in ws:
+        x = shift(x, w)
+        print(end="")
+        yield x
+
+
+def through_shift_gen(x, ws):
+    return list(shift_gen(x, ws))[-1]
+
+
+def test_a_function_also_compiled_with_ft_compile_is_found_where_called_plainly():
+    """`ft.compile(shift)` used from a compiled function's eager part: that function's scope
+    reaches the trampoline by name, and must not mark `shift`'s own code as seen: plain calls of
+    `shift` from another compiled function's eager part (a generator) still compile it."""
+    inner = ft.compile(shift)
+
+    def eager(x, ws):                      # calls inner from its eager part
+        for w in ws:
+            x = inner(x, w)
+            print(end="")
+        return x
+
+    x, ws = inputs(4)
+    assert_same(ft.compile(eager)(x, ws), through_shift_gen(x, ws))
+    f = ft.compile(through_shift_gen)
+    for n in (4, 4, 4):
+        x, ws = inputs(n)
+        assert_same(f(x, ws), through_shift_gen(x, ws))
+    cache = own_cache(shift)
+    assert cache is not None and cache.entries, "shift was never hooked"
 
 
 def test_scope_is_popped_on_exceptions():
