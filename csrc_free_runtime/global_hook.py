@@ -46,6 +46,7 @@ class _Local(threading.local):
         self.stack = []            # callee options of the compiled calls running here, innermost last
         self.prev = _thread_prev[0] if _global_options[0] is not None else None   # profiler chained to
         self.quiet = 0             # calls in a row of known code
+        self.discovering = False   # a compiled call running here armed discovery (scoped_dispatch)
 
 
 _global_options = [None]          # options of ft.enable(); None while it is off
@@ -112,12 +113,14 @@ def scoped_dispatch(cache, values, tried=None):
     _active.append(None)
     cache.discover_in -= 1
     armed = cache.discover_in <= 0 and arm()
+    _local.discovering = armed
     before = _installs[0]
     try:
         return dispatch(cache, values, tried)
     finally:
         stack.pop()
         _active.pop()
+        _local.discovering = False
         if sys.getprofile() is _profile:                # armed here or re-armed by a hooked dispatch
             disarm()
         if armed:
@@ -127,8 +130,11 @@ def scoped_dispatch(cache, values, tried=None):
 
 @contextlib.contextmanager
 def suspend_discovery():
-    """No discovery while the compiler works (its own calls are not candidates anyway)."""
-    armed = sys.getprofile() is _profile
+    """No discovery while the compiler works (its own calls are not candidates anyway); then
+    discovery again if this thread's compiled call armed it, even if the profiler stepped aside
+    meanwhile (the miss path before the compile, e.g. the compiler's first import, is more than
+    QUIET_CALLS known calls): the user's code runs next, with the callees to find."""
+    armed = sys.getprofile() is _profile or _local.discovering
     if armed:
         disarm()
     try:
@@ -222,8 +228,8 @@ def hook_reachable(fn, depth=4):
     while todo:
         f, d = todo.pop()
         for g in _named_functions(f):
-            if g in done:
-                continue
+            if g in done or g in _originals:
+                continue           # an ft.compile trampoline has its cache (and hooks its reach when it runs)
             done.add(g)
             g_code = original_function(g).__code__
             if not _rules["consider"](g_code):

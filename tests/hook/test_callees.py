@@ -156,6 +156,81 @@ def test_callees_compile_under_threads():
     assert own_cache(layer).entries and ft.stats().cache_hits >= 12
 
 
+def blend(x, w):
+    """Called only by the next test: not hooked by any other test before it."""
+    return np.cos(x @ w) * x
+
+
+def blend_gen(x, ws):
+    for w in ws:
+        x = blend(x, w)
+        print(end="")
+        yield x
+
+
+def through_blend_gen(x, ws):
+    return list(blend_gen(x, ws))[-1]
+
+
+def test_callees_are_found_on_the_first_call_though_the_miss_path_is_long(monkeypatch):
+    """The first call of a compiled function arms discovery, then misses and compiles. The miss
+    path before the compile can be more than QUIET_CALLS known calls (the compiler's first import,
+    a loaded machine's logging), after which the profiler steps aside (here: made to, at the last
+    step before the compile): discovery must be on again when the compile is done and the user's
+    code runs, or `blend` runs eagerly until a later armed call finds it, after the backoff."""
+    from frametrace import distributed
+    exchange = distributed.exchange
+
+    def exchange_then_step_aside(*args):
+        exchange(*args)
+        global_hook.disarm()
+
+    monkeypatch.setattr(distributed, "exchange", exchange_then_step_aside)
+    f = ft.compile(through_blend_gen)
+    x, ws = inputs(4)
+    assert_same(f(x, ws), through_blend_gen(x, ws))
+    cache = own_cache(blend)
+    assert cache is not None and cache.entries, "blend was not compiled on the first call"
+    assert sys.getprofile() is None
+
+
+def shift(x, w):
+    return np.tanh(x @ w) - x
+
+
+def shift_gen(x, ws):
+    for w in ws:
+        x = shift(x, w)
+        print(end="")
+        yield x
+
+
+def through_shift_gen(x, ws):
+    return list(shift_gen(x, ws))[-1]
+
+
+def test_a_function_also_compiled_with_ft_compile_is_found_where_called_plainly():
+    """`ft.compile(shift)` used from a compiled function's eager part: that function's scope
+    reaches the trampoline by name, and must not mark `shift`'s own code as seen: plain calls of
+    `shift` from another compiled function's eager part (a generator) still compile it."""
+    inner = ft.compile(shift)
+
+    def eager(x, ws):                      # calls inner from its eager part
+        for w in ws:
+            x = inner(x, w)
+            print(end="")
+        return x
+
+    x, ws = inputs(4)
+    assert_same(ft.compile(eager)(x, ws), through_shift_gen(x, ws))
+    f = ft.compile(through_shift_gen)
+    for n in (4, 4, 4):
+        x, ws = inputs(n)
+        assert_same(f(x, ws), through_shift_gen(x, ws))
+    cache = own_cache(shift)
+    assert cache is not None and cache.entries, "shift was never hooked"
+
+
 def test_scope_is_popped_on_exceptions():
     def bad(x, ws):
         for w in ws:
