@@ -57,16 +57,16 @@ def main():
             f(x)
             work = n * (1 if fn is light else 9)
 
-            def one(x=x):
+            def one(x=x, f=f):
                 config.num_threads = 1
                 f(x)
 
-            def pooled(x=x):
+            def pooled(x=x, f=f):
                 config.num_threads = 0
                 f(x)
             t1, tp = timed([one, pooled], rounds=opts.rounds)
             config.num_threads = 0
-            tn = timed([lambda x=x: fn(x)], rounds=opts.rounds)[0]
+            tn = timed([lambda x=x, fn=fn: fn(x)], rounds=opts.rounds)[0]
             print(f"{name:11s} n={n:>8d} work={work:>9d}: one thread {t1 * 1e6:9.1f} us, pool {tp * 1e6:9.1f} us "
                   f"({t1 / tp:4.2f}x), NumPy {tn * 1e6:9.1f} us")
 

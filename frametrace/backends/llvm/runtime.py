@@ -3,8 +3,9 @@
 The kernel call lives in one function (`call`) so a faster native entry point can replace
 it later. Kernels are ctypes CFUNCTYPE functions `(lo, hi, packed_args)`: ctypes releases
 the GIL during the call, so chunks of one kernel run in parallel on a small thread pool.
-The caller always runs the first chunk itself (LLVM_FINDINGS.md §4: a hand-off costs
-~25 us, so only kernels with much more work than that are split).
+The caller takes chunks too, from the first, and runs every chunk no helper has started
+(`_Split`); only kernels with much more work than a hand-off (~15-25 us, LLVM_FINDINGS.md §4,
+benchmarks/README.md "Temporaries and the heap; the pool's split") are split.
 """
 from __future__ import annotations
 
