@@ -14,7 +14,7 @@ is materialised where it is defined; the value is read where it is used:
                                  arrays as they were where it was computed, so it is refused
                                  (NotNative) when an array it reads was written in between
     dot(a, b), a @ b (1-d)       an accumulator and a loop over the common extent
-    sum / prod (whole array)     an accumulator and a loop nest
+    sum / prod / mean, x[mask]   an accumulator and a loop nest (loop_reductions.py)
     dst[...] = src, dst op= src  a loop nest of stores
 
 A write whose value reads the destination array at other positions (`y[:k] = y[:k][::-1]`)
@@ -36,12 +36,10 @@ import sympy
 
 from ...ir.graph import IndexSlice, Node
 from ...lower.loop_ir import Acc, Affine, Const, DataLoad, Let, Load, Loop, Op, Store, Update, Var, cast, walk_exprs
+from ...lower.peephole import EXPENSIVE
 from ...lower.pointwise import NotLowerable, lower_elementwise
 from ...lower.views import broadcast_index, broadcast_ok
 from ...shapes.minmax import start_if_nonempty
-
-_SUMS = {"sum": ("red_add", "add", 0), "prod": ("red_mul", "multiply", 1)}
-
 
 @dataclass(eq=False)
 class ArrayVal:
@@ -51,6 +49,7 @@ class ArrayVal:
     dtype: str
     view: tuple | None = None    # (buffer, index map): a view of a captured array (writable)
     epoch: int | None = None     # a computed value: how many writes preceded it
+    whole: bool = False          # computed from a whole captured array (`h[t - 1] * w`)
 
 
 class ArrayBody:
@@ -113,10 +112,12 @@ class ArrayBody:
         iterations would see the writes of the earlier ones)."""
         for a in values:
             v = self.env.get(a) if isinstance(a, Node) else None
-            if written and isinstance(v, ArrayVal) and v.epoch is not None:
-                probe = v.at(tuple(Affine.var(f"_p{k}") for k in range(len(v.shape))))
-                if any(isinstance(x, Load) and x.buf in written for x in walk_exprs(probe)):
-                    raise self.NotNative("an inner loop writes an array a value it reads was computed from")
+            parts = (v.arr, v.mask) if hasattr(v, "mask") else (v,)      # a MaskedVal: x and its mask
+            for v in parts:
+                if written and isinstance(v, ArrayVal) and v.epoch is not None:
+                    probe = v.at(tuple(Affine.var(f"_p{k}") for k in range(len(v.shape))))
+                    if any(isinstance(x, Load) and x.buf in written for x in walk_exprs(probe)):
+                        raise self.NotNative("an inner loop writes an array a value it reads was computed from")
 
     def element(self, v: ArrayVal, idx: tuple):
         value = v.at(idx)
@@ -190,6 +191,12 @@ class ArrayBody:
         """n (elementwise, some operand an array): a computed ArrayVal. `scalars[k]` is the
         expression of a scalar operand (None for a Python constant), already range-checked."""
         arrays = [self.array_of(a) for a in n.args]
+        whole = any(isinstance(a, Node) and (isinstance(self.env.get(a), tuple) and self.env[a][0] == "buf"
+                                             or getattr(self.env.get(a), "whole", False)) for a in n.args)
+        if whole and n.op in EXPENSIVE:
+            # math on a whole captured array (`np.tanh(h[t - 1] * w + 1.0)`): 1.4x slower in a
+            # nest's inner loop than in the array-loop driver's vectorised kernels (measured)
+            raise self.NotNative(f"{n.op} of an array (the vectorised math library runs it in a kernel)")
         for a, arr in zip(n.args, arrays):
             if arr is not None and not broadcast_ok(a.shape, n.shape):
                 raise self.NotNative(f"{n.op} broadcasting a dimension not known to be 1")
@@ -203,7 +210,8 @@ class ArrayBody:
             at(tuple(Affine.var(f"_p{k}") for k in range(n.ndim)))
         except (NotLowerable, KeyError, TypeError) as exc:
             raise self.NotNative(f"{n.op}: {exc}") from None
-        self.env[n] = ArrayVal(tuple(self._extent(d) for d in n.shape), n.shape, at, n.dtype.name, None, epoch)
+        self.env[n] = ArrayVal(tuple(self._extent(d) for d in n.shape), n.shape, at, n.dtype.name, None, epoch,
+                               whole)
 
     def copy_array(self, n: Node) -> None:
         """np.copy / x.copy(): the values as they are now."""
@@ -269,25 +277,6 @@ class ArrayBody:
         self.env[n] = ArrayVal((extent,), n.shape, lambda idx: Load(out, tuple(idx), dt), dt, None,
                                len(self.store_log))
         return code
-
-    def sum_array(self, n: Node) -> list:
-        """sum / prod of a whole array: an accumulator over a loop nest."""
-        arr = self.array_of(n.args[0])
-        axis = n.attr("axis")
-        if arr is None or n.shape != () or (axis is not None and tuple(sorted(
-                (axis,) if isinstance(axis, int) else axis)) != tuple(range(len(arr.shape)))) or \
-                any(n.attr(k) is not None for k in ("initial", "where", "out")):
-            raise self.NotNative(f"{n.op} other than of a whole array")
-        dt = n.dtype.name
-        if n.dtype.kind not in "iuf":
-            raise self.NotNative(f"{n.op} of {dt}")
-        red_f, red_i, identity = _SUMS[n.op]
-        name, acc_dt = self._acc(dt)
-        vars_ = [self._loop_var() for _ in arr.shape]
-        x = cast(self.element(arr, tuple(Affine.var(v) for v in vars_)), acc_dt)
-        body = [Update(name, Op(red_f if n.dtype.kind == "f" else red_i, acc_dt, (Var(name, acc_dt), x)))]
-        body = _nest(vars_, arr.shape, body)
-        return [Acc(name, acc_dt, Const(identity, acc_dt))] + body + self._let(n, cast(Var(name, acc_dt), dt))
 
     # -- writes -----------------------------------------------------------------------------------
     def _same_extents(self, src: ArrayVal, dst: ArrayVal) -> None:

@@ -20,6 +20,7 @@ import sympy
 from ...ir.graph import Node
 from ...lower.loop_ir import Const, Op, cast
 from ...lower.pointwise import weak_node
+from .loop_arrays import ArrayVal
 from .loop_call import NotNative
 
 _COMPARE = frozenset({"less", "less_equal", "greater", "greater_equal", "equal", "not_equal"})
@@ -61,6 +62,10 @@ class IntBody:
         target = np.result_type(*strong) if strong and all(d.kind in "iu" for d in strong) else None
         narrow = target is not None and target.name != "int64" and n.op not in _COMPARE
         for a in n.args:
+            entry = self.env.get(a) if isinstance(a, Node) else None
+            if isinstance(entry, ArrayVal) or isinstance(entry, tuple) and entry[0] == "buf":   # an array operand
+                out.append(None)
+                continue
             e = self.expr(a)
             runtime_int = isinstance(a, Node) and a.shape == () and _py_int(a) and a.dtype.kind != "b" or \
                 isinstance(a, sympy.Expr) and not a.is_number          # a size or index: `x[i] ^ (m + i)`

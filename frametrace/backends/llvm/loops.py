@@ -54,6 +54,7 @@ from ...lower.pointwise import SUPPORTED_DTYPES, NotLowerable, lower_elementwise
 from .loop_arrays import ArrayBody, ArrayVal
 from .loop_ints import _COMPARE, _PY_INT_EXACT, _PY_INT_OPS, IntBody, _constant, _nep50_only, _py_int
 from .loop_call import NativeLoop, NotNative, runs  # noqa: F401  (runs: the call counters, for tests)
+from .loop_reductions import MaskedVal, ReductionBody
 
 _PY_FLOAT_OPS = frozenset({"add", "subtract", "multiply", "negative", "positive", "absolute"})
 _RELATIONS = {sympy.Eq: "equal", sympy.Ne: "not_equal", sympy.StrictLessThan: "less", sympy.LessThan: "less_equal",
@@ -65,7 +66,7 @@ def native_loop(node: Node, name: str, object_abi: bool) -> NativeLoop:
     return _Builder(node, name).build(object_abi)
 
 
-class _Builder(ArrayBody, IntBody):
+class _Builder(ArrayBody, ReductionBody, IntBody):
     NotNative = NotNative
 
     def __init__(self, node: Node, name: str):
@@ -273,7 +274,7 @@ class _Builder(ArrayBody, IntBody):
             e = self.env.get(a)
             if isinstance(e, tuple) and e[0] == "view":       # a one-element view read as a value
                 return self._element(a, a.args[0], a.attr("index"), store=True)
-            if e is None or isinstance(e, tuple):
+            if e is None or isinstance(e, (tuple, MaskedVal, ArrayVal)):
                 raise NotNative(f"value {a!r} is an array")
             return e
         if isinstance(a, sympy.Basic) and not isinstance(a, sympy.Expr):
@@ -335,8 +336,12 @@ class _Builder(ArrayBody, IntBody):
             return []
         if n.op in ("dot", "matmul"):
             return self._take_checks() + self.dot_array(n)
-        if n.op in ("sum", "prod") and self.array_of(n.args[0]) is not None:
-            return self.sum_array(n)
+        if n.op == "mask_select":
+            self.masked_array(n)
+            return []
+        if n.op in ("sum", "prod", "mean") and (self.array_of(n.args[0]) is not None or
+                                                 isinstance(self.env.get(n.args[0]), MaskedVal)):
+            return self.reduce_array(n)
         if n.op == "assign" and isinstance(self.env.get(n.args[0]), ArrayVal):
             dst, src = n.args
             value = None

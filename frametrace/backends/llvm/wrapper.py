@@ -33,7 +33,7 @@ from ...ir.ops.raising import weak_arg
 from ...shapes.printer import pycode
 from . import fp_errors, runtime
 from .reports import ReportCode
-from .release import releases
+from .dead_values import last_uses
 from .rest import RestOfCall
 from .layouts import Layouts, alloc, relayout
 
@@ -380,7 +380,8 @@ class _Gen:
         self.int64_escape(steps)
         self.by_out = self.in_place_ufuncs(steps)
         self.reports = ReportCode(plan, steps, self.flags_may_rise(steps))   # NumPy's order of reports
-        ends = []                                 # where each step's lines end (release.py)
+        dead_after = {} if self.reports.on else last_uses(plan, steps)      # (reports read locals())
+        kills = []
         for i, step in enumerate(steps):
             self.int_checks(int_checks.get(i, ()))
             if i == getattr(plan, "flag_test_at", None) and getattr(step, "check", None) is None:
@@ -398,8 +399,12 @@ class _Gen:
                 self.wrapper_step(step.node)
                 self.bind_sizes({step.node})
                 self.lines += self.reports.after(i, step.node)
-            ends.append(len(self.lines))
-        self.release(steps, ends)
+            if dead_after.get(i):                 # temporaries freed as NumPy's would be (dead_values.py)
+                kills.append(len(self.lines))
+                self.lines.append(f"    {' = '.join(dead_after[i])} = None")
+        if "_rest" in self.ns:                    # the rest of a call reads the wrapper's locals(): keep all
+            for k in reversed(kills):
+                del self.lines[k]
         self.int_checks(int_checks.get(len(steps), ()))
         for expr, msg in getattr(g, "runtime_asserts", ()):   # facts the trace relied on
             self.lines.append(f"    if not ({self.arg(expr)}): raise AssertionError({msg!r})")
@@ -420,15 +425,6 @@ class _Gen:
         if self.layouts.nodes:
             head.append("    _L = _layouts(inputs, symbol_values)")
         return "\n".join(head + self.lines) + "\n"
-
-    def release(self, steps, ends):
-        """Each temporary array dropped after the step that reads it last (release.py). Not
-        when a step may hand the rest of the call to NumPy with the wrapper's locals (the
-        reports' redo, RestOfCall): they read values computed earlier by name."""
-        if self.reports.on or "_rest" in self.ns:
-            return
-        for i, names in sorted(releases(self.plan, steps, self.layouts).items(), reverse=True):
-            self.lines.insert(ends[i], f"    {' = '.join(sorted(names))} = None    # dead after this step")
 
     def kernels(self, steps) -> list:
         """The call's kernels: its own, its element loops', its array loops' (array_loops.py)."""

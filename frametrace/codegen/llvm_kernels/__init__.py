@@ -8,7 +8,9 @@ Math functions come from frametrace.codegen.llvm_math where it has them (math.py
 """
 from __future__ import annotations
 
-from .emit import FunctionEmitter, ModuleContext, pack_format
+from .abi import pack_format
+from .emit import FunctionEmitter
+from .module_context import ModuleContext
 
 __all__ = ["module_ir", "pack_format"]
 

@@ -5,11 +5,12 @@ Every kernel is two functions:
     define void @k(i64 %lo, i64 %hi, ptr %args)     ; the entry point the wrapper calls
     define internal void @k.body(i64 %lo, i64 %hi, ptr noalias %b0, ..., i64 %st0_0, ..., <slots>)
 
-`args` is the packed argument block (8 bytes each): buffer data pointers, then every
+`args` is the packed argument block (8 bytes each; abi.py): buffer data pointers, then every
 buffer's byte strides, then the by-value slots (sizes, offsets, scalars). With the object
 ABI the block starts with one PyArrayObject* per buffer instead, and the entry reads data
 pointer and strides from the array object itself (fields at fixed offsets, verified at
-import), which saves ~0.3 us per array in the wrapper. The entry loads everything and calls
+import), which saves ~0.3 us per array in the wrapper. Math definitions and loop metadata
+that kernels of one module share live in module_context.py. The entry loads everything and calls
 the body, which LLVM inlines (turning `noalias` into alias scopes), except in a kernel that
 may raise FP exceptions: its entry clears and reads the status flags around the body, which
 stays a call so that no FP operation moves across the reads (fpflags.py). Flags the code
@@ -45,8 +46,10 @@ from ...lower.peephole import EXPENSIVE
 from ...lower.segments import SEGMENT      # the ops the vectorised math library implements
 from . import fpflags, loop_order
 from . import types as T
+from .abi import body_params, entry_function
 from .checked import CHECKED
 from .math import math_function
+from .module_context import ModuleContext
 from .ops import RULES
 
 INTERLEAVE = 4          # vectors in flight per iteration of a unit-stride loop calling math
@@ -54,55 +57,6 @@ MATH_HEAVY_OPS = 8      # ... or one math call among this many operations (see _
 TINY_WORK = 256         # kernels with at most this static work compile unoptimised (optnone)
 
 _SUFFIX = {"double": "f64", "float": "f32", "i1": "i1", "i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64"}
-
-
-# PyArrayObject field offsets (CPython 3.11 / NumPy 2, 64-bit); the backend verifies them
-# at import before choosing the object ABI (runtime.ARRAY_LAYOUT_OK)
-ARRAY_DATA_OFFSET = 16
-ARRAY_STRIDES_OFFSET = 40
-
-
-class ModuleContext:
-    """What kernels of one module share: math function definitions and declarations."""
-
-    def __init__(self, object_abi: bool = False):
-        self.object_abi = object_abi
-        self.defs: dict = {}
-        self.decls: set = set()
-        self.metadata: list = []
-
-    def scalar_loop_md(self) -> str:
-        """!llvm.loop metadata: do not vectorise or unroll (strided fallback loops)."""
-        n = len(self.metadata)
-        self.metadata += [f"!{n} = distinct !{{!{n}, !{n + 1}, !{n + 2}}}",
-                          f'!{n + 1} = !{{!"llvm.loop.vectorize.enable", i1 false}}',
-                          f'!{n + 2} = !{{!"llvm.loop.unroll.disable"}}']
-        return f"!{n}"
-
-    def no_unroll_md(self) -> str:
-        """!llvm.loop metadata: do not unroll (outer loops of a reordered nest, loop_order.py)."""
-        n = len(self.metadata)
-        self.metadata += [f"!{n} = distinct !{{!{n}, !{n + 1}}}", f'!{n + 1} = !{{!"llvm.loop.unroll.disable"}}']
-        return f"!{n}"
-
-    def interleave_md(self, count: int, masked_tail: bool = True) -> str:
-        """!llvm.loop metadata: vectorise with `count` vectors per iteration, the tail in
-        masked vectors (no scalar remainder and no vector epilogue: less code to compile)
-        unless `masked_tail` is False (float32 math: see _f32_math)."""
-        n = len(self.metadata)
-        tail = [f'!{n + 2} = !{{!"llvm.loop.vectorize.predicate.enable", i1 true}}'] if masked_tail else []
-        self.metadata += [f"!{n} = distinct !{{!{n}, !{n + 1}{', !' + str(n + 2) if tail else ''}}}",
-                          f'!{n + 1} = !{{!"llvm.loop.interleave.count", i32 {count}}}'] + tail
-        return f"!{n}"
-
-    def outlined(self, sym: str, ty: str, nargs: int) -> str:
-        """A noinline wrapper of math function `sym` (called from scalar strided loops)."""
-        name = f"{sym}.call"
-        if ("call", sym) not in self.defs:
-            params = ", ".join(f"{ty} %x{i}" for i in range(nargs))
-            self.defs[("call", sym)] = (f"define internal {ty} @{name}({params}) noinline nounwind {{\n"
-                                        f"  %r = call {ty} @{sym}({params})\n  ret {ty} %r\n}}")
-        return name
 
 
 class FunctionEmitter:
@@ -591,10 +545,7 @@ class FunctionEmitter:
         if self.flags is not None:
             self.lines += fpflags.exit_ir(self.flags)
         self.line("ret void")
-        params = ["i64 %lo", "i64 %hi"]
-        params += [f"ptr{' noalias' if b.noalias else ''} %b{i}" for i, b in enumerate(k.buffers)]
-        params += [f"i64 %st{i}_{d}" for i, b in enumerate(k.buffers) for d in range(b.ndim)]
-        params += [f"{T.reg(s.dtype)} %a{j}" for j, s in enumerate(k.slots)]
+        params = body_params(k)
         body = [self.lines[0]] + self.allocas + self.lines[1:]
         # a body between the entry's flag reads stays a call: no FP op moves across them
         attrs = ("noinline optnone nounwind" if self.tiny else "noinline nounwind" if self.fp
@@ -602,63 +553,8 @@ class FunctionEmitter:
         if self.fp:
             self.mod.decls.update(fpflags.DECLS)
         text = [f"define internal void @{k.name}.body({', '.join(params)}) {attrs} {{"]
-        text += body + ["}", "", self._entry()]
+        text += body + ["}", "", entry_function(k, self.mod.object_abi, self.fp)]
         return "\n".join(text)
-
-    def _entry(self) -> str:
-        k = self.k
-        out = [f"define void @{k.name}(i64 %lo, i64 %hi, ptr %args) nounwind {{", "entry:"]
-        args, n = ["i64 %lo", "i64 %hi"], 0
-
-        def slot(ty):
-            nonlocal n
-            p = f"%p{n}"
-            out.append(f"  {p} = getelementptr i64, ptr %args, i64 {n}")
-            out.append(f"  %v{n} = load {ty}, ptr {p}")
-            n += 1
-            return f"%v{n - 1}"
-        if self.mod.object_abi:                 # args hold PyArrayObject*: read data, strides
-            objs = [slot("ptr") for _ in k.buffers]
-            ptrs, strides = [], []
-            for i, (o, b) in enumerate(zip(objs, k.buffers)):
-                out.append(f"  %data{i}.p = getelementptr i8, ptr {o}, i64 {ARRAY_DATA_OFFSET}")
-                out.append(f"  %data{i} = load ptr, ptr %data{i}.p")
-                ptrs.append(f"ptr %data{i}")
-                if b.ndim:
-                    out.append(f"  %strides{i}.p = getelementptr i8, ptr {o}, i64 {ARRAY_STRIDES_OFFSET}")
-                    out.append(f"  %strides{i} = load ptr, ptr %strides{i}.p")
-                for d in range(b.ndim):
-                    out.append(f"  %st{i}.{d}.p = getelementptr i64, ptr %strides{i}, i64 {d}")
-                    out.append(f"  %st{i}.{d} = load i64, ptr %st{i}.{d}.p")
-                    strides.append(f"i64 %st{i}.{d}")
-            args += ptrs + strides
-        else:
-            for _ in k.buffers:
-                args.append(f"ptr {slot('ptr')}")
-            for b in k.buffers:
-                for _ in range(b.ndim):
-                    args.append(f"i64 {slot('i64')}")
-        for j, s in enumerate(k.slots):
-            ty = T.reg(s.dtype)
-            if T.kind(s.dtype) == "f":
-                v = slot("double")
-                if ty == "float":
-                    out.append(f"  %c{j} = fptrunc double {v} to float")
-                    v = f"%c{j}"
-            else:
-                v = slot("i64")
-                if ty == "i1":
-                    out.append(f"  %c{j} = icmp ne i64 {v}, 0")
-                    v = f"%c{j}"
-                elif ty != "i64":
-                    out.append(f"  %c{j} = trunc i64 {v} to {ty}")
-                    v = f"%c{j}"
-            args.append(f"{ty} {v}")
-        call = f"  call void @{k.name}.body({', '.join(args)})"
-        out += fpflags.entry_ir(call) if self.fp else [call]
-        out += ["  ret void", "}"]
-        return "\n".join(out)
-
 
 def _stored_buffers(stmts) -> set:
     """Buffers that statements (and the loops among them) store into."""

@@ -113,12 +113,12 @@ kernel k0(b0: float64[2d] = in0, b1: float64[2d] out = v4); arg0: int64 = s1, ar
     acc max1: float64 = -inf:float64
     acc nan2: bool = False:bool
     for i0 in [0:int64, arg0):
-      max1 := red_max_nonan(max1, mask_nan(b0[o0, i0], -inf:float64):float64):float64
+      max1 := red_max_nonan(max1, b0[o0, i0]):float64
       nan2 := red_or(nan2, isnan(b0[o0, i0]):bool):bool
     let m3 = max1
     acc zneg4: bool = False:bool
     acc zpos5: bool = False:bool
-    for i0 in [0:int64, where(logical_and(logical_not(nan2):bool, logical_not(m3):bool):bool, arg0, 0:int64):int64):
+    for i0 in [0:int64, where(where(logical_not(nan2):bool, logical_not(m3):bool, False:bool):bool, arg0, 0:int64):int64):
       zneg4 := red_or(zneg4, logical_and(logical_not(b0[o0, i0]):bool, signbit(b0[o0, i0]):bool):bool):bool
       zpos5 := red_or(zpos5, logical_and(logical_not(b0[o0, i0]):bool, logical_not(signbit(b0[o0, i0]):bool):bool):bool):bool
     let r6 = where(nan2, nan:float64, fix_zero_sign(m3, zneg4, zpos5):float64):float64
