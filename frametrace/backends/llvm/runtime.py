@@ -3,8 +3,9 @@
 The kernel call lives in one function (`call`) so a faster native entry point can replace
 it later. Kernels are ctypes CFUNCTYPE functions `(lo, hi, packed_args)`: ctypes releases
 the GIL during the call, so chunks of one kernel run in parallel on a small thread pool.
-The caller always runs the first chunk itself (LLVM_FINDINGS.md §4: a hand-off costs
-~25 us, so only kernels with much more work than that are split).
+The caller takes chunks too, from the first, and runs every chunk no helper has started
+(`_Split`); only kernels with much more work than a hand-off (~15-25 us, LLVM_FINDINGS.md §4,
+benchmarks/README.md "Temporaries and the heap; the pool's split") are split.
 """
 from __future__ import annotations
 
@@ -84,16 +85,55 @@ def call(kernel, n: int, work: int, args: bytes):
     if work < PARALLEL_THRESHOLD or n < 2:
         kernel(0, n, args)
         return
-    nt = min(num_threads(), n, max(1, work // MIN_CHUNK_WORK))
+    chunks = min(n, max(1, work // MIN_CHUNK_WORK))
+    nt = min(num_threads(), chunks)
     if nt < 2:
         kernel(0, n, args)
         return
+    split = _Split(kernel, n, min(chunks, nt * CHUNKS_PER_THREAD), args)
     pool = _get_pool(nt - 1)
-    bounds = [n * i // nt for i in range(nt + 1)]
-    futures = [pool.submit(kernel, bounds[i], bounds[i + 1], args) for i in range(1, nt)]
-    kernel(bounds[0], bounds[1], args)       # the caller runs the first chunk
-    for f in futures:
-        f.result()
+    for _ in range(nt - 1):
+        pool.submit(split.run)
+    split.run()                              # the caller takes chunks too, from the first
+    split.wait()
+
+
+# chunks per thread of a split call: a helper that starts late (its CPU busy: the machine is
+# shared) finds fewer left, and the caller runs the rest itself instead of waiting for it
+CHUNKS_PER_THREAD = 4
+
+
+class _Split:
+    """One kernel call split in `chunks` pieces of its loop, taken in order by whichever
+    thread asks next: the caller never waits for a piece no thread has started (a helper
+    still asleep when the caller ran out of pieces finds none and returns), only for those
+    running. Each piece is a kernel call over [lo, hi): the same values in any split."""
+
+    def __init__(self, kernel, n, chunks, args):
+        self.kernel, self.n, self.chunks, self.args = kernel, n, chunks, args
+        self.next = 0
+        self.done = 0
+        self.lock = threading.Lock()
+        self.finished = threading.Event()
+
+    def run(self):
+        n, chunks = self.n, self.chunks
+        while True:
+            with self.lock:
+                i = self.next
+                if i >= chunks:
+                    return
+                self.next = i + 1
+            try:
+                self.kernel(n * i // chunks, n * (i + 1) // chunks, self.args)
+            finally:
+                with self.lock:
+                    self.done += 1
+                    if self.done == chunks:
+                        self.finished.set()
+
+    def wait(self):
+        self.finished.wait()
 
 
 _cast_buffers = threading.local()
