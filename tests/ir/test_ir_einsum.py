@@ -353,3 +353,14 @@ def test_symbolic_sizes_across_the_size_rule(sub, backend, rng):
         _check(compiled(*ops), fn(*ops), ops)
     s = ft.stats()
     assert s.graph_breaks == 0 and s.unique_graphs <= 2, s
+
+
+@pytest.mark.parametrize("subscripts, shapes", [("ab,cc->bac", [(2, 2), (1, 1)]), ("ab,cc->bac", [(3, 2), (1, 1)]),
+                                                ("ab,c->bac", [(2, 3), (1,)])])
+def test_a_one_dim_operand_does_not_make_the_result_c_order(subscripts, shapes):
+    """A 1-d value among the operands (here a (1, 1) diagonal) says nothing of the result's
+    order: NumPy lays `bac` out from x's axes (strides (8, 16, 8) for (2, 2)), not in C order
+    (found by hypothesis on the decoder's layout change, backends/llvm/layouts.py)."""
+    ops = [np.random.default_rng(7).standard_normal(s) for s in shapes]
+    fn = lambda *a: np.einsum(subscripts, *a)  # noqa: E731
+    _check(ft.compile(fn, fullgraph=True, backend="llvm")(*ops), fn(*ops), ops)

@@ -133,7 +133,7 @@ class Layouts:
                     return False
                 if n.op not in _ORDER_KEEPING_VIEWS:
                     return False
-            elif cat not in _COMPUTED and not np_layout.always_c_order(n):
+            elif cat not in _COMPUTED and not _allocated_c_order(n):
                 return False                     # NumPy's result (e.g. argwhere: F order)
             elif n.op == "copy" and n.attr("order", "K") not in ("K", "A", "C"):
                 return False
@@ -153,7 +153,7 @@ class Layouts:
                 out.add(n)
             elif n in self.value_leaves:
                 continue
-            elif not np_layout.always_c_order(n) or get_op(n.op).kind == "view":
+            elif not _allocated_c_order(n) or get_op(n.op).kind == "view":
                 stack += [a for a in n.args if isinstance(a, Node)]
         return out
 
@@ -172,7 +172,7 @@ class Layouts:
             cat = self.plan.cat[n]
             if cat == "input" or n.ndim <= 1 and n is not root:
                 continue
-            if n is not root and cat in _WRAPPER_VALUES and not np_layout.always_c_order(n):
+            if n is not root and cat in _WRAPPER_VALUES and not _allocated_c_order(n):
                 out.append(n)
                 continue
             stack += [a for a in n.args if isinstance(a, Node)]
@@ -275,3 +275,13 @@ def relayout(a, strides):
     out = alloc(a.shape, a.dtype, strides)
     out[...] = a
     return out
+
+
+def _allocated_c_order(n) -> bool:
+    """NumPy allocates n in C order whatever its operands' layouts: a C-order op, or a take
+    layout.always_c_order proves C order. Not every value of at most one dim (always_c_order's
+    other case): a 1-d value (an einsum diagonal of a (1, 1) operand) says nothing of the order
+    of the results built from it, which NumPy decides at run time
+    (np.einsum('ab,cc->bac', x, y) with y of shape (1, 1) is not C order)."""
+    return n.op in np_layout._C_ORDER or (n.ndim >= 2 and np_layout.always_c_order(n))
+
