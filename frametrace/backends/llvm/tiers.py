@@ -134,9 +134,9 @@ def opt_level(kernel) -> tuple:
     everywhere we looked (0.77-1.09x) and compiles 25-60% faster: O3 mostly adds full unrolling
     of loops with static trip counts, which made unrolled NPBench kernels 2.4x dearer to build.
     Codegen level 0 halves codegen but its fast register allocator costs 1.1-2x at run time:
-    only for tiny kernels (static work <= emit.TINY_WORK, whose bodies are `optnone` anyway),
+    only for tiny kernels (static work <= loop_hints.TINY_WORK, whose bodies are `optnone` anyway),
     where the whole module then builds in ~3 ms instead of ~9 ms for at most ~0.3 us per call."""
-    from ...codegen.llvm_kernels.emit import is_tiny
+    from ...codegen.llvm_kernels.loop_hints import is_tiny
     from ...config import config
     forced = config.kernel_opt_level
     if forced >= 0:

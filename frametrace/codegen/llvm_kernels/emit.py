@@ -23,7 +23,7 @@ by exactly one element (byte stride == itemsize), a copy of the loop with typed,
 addresses runs (LLVM vectorises it); otherwise a byte-strided copy runs.
 
 Compile-time and speed rules (measured in benchmarks/README.md):
-  * a unit-stride loop that is compute-bound on vectorised math (_calls_math) is
+  * a unit-stride loop that is compute-bound on vectorised math (loop_hints.calls_math) is
     interleaved INTERLEAVE times, its tail in masked vectors: a chain
     such as ten nested `sin` is one long dependency chain per vector, and independent
     vectors side by side keep the FP pipes busy (~2x on ten sin, ~1.6x on GELU float32);
@@ -42,19 +42,16 @@ import struct
 
 from ...lower.loop_ir import (Acc, Affine, Append, Arg, Const, DataLoad, Gather, If, Kernel, Let, Load, Loop, Op,
                               Store, Stride, Update, Var, nested, walk_exprs)
-from ...lower.peephole import EXPENSIVE
 from ...lower.segments import SEGMENT      # the ops the vectorised math library implements
 from . import fpflags, loop_order
 from . import types as T
 from .abi import body_params, entry_function
 from .checked import CHECKED
 from .math import math_function
+from .loop_hints import INTERLEAVE, TINY_WORK, calls_math, f32_math, is_tiny, reassociates  # noqa: F401 (re-exported)
 from .module_context import ModuleContext
 from .ops import RULES
 
-INTERLEAVE = 4          # vectors in flight per iteration of a unit-stride loop calling math
-MATH_HEAVY_OPS = 8      # ... or one math call among this many operations (see _calls_math)
-TINY_WORK = 256         # kernels with at most this static work compile unoptimised (optnone)
 
 _SUFFIX = {"double": "f64", "float": "f32", "i1": "i1", "i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64"}
 
@@ -477,9 +474,9 @@ class FunctionEmitter:
         md = ""
         if scalar:
             md = f", !llvm.loop {self.mod.scalar_loop_md()}"
-        elif (access is not None and not self.tiny and _calls_math(lp.body)
-              and (self.k.tier != "quick" or _reassociates(lp.body))):
-            md = f", !llvm.loop {self.mod.interleave_md(INTERLEAVE, not _f32_math(lp.body))}"
+        elif (access is not None and not self.tiny and calls_math(lp.body)
+              and (self.k.tier != "quick" or reassociates(lp.body))):
+            md = f", !llvm.loop {self.mod.interleave_md(INTERLEAVE, not f32_math(lp.body))}"
         self.line(f"br i1 {more}, label %{body}, label %{exit_}{md}")
         self.lines[phi_at] = f"  {i} = phi i64 [{start}, %{head}], [{nxt}, %{self.block}]"
         written = _stored_buffers(lp.body)        # loads made before the loop are stale after it
@@ -565,49 +562,6 @@ def _stored_buffers(stmts) -> set:
         for inner in nested(s):
             out |= _stored_buffers(inner)
     return out
-
-
-def is_tiny(k: Kernel) -> bool:
-    """A kernel whose static work is at most TINY_WORK ("0": unknown): compiled unoptimised."""
-    return k.work.isdigit() and 0 < int(k.work) <= TINY_WORK
-
-
-def _calls_math(stmts) -> bool:
-    """Is a loop body compute-bound on the vectorised math library: two math calls or more
-    (a chain), or one among at least MATH_HEAVY_OPS operations (GELU)? A lone `exp` over a
-    large array is near memory-bound, and there interleaving + masking measured ~10% slower."""
-    math, ops = 0, 0
-    for s in stmts:
-        for attr in ("value", "init"):
-            e = getattr(s, attr, None)
-            for x in (walk_exprs(e) if e is not None else ()):
-                if isinstance(x, Op):
-                    ops += 1
-                    math += x.op in EXPENSIVE
-    return math >= 2 or (math == 1 and ops >= MATH_HEAVY_OPS)
-
-
-_REASSOCIATED = frozenset({"red_add", "red_mul", "red_muladd"})
-
-
-def _reassociates(stmts) -> bool:
-    """Does the loop update a float sum or product, whose order is the vectorised loop's shape
-    (vector width, interleave, masked tail)? Such a loop is interleaved at every tier: a quick
-    kernel and its full tier must give the same bits, since which one runs is a matter of timing
-    (the full tier is built in the background, tiers.py)."""
-    return any(isinstance(x, Op) and x.op in _REASSOCIATED
-               for s in stmts if isinstance(s, Update) for x in walk_exprs(s.value))
-
-
-def _f32_math(stmts) -> bool:
-    """Does a loop body call the vectorised math library in float32? Its loop then keeps a
-    vector epilogue instead of a masked tail: the whole loop predicated ran float32 GELU, a
-    Gaussian and sin*cos 2.3-2.5x slower (4.7 -> 2.0 ms at 2e6 elements, one thread); float64
-    math measured the same either way, and keeps the cheaper-to-compile masked tail
-    (benchmarks/README.md, "Early calls and tiers")."""
-    return any(isinstance(x, Op) and x.op in EXPENSIVE and x.dtype == "float32"
-               for s in stmts for attr in ("value", "init")
-               for x in (walk_exprs(getattr(s, attr)) if getattr(s, attr, None) is not None else ()))
 
 
 def pack_format(k: Kernel, object_abi: bool = False) -> str:

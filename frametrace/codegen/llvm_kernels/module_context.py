@@ -29,7 +29,7 @@ class ModuleContext:
     def interleave_md(self, count: int, masked_tail: bool = True) -> str:
         """!llvm.loop metadata: vectorise with `count` vectors per iteration, the tail in
         masked vectors (no scalar remainder and no vector epilogue: less code to compile)
-        unless `masked_tail` is False (float32 math: see emit._f32_math)."""
+        unless `masked_tail` is False (float32 math: see loop_hints.f32_math)."""
         n = len(self.metadata)
         tail = [f'!{n + 2} = !{{!"llvm.loop.vectorize.predicate.enable", i1 true}}'] if masked_tail else []
         self.metadata += [f"!{n} = distinct !{{!{n}, !{n + 1}{', !' + str(n + 2) if tail else ''}}}",
