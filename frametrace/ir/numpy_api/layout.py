@@ -294,32 +294,37 @@ def _keep_order_strides(per_op, shape, itemsize):
     first, that follows the operands' |strides| and keeps C order where they are ambiguous),
     then a dense allocation in that order with positive strides."""
     ndim = len(shape)
-    perm = list(range(ndim))[::-1]
-    for i0 in range(1, ndim):
-        ipos, j0 = i0, perm[i0]
-        for i1 in range(i0 - 1, -1, -1):
-            j1 = perm[i1]
-            ambig, swap = True, False
-            for st in per_op:
-                s0, s1 = st[j0], st[j1]
-                if not _is(s0 == 0) and not _is(s1 == 0):
-                    if _is(abs(s1) <= abs(s0)):
-                        swap = False
-                    elif ambig:
-                        swap = True
-                    ambig = False
-            if not ambig:
-                if swap:
-                    ipos = i1
-                else:
-                    break
-        if ipos != i0:
-            perm.insert(ipos, perm.pop(i0))
+    perm = _sort_axes(list(range(ndim))[::-1], lambda j0, j1: (
+        _is(abs(st[j1]) <= abs(st[j0])) for st in per_op if not _is(st[j0] == 0) and not _is(st[j1] == 0)))
     out, sd = [0] * ndim, itemsize
     for ax in perm:
         out[ax] = sd
         sd = sd * shape[ax]
     return tuple(out)
+
+
+def _sort_axes(perm: list, votes) -> list:
+    """The insertion sort of axes NumPy's two layout rules share (the iterator's and
+    concatenate's): `votes(j0, j1)` yields, for each operand that has a say on the pair, whether
+    axis j0 stays after j1 (True) or moves before it; the first operand with a say decides a
+    swap, any later one voting to stay cancels it, and an axis stops at the first pair decided."""
+    for i0 in range(1, len(perm)):
+        ipos, j0 = i0, perm[i0]
+        for i1 in range(i0 - 1, -1, -1):
+            ambig, swap = True, False
+            for stay in votes(j0, perm[i1]):
+                if stay:
+                    swap = False
+                elif ambig:
+                    swap = True
+                ambig = False
+            if not ambig:
+                if not swap:
+                    break
+                ipos = i1
+        if ipos != i0:
+            perm.insert(ipos, perm.pop(i0))
+    return perm
 
 
 def _concatenate_strides(b, operands, shape, itemsize):
@@ -334,26 +339,9 @@ def _concatenate_strides(b, operands, shape, itemsize):
             return None
         layouts.append(([_size(b, d) for d in a.shape], st))
     ndim = len(shape)
-    perm = list(range(ndim))
-    for i0 in range(1, ndim):
-        ipos, j0 = i0, perm[i0]
-        for i1 in range(i0 - 1, -1, -1):
-            j1 = perm[i1]
-            ambig, swap = True, False
-            for ashape, st in layouts:
-                if not _is(ashape[j0] == 1) and not _is(ashape[j1] == 1):
-                    if _is(abs(st[j0]) <= abs(st[j1])):
-                        swap = False
-                    elif ambig:
-                        swap = True
-                    ambig = False
-            if not ambig:
-                if swap:
-                    ipos = i1
-                else:
-                    break
-        if ipos != i0:
-            perm.insert(ipos, perm.pop(i0))
+    perm = _sort_axes(list(range(ndim)), lambda j0, j1: (
+        _is(abs(st[j0]) <= abs(st[j1])) for ashape, st in layouts
+        if not _is(ashape[j0] == 1) and not _is(ashape[j1] == 1)))
     out, sd = [0] * ndim, itemsize
     for ax in reversed(perm):
         out[ax] = sd
