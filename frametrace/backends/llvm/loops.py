@@ -45,14 +45,15 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
-from ...ir.graph import IndexSlice, Node
+from ...ir.graph import Node
 from ...ir.ops.advanced_index import ArrayRef
 from ...ir.registry import get_op, may_raise
-from ...lower.loop_ir import (Acc, Affine, Arg, Buffer, Const, DataLoad, Kernel, Let, Load, Loop, Op, Slot, Store,
+from ...lower.loop_ir import (Acc, Affine, Arg, Buffer, Const, Kernel, Let, Load, Loop, Op, Slot, Store,
                               Update, Var, cast, walk_exprs)
 from ...lower.pointwise import SUPPORTED_DTYPES, NotLowerable, lower_elementwise, weak_node
 from .loop_arrays import ArrayBody, ArrayVal
 from .loop_ints import _COMPARE, _PY_INT_EXACT, _PY_INT_OPS, IntBody, _constant, _nep50_only, _py_int
+from .loop_elements import ElementBody
 from .loop_call import NativeLoop, NotNative, runs  # noqa: F401  (runs: the call counters, for tests)
 from .loop_reductions import MaskedVal, ReductionBody
 
@@ -66,7 +67,7 @@ def native_loop(node: Node, name: str, object_abi: bool) -> NativeLoop:
     return _Builder(node, name).build(object_abi)
 
 
-class _Builder(ArrayBody, ReductionBody, IntBody):
+class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
     NotNative = NotNative
 
     def __init__(self, node: Node, name: str):
@@ -422,108 +423,6 @@ class _Builder(ArrayBody, ReductionBody, IntBody):
         except (NotLowerable, KeyError, TypeError) as exc:
             raise NotNative(f"{n.op}: {exc}") from None
         return self._take_checks() + self._let(n, value)
-
-    def _element(self, n: Node, base, index, store=False) -> Load:
-        """The element `base[index]` reads (or, `store`: writes: `x[i] = v` is the one-element
-        view `x[i:i+1]` in the graph)."""
-        entry = self.env.get(base)
-        if not (isinstance(entry, tuple) and entry[0] == "buf"):
-            raise NotNative("indexing a value that is not a captured array")
-        _, buf, inp = entry
-        if not isinstance(index, tuple) or len(index) != inp.ndim or \
-                not all(d == 1 for d in n.shape) or (n.shape and not store):
-            raise NotNative("a slice or a partial index (array work in the body)")
-        idx = []
-        for e in index:
-            if isinstance(e, IndexSlice) and store and e.step in (None, 1) and e.start is not None and \
-                    e.stop is not None and sympy.simplify(sympy.sympify(e.stop) - sympy.sympify(e.start)) == 1:
-                e = e.start
-            if isinstance(e, bool) or not isinstance(e, (int, sympy.Basic)):
-                raise NotNative(f"index {e!r}")
-            idx.append(Affine(const=e) if isinstance(e, int) else self.affine(e))
-        return Load(buf, tuple(idx), self.buffers[buf].dtype)
-
-    def _data_element(self, base, arrays, entries) -> DataLoad:
-        """The element `base[entries]` where some entries are values read in the body (an
-        index node): NumPy's negative wrap and bounds check as checked_index ops."""
-        entry = self.env.get(base)
-        if not (isinstance(entry, tuple) and entry[0] == "buf"):
-            raise NotNative("indexing a value that is not a captured array")
-        _, buf, inp = entry
-        if len(entries) != inp.ndim or any(e is None for e in entries):
-            raise NotNative("a data index with new axes")
-        idx, pos = [], []
-        for d, e in enumerate(entries):
-            if isinstance(e, ArrayRef):
-                pos.append((d, self._position(arrays[e.k], inp, d)))
-                idx.append(Affine())
-            elif isinstance(e, (int, sympy.Basic)) and not isinstance(e, bool):
-                idx.append(Affine(const=e) if isinstance(e, int) else self.affine(e))
-            else:
-                raise NotNative(f"index {e!r}")
-        return DataLoad(buf, tuple(idx), self.buffers[buf].dtype, tuple(pos))
-
-    def _position(self, value, inp: Node, d: int):
-        """The checked position along dim `d` of `inp` that the integer scalar `value` names."""
-        if not (isinstance(value, Node) and value.shape == () and value.dtype.kind in "iu"
-                and value.dtype.name != "uint64"):
-            raise NotNative("a data index that is not an integer scalar")
-        extent = inp.shape[d]
-        if isinstance(extent, int):
-            size = Const(extent, "int64")
-        else:
-            try:
-                size = Op("affine", "int64", (self.affine(extent),))
-            except NotNative:
-                size = self._dim_slot(self.sources[inp], d)
-        return self._checked_let(self.checked("checked_index", (cast(self.expr(value), "int64"), size)))
-
-    def _checked_let(self, op: Op) -> Var:
-        """`op` as a let of its own, before the statement that uses it (_take_checks): free, it
-        moves before the iteration's first write even when that statement cannot (_hoist)."""
-        name = f"t{self.lets}"
-        self.lets += 1
-        if not self.depth and self._free(op):
-            self.free.add(name)
-        self.pre.append(Let(name, op))
-        return Var(name, op.dtype)
-
-    def _take_checks(self) -> list:
-        pre, self.pre = self.pre, []
-        return pre
-
-    def _data_store(self, n: Node) -> list:
-        """x[entries] = value at positions read in the body (index_put of one element)."""
-        if n.attr("masked"):
-            raise NotNative("a masked write")
-        dst, src, arrays = n.args[0], n.args[1], n.args[2:]
-        load = self._data_element(dst, arrays, n.attr("entries"))
-        _, buf, _inp = self.env[dst]
-        if not self.buffers[buf].written:
-            raise NotNative("a write into an array the loop does not declare written")
-        if isinstance(src, Node) and src.shape != ():
-            raise NotNative("a write of an array at a data index")
-        value = self._stored_value(src, load.dtype)
-        self.stored = True
-        self.store_log.append(buf)
-        return self._take_checks() + [Store(buf, load.index, value, pos=load.pos)]
-
-    def _stored_value(self, src, dt):
-        """`src` cast to the destination's dtype `dt`. A Python int value stored into a narrower
-        integer array is range-checked (checked_range, a let before the write: _checked_let):
-        out of range, NumPy raises OverflowError on the generic path, where int64 would wrap."""
-        if isinstance(src, int) and not isinstance(src, bool) and dt not in ("int64", "float64"):
-            raise NotNative("a Python int stored into a narrow array")
-        value = self.expr(src)
-        if value is None:
-            return _constant(src, dt)
-        py_int = isinstance(src, sympy.Expr) or (isinstance(src, Node) and _py_int(src) and src.dtype.kind != "b")
-        if py_int and dt not in ("int64", "bool") and np.dtype(dt).kind in "iu":     # (a size expression too)
-            info = np.iinfo(dt)
-            value = self._checked_let(self.checked("checked_range", (
-                cast(value, "int64"), Const(max(int(info.min), -2 ** 63), "int64"),
-                Const(min(int(info.max), 2 ** 63 - 1), "int64"))))
-        return cast(value, dt)
 
     def _inner_loop(self, n: Node) -> list:
         body = n.attr("body")
