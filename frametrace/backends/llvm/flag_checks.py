@@ -14,8 +14,9 @@ flags after a clean check are the check's again (the same operations on the same
 spurious lanes of a vector loop: the results stand.
 
 No test before writing at all, in every error state, when the graph is one in-place ufunc that
-NumPy reports only after writing its destination (`x += y`, `x[1:] *= c`, `np.add(x, y, out=x)`:
-the only step that may report, one ufunc of loaded operands in the destination's dtype): its
+NumPy reports only after writing its destination (`x += y`, `x[1:] *= c`, `np.add(x, y, out=x)`,
+`i //= j` on integers, x float32 += y float64: the only step that may report, one ufunc of loaded
+operands, its result in the destination's dtype or narrowed float64 -> float32): its
 kernel writes, and then NumPy reports what the kernel flagged (`plan.report_after`,
 `step.after_write`: fp_probes.py). That is NumPy's own order for one ufunc call: under
 "raise" x is written and then FloatingPointError raised; a warning after the write.
@@ -31,7 +32,7 @@ from ...ir.ops.loops import written_values
 from ...ir.registry import get_op
 from ...lower.flag_check import check_kernel
 from ...lower.fusion import KernelStep
-from .fp_probes import DTYPES, Probes
+from .fp_probes import Probes, supported
 
 
 def choose(plan, steps) -> list:
@@ -109,10 +110,12 @@ def _lone_ufunc(plan, steps, w):
 
 def _report_after_write(plan, w):
     """fp_probes.Probes of the kernel step w when it is one in-place ufunc that NumPy reports
-    only after writing (module doc): one assign of a ufunc (add, subtract, multiply, divide)
-    into an input or a view of one, whose operands are inputs, views of inputs or constants, in
-    the destination's float32 / float64 or widened into it exactly (`_widens`; no cast of the
-    result: NumPy reports a narrowing cast's overflow as the ufunc's),
+    only after writing (module doc): one assign of a ufunc (add, subtract, multiply, divide in
+    float32 / float64; floor_divide, remainder, fmod in an integer dtype) into an input or a
+    view of one, whose operands are inputs, views of inputs or constants, in the ufunc's dtype
+    or widened into it exactly (`_widens`); the result in the destination's dtype or, float64
+    into float32, cast by NumPy in its buffers (it reports the cast's overflow / underflow as
+    the ufunc's, after writing: fp_probes.NARROWING),
     none overlapping the destination unless it is the destination (else NumPy computes into a
     temporary output and reports before it writes the destination: `x[1:] += x[:-1]` under
     "raise" leaves x as it was; an overlap known only at run time makes the wrapper call NumPy,
@@ -129,7 +132,7 @@ def _report_after_write(plan, w):
             or not isinstance(dst, Node) or not _input_memory(plan, dst) or tuple(dst.shape) != tuple(v.shape):
         return None
     dtype = np.dtype(v.dtype)
-    if dtype not in DTYPES or np.dtype(dst.dtype) != dtype:
+    if not supported(op.ufunc, dtype, dst.dtype):
         return None
     for x in v.args:
         if isinstance(x, Node):
@@ -141,7 +144,7 @@ def _report_after_write(plan, w):
                 return None                    # another view of the destination's input
         elif type(x) not in (int, float) or not _exact(x, dtype):
             return None                        # a constant the kernel would round
-    return Probes.build(op.ufunc, dtype, fpflags.kinds(w.kernel))
+    return Probes.build(op.ufunc, dtype, fpflags.kinds(w.kernel), dst.dtype)
 
 
 def _widens(src, dtype) -> bool:
@@ -153,7 +156,7 @@ def _widens(src, dtype) -> bool:
 
 
 def _exact(c, dtype) -> bool:
-    """Is the Python number c exactly a value of float dtype (no rounding, no overflow)?"""
+    """Is the Python number c exactly a value of dtype (no rounding, no overflow)?"""
     try:
         with np.errstate(all="ignore"):
             return float(dtype.type(c)) == c

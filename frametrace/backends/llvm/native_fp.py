@@ -185,7 +185,7 @@ def report_after_write(b, probes):
     ir.do(f"switch i32 {bits}, label %{done} [{' '.join(f'i32 {m}, label %{lb}' for m, lb in cases.items())}]")
     for mask, label in cases.items():
         ir.block(label)
-        r = b.py_call(probes.ufunc, *(ir.const_ptr(p) for p in probes.probes[mask]))
+        r = b.py_call(probes.ufunc, *(ir.const_ptr(p) for p in probes.operands(mask)))
         ir.call("void", "Py_DecRef", f"ptr {r}")
         ir.do(f"br label %{done}")
     ir.block(done)

@@ -377,15 +377,13 @@ def iadd_mixed(x, y):
 
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_a_lone_inplace_ufunc_is_numpys_call_where_its_check_would_read_twice(dynamic):
-    """`x += y` alone into a narrower dtype (float32 x, float64 y: NumPy adds in float64 and
-    casts, the cast reports on its own, so the kernel may not write first), its check wanted
-    (the default state reports overflow): from native_fp.lone_ufunc_min elements the native
-    entry calls np.add(x, y, x) itself (one pass, NumPy's reports by construction) instead of
-    check + kernel (two); below, check + kernel. Every error state, every size, with and
-    without a flag, and a Python scalar operand of a float32 array."""
+    """`m *= c` alone with c a Python float argument and m float32 (c is rounded into float32:
+    the kernel may not write first), its check wanted (the default state reports overflow):
+    from native_fp.lone_ufunc_min elements the native entry calls np.multiply(m, c, m) itself
+    (one pass, NumPy's reports by construction) instead of check + kernel (two); below, check +
+    kernel. Every error state, every size, with and without a flag."""
     from frametrace.backends.llvm import native_fp
-    for fn, make in ((iadd_mixed, lambda kind, n: (_data(kind, n, "f4")[0], _data(kind, n, "f8")[1])),
-                     (scale_by, lambda kind, n: (_data(kind, n, "f4")[0], 1e38 if kind == "over" else 0.5))):
+    for fn, make in ((scale_by, lambda kind, n: (_data(kind, n, "f4")[0], 1e38 if kind == "over" else 0.5)),):
         f = ft.compile(fn, backend="llvm", dynamic=dynamic)
         for n in (5, 2000, 3600, 12000):
             for kind in ("clean", "over", "invalid", "under"):
@@ -619,3 +617,107 @@ def test_an_operand_widened_exactly_still_writes_then_reports(dx, dy, last_run):
             _same(_run(f, (x, y), state), _run(iadd, (x, y), state))
             _same(_run(fd, (x, y), state), _run(idiv, (x, y), state))
     assert len(last_run) == 2 and all("_aw_" in r.source and len(r.kernels) == 1 for r in last_run)
+
+
+def imod(x, y):
+    x %= y
+    return x
+
+
+def ifmod(x, y):
+    np.fmod(x, y, out=x)
+    return x
+
+
+def _int_views(x):
+    yield x
+    yield x[::-3]
+    if len(x) >= 4:
+        yield np.asfortranarray(x[: len(x) // 2 * 2].reshape(2, -1))
+
+
+@pytest.mark.parametrize("dt", ["i8", "i4", "i1", "u2", "u8"])
+@pytest.mark.parametrize("fn", [ifloordiv, imod, ifmod])
+def test_integer_divisions_write_then_report(fn, dt, last_run, capfd):
+    """`x //= y`, `x %= y`, np.fmod(x, y, out=x) on integers: NumPy computes every element
+    (x // 0 == 0), then reports "divide by zero" (and MIN // -1 "overflow"); so does the kernel,
+    with no check kernel and no saved copy, in every error state, on views, sizes 0/1/odd/large,
+    divisors mixed with a narrower integer dtype."""
+    f = ft.compile(fn, backend="llvm", dynamic=True)
+    info = np.iinfo(dt)
+    for n in (0, 1, 9, 5001):
+        for kind in ("clean", "divide", "min", "both"):
+            x = rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)
+            y = rng.integers(1, min(info.max, 60), n, dtype=dt)
+            if info.min < 0:
+                y[::4] *= -1
+            if n and kind in ("divide", "both"):
+                y[n // 2] = 0
+            if n > 1 and kind in ("min", "both") and info.min < 0:
+                x[-1], y[-1] = info.min, -1
+            for xv, yv in zip(_int_views(x), _int_views(y)):
+                for name, state in _states():
+                    want = _run(fn, (xv, yv), state)
+                    want_out = capfd.readouterr().out
+                    got = _run(f, (xv, yv), state)
+                    assert capfd.readouterr().out == want_out, (kind, name)
+                    _same(got, want)
+    y8 = rng.integers(-5, 6, 40).astype(np.int8) if info.min < 0 else rng.integers(0, 6, 40).astype(np.uint8)
+    x = rng.integers(info.min, info.max, 40, dtype=dt, endpoint=True)
+    for _, state in _states():                     # a narrower divisor, widened exactly
+        _same(_run(f, (x, y8), state), _run(fn, (x, y8), state))
+    assert last_run
+    for run in last_run:
+        assert len(run.kernels) == 1 and "_aw_" in run.source, run.source
+        assert "_fb.snapshot(" not in run.source and "_fb.check_wanted()" not in run.source
+    natives = _natives(fn)
+    assert natives and all(nt.hits > 0 and "awset" in nt.ir for nt in natives)
+
+
+@pytest.mark.parametrize("fn", [iadd_mixed, isub, imul, idiv, ufunc_out])
+def test_float64_results_narrowed_into_float32_write_then_report(fn, last_run, capfd):
+    """x float32 (+= -= *= /=) y float64: NumPy computes in float64, casts into x in its buffers
+    and reports the cast's overflow / underflow as the ufunc's, after the whole of x is written
+    (also past its buffer size); so does the kernel (no check, no NumPy call), in every error
+    state, on views, with NaN, inf, -0.0 and values that overflow or underflow only as float32."""
+    f = ft.compile(fn, backend="llvm", dynamic=True)
+    for n in (0, 1, 37, 2 * np.getbufsize() + 5):
+        for kind in ("clean", "over", "invalid", "divide", "under", "all", "specials", "narrow"):
+            x0, y0 = _ops_data(kind if kind != "narrow" else "clean", n, "f4", fn)
+            y0 = y0.astype(np.float64)
+            if kind == "narrow" and n:
+                y0[0] = 1e39 if fn in (iadd_mixed, isub) else 1e-60      # fits float64, not float32
+                y0[-1] = -1e39 if fn is not isub else 1e39
+            for x, y in zip(_views(x0), _views(y0)):
+                for name, state in _states():
+                    want = _run(fn, (x, y), state)
+                    want_out = capfd.readouterr().out
+                    got = _run(f, (x, y), state)
+                    assert capfd.readouterr().out == want_out, (kind, name)
+                    _same(got, want)
+    for run in last_run:
+        assert [k.name for k in run.kernels] == ["k0"] and "_aw_" in run.source
+        assert "_fb.snapshot(" not in run.source and "_fb.check_wanted()" not in run.source
+    natives = _natives(fn)
+    assert natives and all(nt.hits > 0 and "awset" in nt.ir and "lonnp" not in nt.ir for nt in natives)
+
+
+def test_probes_answer_only_what_numpy_reports_after_writing():
+    """The probes exist for the integer divisions and the float64 -> float32 narrowing, and for
+    nothing whose report NumPy makes differently (float16, complex, a widening destination)."""
+    from frametrace.backends.llvm import fp_probes
+    from frametrace.codegen.llvm_kernels import fpflags
+    every = fpflags.REPORTED
+    assert fp_probes.Probes.build(np.floor_divide, "i8", fpflags.DIVIDE | fpflags.OVERFLOW) is not None
+    assert fp_probes.Probes.build(np.remainder, "u4", fpflags.DIVIDE | fpflags.OVERFLOW) is not None
+    assert fp_probes.Probes.build(np.add, "f8", every & ~fpflags.DIVIDE, "f4") is not None
+    assert fp_probes.Probes.build(np.divide, "f8", every, "f4") is not None
+    assert fp_probes.Probes.build(np.add, "f2", fpflags.OVERFLOW) is None
+    assert fp_probes.Probes.build(np.add, "c16", fpflags.OVERFLOW) is None
+    assert fp_probes.Probes.build(np.add, "f4", fpflags.OVERFLOW, "f8") is None
+    assert fp_probes.Probes.build(np.add, "i8", fpflags.OVERFLOW) is None
+    p = fp_probes.Probes.build(np.floor_divide, "i4", fpflags.DIVIDE | fpflags.OVERFLOW)
+    for flags, message in ((fpflags.DIVIDE, "divide by zero encountered in floor_divide"),
+                           (fpflags.OVERFLOW, "overflow encountered in floor_divide")):
+        with np.errstate(all="raise"), pytest.raises(FloatingPointError, match=message):
+            p.report(flags)
