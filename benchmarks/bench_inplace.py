@@ -5,7 +5,8 @@ Gray-Scott reaction-diffusion step written the way public NumPy programs write t
     python benchmarks/bench_inplace.py [--clock cpu] [--threads 1] [--only life,xpy]
 
 (`xpy_raise` times `x += y` under np.errstate(all="raise"), `xpy_f32` in float32, `xdivy` is
-`x /= y`: one in-place ufunc each, written first and reported after, as NumPy does.)
+`x /= y`, `xpy_narrow` x float32 += y float64, `ifloordiv` int64 `x //= y`: one in-place ufunc
+each, written first and reported after, as NumPy does.)
 
 Each workload is compiled once, checked against NumPy on copies, warmed up, then NumPy and the
 compiled function are timed round-robin in batches (medians). Targets: `x += y` (n=4096) and
@@ -72,11 +73,18 @@ def xdivy(x, y):
     return x
 
 
+def xfloordiv(x, y):
+    x //= y
+    return x
+
+
 WORKLOADS = {   # name -> (function, argument maker, target speed-up or None[, np.errstate kwargs])
     "xpy": (xpy, lambda: (_rng().random(4096), _rng(1).random(4096) * 1e-9), 1.5),
     "xpy_raise": (xpy, lambda: (_rng().random(4096), _rng(1).random(4096) * 1e-9), None, {"all": "raise"}),
     "xpy_f32": (xpy, lambda: (_rng().random(4096, np.float32), _rng(1).random(4096, np.float32) * 1e-9), None),
     "xdivy": (xdivy, lambda: (_rng().random(4096), 1 + _rng(1).random(4096) * 1e-9), None),
+    "xpy_narrow": (xpy, lambda: (_rng().random(4096, np.float32), _rng(1).random(4096) * 1e-9), None),
+    "ifloordiv": (xfloordiv, lambda: (_rng().integers(-10**9, 10**9, 4096), _rng(1).integers(1, 100, 4096)), None),
     "sgd": (sgd, lambda: (_rng().random(4096), _rng(1).random(4096), 1e-3), None),
     "scale": (scale, lambda: (_rng().random((300, 600)),), 1.5),
     "masked": (masked, lambda: (np.zeros((256, 256), np.int64), _rng().random((254, 254)) < 0.3), 1.0),
