@@ -102,34 +102,38 @@ def _cpu(fn, reps):
 
 
 def measure(rounds: int):
-    import frametrace as ft
     os.environ.setdefault("FRAMETRACE_NUM_THREADS", "1")
     cm, loops = tight_loops()    # (cm owns the machine code: keep it alive)
     rows = []
     for op, shape, nbytes in (("add", (4096,), 24 * 4096), ("scale", (300, 600), 16 * 180000)):
-        n = int(np.prod(shape))
-        y = aligned(shape, 1.0)
-        x = aligned(shape, 1e-300) if op == "add" else None
-        reps = 2000 if op == "add" else 50
-        compiled = ft.compile(xpy if op == "add" else scale)
-        args = (y, x) if op == "add" else (y,)
-        plain = xpy if op == "add" else scale
-        compiled(*args)
-        runners = {"numpy": lambda r: [plain(*args) for _ in range(r)],
-                   "frametrace": lambda r: [compiled(*args) for _ in range(r)]}
-        for (o, w, u), f in loops.items():
-            if o == op:
-                runners[f"tight {w}x{u}"] = (lambda r, f=f: f(y.ctypes.data, 0 if x is None else x.ctypes.data,
-                                                                n, r, 1.0))
-        times = {k: [] for k in runners}
-        for _ in range(rounds):
-            for k, run in runners.items():
-                times[k].append(_cpu(run, reps))
-        for k, ts in times.items():
-            t = statistics.median(ts)
-            rows.append((f"{'x += y' if op == 'add' else 'M *= 0.995'} {shape}", k, t * 1e6, nbytes / t / 1e9))
+        rows += _measure_one(op, shape, nbytes, loops, rounds)
     del cm
     return rows
+
+
+def _measure_one(op, shape, nbytes, loops, rounds):
+    import frametrace as ft
+    n = int(np.prod(shape))
+    y = aligned(shape, 1.0)
+    x = aligned(shape, 1e-300) if op == "add" else None
+    reps = 2000 if op == "add" else 50
+    plain = xpy if op == "add" else scale
+    compiled = ft.compile(plain)
+    args = (y, x) if op == "add" else (y,)
+    compiled(*args)
+    runners = {"numpy": lambda r: [plain(*args) for _ in range(r)],
+               "frametrace": lambda r: [compiled(*args) for _ in range(r)]}
+    xp = 0 if x is None else x.ctypes.data
+    for (o, w, u), f in loops.items():
+        if o == op:
+            runners[f"tight {w}x{u}"] = (lambda r, f=f: f(y.ctypes.data, xp, n, r, 1.0))
+    times = {k: [] for k in runners}
+    for _ in range(rounds):
+        for k, run in runners.items():
+            times[k].append(_cpu(run, reps))
+    what = "x += y" if op == "add" else "M *= 0.995"
+    return [(f"{what} {shape}", k, statistics.median(ts) * 1e6, nbytes / statistics.median(ts) / 1e9)
+            for k, ts in times.items()]
 
 
 def sweep(rounds: int):
@@ -141,8 +145,8 @@ def sweep(rounds: int):
         row = [n * 8 // 1024]
         for op, nb in (("add", 24), ("scale", 16)):
             f = loops[(op, 8, 1)]
-            t = statistics.median(_cpu(lambda r: f(y.ctypes.data, x.ctypes.data, n, r, 1.0), reps)
-                                  for _ in range(rounds))
+            t = statistics.median(_cpu(lambda r, f=f, y=y, x=x, n=n: f(y.ctypes.data, x.ctypes.data, n, r, 1.0),
+                                       reps) for _ in range(rounds))
             row.append(nb * n / t / 1e9)
         out.append(row)
     del cm

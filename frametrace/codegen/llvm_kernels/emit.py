@@ -20,7 +20,9 @@ loop runs over [lo, hi) so the wrapper can hand chunks to threads.
 
 Innermost loops are versioned: when every access that moves with the loop variable moves
 by exactly one element (byte stride == itemsize), a copy of the loop with typed, unit-stride
-addresses runs (LLVM vectorises it); otherwise a byte-strided copy runs.
+addresses runs (LLVM vectorises it); otherwise a byte-strided copy runs. The unit-stride copy of
+a pure map first runs a few scalar iterations until its first store is on a 64-byte line
+(loop_peel.py).
 
 Compile-time and speed rules (measured in benchmarks/README.md):
   * a unit-stride loop that is compute-bound on vectorised math (loop_hints.calls_math) is
@@ -48,6 +50,7 @@ from . import types as T
 from .abi import body_params, entry_function
 from .checked import CHECKED
 from .math import math_function
+from .loop_peel import aligned_start
 from .loop_hints import INTERLEAVE, TINY_WORK, calls_math, f32_math, is_tiny, reassociates  # noqa: F401 (re-exported)
 from .module_context import ModuleContext
 from .ops import RULES
@@ -437,7 +440,7 @@ class FunctionEmitter:
             self.bail_to = (self.address(self.k.bail[0], ()), lp.var, exit_)
         cond, access = versions if versions else (None, None)
         if cond is None:
-            self._counted(lp, start, stop, exit_, None if access is None else
+            self.counted(lp, start, stop, exit_, None if access is None else
                           {k: (b, s, 0) for k, (b, s, _, _) in access.items()})
         else:
             fast, slow = self.new_label("fast"), self.new_label("slow")
@@ -445,43 +448,12 @@ class FunctionEmitter:
             for lbl, is_fast in ((fast, True), (slow, False)):
                 self.label(lbl)
                 acc = {k: (fb if is_fast else b, s, sign if is_fast else 0) for k, (b, s, fb, sign) in access.items()}
-                first = self._peel(lp, start, stop, acc) if is_fast else start
-                self._counted(lp, first, stop, exit_, acc, scalar=not is_fast)
+                first = aligned_start(self, lp, start, stop, acc) if is_fast else start
+                self.counted(lp, first, stop, exit_, acc, scalar=not is_fast)
         self.label(exit_)
         self.bail_to = saved_bail
 
-    def _peel(self, lp: Loop, start: str, stop: str, access: dict) -> str:
-        """Where the vector loop of a unit-stride map starts: before it, a scalar loop runs
-        the first iterations until the first store's address is on a 64-byte line (at most
-        7 doubles): every vector store and the loads of operands equally aligned then stay
-        within one cache line (misaligned, each 32/64-byte access of a loop in L1/L2 touches
-        two: `x += y` at 4096 doubles 1.19 -> 0.90 us, benchmarks/README.md). Only a pure
-        map (stores and lets, nothing carried) is peeled: every element is computed by the
-        same operations in either loop, so results and FP flags do not depend on where the
-        vector loop starts; a reduction's order would."""
-        if (self.tiny or lp.until is not None or (self.k.bail is not None and self.k.bail[1] == lp.var)
-                or not all(isinstance(s, Let) or (isinstance(s, Store) and not s.pos) for s in lp.body)):
-            return start
-        store = next((s for s in lp.body if isinstance(s, Store)), None)
-        if store is None or (store.buf, store.index) not in access:
-            return start
-        base, step, sign = access[(store.buf, store.index)]
-        size = T.itemsize(self.k.buffers[store.buf].dtype)
-        if step is None or sign != 1 or size not in (1, 2, 4, 8) or self.k.buffers[store.buf].dtype == "bool":
-            return start
-        at = self.emit(f"getelementptr inbounds {T.mem(self.k.buffers[store.buf].dtype)}, ptr {base}, i64 {start}",
-                       "ptr")
-        addr = self.emit(f"ptrtoint ptr {at} to i64", "i64")
-        gap = self.emit(f"and i64 {self.emit(f'sub i64 0, {addr}', 'i64')}, 63", "i64")
-        count = self.emit(f"lshr i64 {gap}, {size.bit_length() - 1}", "i64")
-        mid = self.emit(f"call i64 @llvm.smin.i64(i64 {stop}, i64 {self.emit(f'add i64 {start}, {count}', 'i64')})",
-                        "i64")
-        done = self.new_label("peeled")
-        self._counted(lp, start, mid, done, access, scalar=True)
-        self.label(done)
-        return mid
-
-    def _counted(self, lp, start, stop, exit_, access, scalar=False):
+    def counted(self, lp, start, stop, exit_, access, scalar=False):
         saved_cse, saved_access, saved_ivar = dict(self.cse), self.access, self.ivar
         self.scalar = scalar
         head, body = self.new_label("head"), self.new_label("body")
