@@ -11,18 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import os
 import sys
-import sysconfig
 
 from csrc_free_runtime import Mode, global_hook
 
 from .candidates import graph_does_array_work
+from .file_kinds import is_library, is_ours
 from .frame_options import FrameOptions
 
-_SKIP_PREFIXES = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")})
-_HERE = os.path.dirname(os.path.abspath(__file__))
-_RUNTIME = os.path.join(os.path.dirname(_HERE), "csrc_free_runtime")
 _GENERATED = ("__break_at_", "__resume_at_")
 
 
@@ -37,9 +33,7 @@ def consider(code) -> bool:
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
                         | inspect.CO_ITERABLE_COROUTINE):
         return False
-    if filename.startswith(_SKIP_PREFIXES) or "site-packages" in filename or "dist-packages" in filename:
-        return False
-    if filename.startswith(_HERE) or filename.startswith(_RUNTIME):
+    if is_library(filename) or is_ours(filename):
         return False
     return True
 
@@ -71,8 +65,7 @@ _is_user_module: dict = {}      # module name -> (module, is it a user module): 
 
 def is_user_file(filename) -> bool:
     """A source file of the user's (not the standard library, an installed package or frametrace)."""
-    return bool(filename) and not filename.startswith(_SKIP_PREFIXES) and "site-packages" not in filename \
-        and not filename.startswith(_HERE) and not filename.startswith(_RUNTIME)
+    return bool(filename) and not is_library(filename) and not is_ours(filename)
 
 
 def _user_modules():

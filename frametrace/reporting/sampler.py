@@ -11,19 +11,16 @@ from __future__ import annotations
 
 import os
 import sys
-import sysconfig
 import threading
 import time
 
+from ..file_kinds import FRAMETRACE, is_library, is_ours, normalized
 from . import watch
 
 INTERVAL = 0.002
 
-_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))      # .../frametrace
-_RUNTIME = os.path.join(os.path.dirname(_PKG), "csrc_free_runtime")
-_REPORTING = os.path.join(_PKG, "reporting")
-_CLI = os.path.join(_PKG, "cli.py")
-_LIBRARY = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")})
+_REPORTING = os.path.join(FRAMETRACE, "reporting") + os.sep
+_CLI = os.path.join(FRAMETRACE, "cli.py")
 
 COMPILING, COMPILED, EAGER = "compiling", "compiled", "eager"
 
@@ -34,11 +31,9 @@ def _kind(filename: str) -> str | None:
         if filename.startswith("<frametrace"):
             return COMPILED
         return None if filename.startswith("<frozen") else EAGER      # <stdin>, <ipython-input-..>
-    if filename.startswith(_RUNTIME):
-        return COMPILED
-    if filename.startswith(_PKG):
-        return None if filename.startswith((_REPORTING, _CLI)) else COMPILED
-    if filename.startswith(_LIBRARY) or "site-packages" in filename or "dist-packages" in filename:
+    if is_ours(filename):
+        return None if normalized(filename).startswith((_REPORTING, _CLI)) else COMPILED
+    if is_library(filename):
         return None
     return EAGER
 

@@ -466,16 +466,12 @@ def _hashable(value) -> bool:
 
 
 def _is_library_function(fn) -> bool:
-    """Functions of the standard library and installed packages are not inlined."""
-    import os
-    import sysconfig
+    """Functions of the standard library, installed packages and frametrace are not inlined."""
+    from ..file_kinds import is_library, is_ours
     filename = fn.__code__.co_filename
     if filename.startswith("<"):
         return False
-    paths = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return any(filename.startswith(p) for p in paths) or filename.startswith(here) or \
-        "site-packages" in filename
+    return is_library(filename) or is_ours(filename)
 
 
 _ = math
