@@ -11,8 +11,9 @@ against NumPy's 6.8 ms of CPU time, 6.2 ms once the dead temporaries are dropped
 
 A value is read by a step when a node that step evaluates (its own node, its kernel's jobs
 and the fused nodes inside them: rest.evaluated_before) takes it as an operand, or when a
-kernel step writes in place into it (a donor). Graph inputs and outputs and names two nodes
-share are never dropped; scalars are left alone (nothing to gain). A read of a view is a read
+kernel step writes in place into it (a donor). Graph inputs and outputs, names two nodes
+share and the values in `redo_reads` (what a NumPy redo of the call may still read from the
+wrapper's locals: reports.py) are never dropped; scalars are left alone (nothing to gain). A read of a view is a read
 of every value down its chain of views: a kernel may address the base's buffer by the base's
 name (an assign into `x.flatten()` reshaped to a view writes through the 2-d buffer), and a live
 view keeps its base's memory anyway, so dropping the base's name earlier would free nothing.
@@ -24,10 +25,10 @@ from ...lower.fusion import KernelStep
 from .rest import evaluated_before
 
 
-def last_uses(plan, steps) -> dict:
+def last_uses(plan, steps, redo_reads=()) -> dict:
     g = plan.graph
     before = evaluated_before(plan, steps)
-    keep = set(g.inputs) | {o for o in g.outputs if isinstance(o, Node)}
+    keep = set(g.inputs) | {o for o in g.outputs if isinstance(o, Node)} | set(redo_reads)
     names: dict = {}
     for n, v in plan.var.items():
         names.setdefault(v, []).append(n)
