@@ -161,3 +161,27 @@ def test_a_redo_after_dropped_temporaries_reports_as_numpy(case):
         (got, got_w), (want, want_w) = _run_with_warnings(compiled, z, x), _run_with_warnings(model, z, x)
         assert_same(got, want, 1e-12)
         assert got_w == want_w
+
+
+def edge_report(img):
+    """An image pipeline: a blurred copy (stored), edges and their scaled strength, each a
+    kernel that recomputes the gradient magnitude from the blurred copy, with a NumPy step
+    (np.bincount) between them."""
+    g = 0.299 * img[..., 0] + 0.587 * img[..., 1] + 0.114 * img[..., 2]
+    b = g.copy()
+    b[1:-1, 1:-1] = (g[:-2, 1:-1] + g[2:, 1:-1] + g[1:-1, :-2] + g[1:-1, 2:] + g[1:-1, 1:-1]) / 5.0
+    mag = np.hypot(b[1:-1, 2:] - b[1:-1, :-2], b[2:, 1:-1] - b[:-2, 1:-1])
+    edges = mag > mag.mean() + mag.std()
+    hist = np.bincount((g * 255).astype(np.int64).ravel(), minlength=256)
+    return edges, hist, (mag - mag.min()) / (mag.max() - mag.min())
+
+
+@pytest.mark.parametrize("n", [4, 33, 128])
+def test_an_array_two_kernels_read_lives_until_the_second(n):
+    """The blurred copy is read by two kernels that each recompute the magnitude from it: it was
+    dropped after the first (the second read freed memory: a crash)."""
+    img = np.random.default_rng(n).random((n, n, 3))
+    f = ft.compile(edge_report)
+    for _ in range(3):
+        for g, w in zip(f(img), edge_report(img)):
+            assert_same(g, w, 1e-12)
