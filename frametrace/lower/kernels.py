@@ -44,6 +44,7 @@ class KernelBuilder:
         self.phases: list[Phase] = []
         self.lets: set = set()
         self._storing = None                    # the value add_store is storing
+        self._stored: set = set()               # depth_cuts values a committed phase of this kernel stored
         self.extra_work: list = []              # sympy work of matrix products (their inner loops)
         self._n = 0
 
@@ -85,6 +86,8 @@ class KernelBuilder:
             if a.is_integer is False:
                 return self.slot(self.plan.size_var(a), "float64")
             return self.size(a)
+        if a in self._stored and all(x == Affine.var(v) for x, v in zip(idx[:self.L], self.outer_vars)):
+            return Load(self.buffer(a), idx, a.dtype.name)   # a later phase reads back this row's store
         if a in self.plan.depth_cuts and a in self.in_group and a is not self._storing:
             raise Conflict(f"{a} is read from its stored array, after this kernel")   # bounded depth
         key = (a, idx)
@@ -224,6 +227,8 @@ class KernelBuilder:
                              cast(self.value(node, idx), node.dtype.name)))
         ph.splittable = True
         self.commit(ph)
+        if node in self.plan.depth_cuts:
+            self._stored.add(node)              # its row is stored before the next phase runs
 
     def add_reduction(self, node: Node, stored: bool):
         phases, var = reduction_phases(self, node, self.outer_vars)

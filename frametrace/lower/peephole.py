@@ -40,7 +40,9 @@ def _buffers(stmts) -> set:
 
 def output_as_scratch(phases: list):
     """softmax: phase A sums exp(x - m), phase C stores exp(x - m) / s. Let A also store
-    exp(x - m) into C's output row, and C read it back instead of recomputing it."""
+    exp(x - m) into C's output row, and C read it back instead of recomputing it. A guarded
+    phase (the zero-sign pass of a max, which runs only when the maximum is a zero) may not
+    run: it never stores for C, and the search goes on to the phases before it."""
     for c, C in enumerate(phases):
         for k, st in enumerate(C.body):
             if not isinstance(st, Store):
@@ -48,7 +50,8 @@ def output_as_scratch(phases: list):
             out_dt = st.value.dtype                  # values are cast to the buffer's dtype
             for a in range(c - 1, -1, -1):
                 A = phases[a]
-                if A.extents != C.extents or st.buf in _buffers(sum((p.body for p in phases[a:c]), [])):
+                if A.extents != C.extents or A.guard is not None \
+                        or st.buf in _buffers(sum((p.body for p in phases[a:c]), [])):
                     continue
                 computed = set(_exprs(A.body))
                 later_lets = {n for p in phases[a:] for n in p.defines}

@@ -114,6 +114,18 @@ def _deep_concatenate(plan, n: Node) -> bool:
     return d >= 3 and d % 2 == 1
 
 
+def _recomputed_math(plan, n: Node) -> bool:
+    """A math-library value (`mag = np.hypot(gx, gy)`, np.exp, ...) that two or more
+    reductions read (`mag.mean() + mag.std()`, `mag.min()`, `mag.max()`): lazy, every pass of
+    each would call the math function again (np.std alone reads it twice); stored once, the
+    passes read it back (kernels after the one storing it: depth_cuts), as NumPy's own
+    evaluation does."""
+    if plan.cat[n] != "pw" or get_op(n.op).cost != "expensive":
+        return False
+    passes = sum(2 if u.op in ("var", "std") else 1 for u in plan.users[n] if plan.cat.get(u) == "red")
+    return passes >= 3
+
+
 # rule name -> predicate(plan, node): node must exist as an array/scalar in the wrapper.
 MATERIALIZE_RULES = {
     "output": lambda p, n: n in p.output_set,                     # it leaves the graph
@@ -127,6 +139,7 @@ MATERIALIZE_RULES = {
         p.cat[u] == "view" and p.need.get(u) for u in p.users[n]),
     "deep_concatenate": _deep_concatenate,                        # bounded nesting of segments
     "warns_unused": lambda p, n: not p.users[n] and n not in p.output_set and warns_unused(n),  # NumPy warns
+    "recomputed_math": _recomputed_math,                          # several reductions read it
     "gathered": lambda p, n: any(                                 # take_along loads it at data positions
         p.cat[u] == "pw" and getattr(lowering(u.op), "indexed", False) and u.args[0] is n for u in p.users[n]),
 }
@@ -155,7 +168,8 @@ class Plan:
         self.need: dict = {}
         self.stored: set = set()              # kernel-stored values (filled by fusion)
         self.read_copies: set = set()         # assigns reading a copy of their destination
-        self.depth_cuts: set = set()          # values stored to bound expression depth (_bound_lazy_depth)
+        self.depth_cuts: set = set()          # values stored and read back, never recomputed by a kernel
+                                              # (_bound_lazy_depth, recomputed_math)
         self._materialize()
         self.var = self._names()
         self.size_exprs: dict = {}            # wrapper size variable -> sympy expr
@@ -203,6 +217,8 @@ class Plan:
             if n in self.live and self.cat[n] not in ("input",):
                 self.need[n] = self.cat[n] in WRAPPER or any(
                     rule(self, n) for rule in MATERIALIZE_RULES.values())
+                if self.need[n] and _recomputed_math(self, n):
+                    self.depth_cuts.add(n)    # its readers load it, after the kernel storing it
         for n in self.nodes:
             if self.cat[n] == "assign" and n in self.live:
                 self.need[self.assign_base(n)[0]] = True

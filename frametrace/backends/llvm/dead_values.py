@@ -10,9 +10,11 @@ against NumPy's 6.8 ms of CPU time, 6.2 ms once the dead temporaries are dropped
     last_uses(plan, steps) -> {step index: [variable names to drop after that step]}
 
 A value is read by a step when a node that step evaluates (its own node, its kernel's jobs
-and the fused nodes inside them: rest.evaluated_before) takes it as an operand, or when a
-kernel step writes in place into it (a donor). Graph inputs and outputs and names two nodes
-share are never dropped; scalars are left alone (nothing to gain). A read of a view is a read
+and the fused nodes inside them, each time a step computes them) takes it as an operand, when
+a kernel step writes in place into it (a donor), or when it is one of the arrays a kernel is
+passed. Graph inputs and outputs, names two nodes
+share and the values in `redo_reads` (what a NumPy redo of the call may still read from the
+wrapper's locals: reports.py) are never dropped; scalars are left alone (nothing to gain). A read of a view is a read
 of every value down its chain of views: a kernel may address the base's buffer by the base's
 name (an assign into `x.flatten()` reshaped to a view writes through the 2-d buffer), and a live
 view keeps its base's memory anyway, so dropping the base's name earlier would free nothing.
@@ -21,25 +23,26 @@ from __future__ import annotations
 
 from ...ir.graph import Node
 from ...lower.fusion import KernelStep
-from .rest import evaluated_before
 
 
-def last_uses(plan, steps) -> dict:
+def last_uses(plan, steps, redo_reads=()) -> dict:
     g = plan.graph
-    before = evaluated_before(plan, steps)
-    keep = set(g.inputs) | {o for o in g.outputs if isinstance(o, Node)}
+    keep = set(g.inputs) | {o for o in g.outputs if isinstance(o, Node)} | set(redo_reads)
     names: dict = {}
     for n, v in plan.var.items():
         names.setdefault(v, []).append(n)
     last, made = {}, {}
     for i, step in enumerate(steps):
-        for x in before[i + 1] - before[i]:
+        for x in _evaluated(plan, step):
             made.setdefault(x, i)
             for a in x.inputs():
                 _read(plan, a, i, last)
         if isinstance(step, KernelStep):
             for _n, donor in step.reuse:
                 _read(plan, donor, i, last)
+            for buf in step.kernel.buffers:   # every array the kernel is passed, by its name
+                for n in names.get(buf.source, ()):
+                    _read(plan, n, i, last)
     out: dict = {}
     for n, i in last.items():
         v = plan.var.get(n)
@@ -48,6 +51,21 @@ def last_uses(plan, steps) -> dict:
             continue
         out.setdefault(i, []).append(v)
     return {i: sorted(vs) for i, vs in out.items()}
+
+
+def _evaluated(plan, step) -> set:
+    """The nodes `step` evaluates: its own (its kernel's jobs) and the lazy values fused into
+    them, each time a step computes them (two kernels may both recompute `np.hypot(gx, gy)`
+    from a stored array: that array is read by the second one too)."""
+    roots = [j.node for j in step.jobs] if isinstance(step, KernelStep) else [step.node]
+    seen, stack = set(), list(roots)
+    while stack:
+        x = stack.pop()
+        if x in seen:
+            continue
+        seen.add(x)
+        stack += [a for a in x.inputs() if plan.cat.get(a) in ("pw", "view") and not plan.need.get(a)]
+    return seen
 
 
 def _read(plan, n, i: int, last: dict) -> None:

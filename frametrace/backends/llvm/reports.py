@@ -139,7 +139,7 @@ class Reports:
             run = self._variants[point] = numpy_compile(self.graph, tuple(p for p, _, _ in given), skip)
         values = []
         for _, var, scalar in given:
-            v = scope[var]
+            v = scope.get(var)                # (None: dropped, read by no node the redo computes)
             values.append(v[()] if scalar and isinstance(v, np.ndarray) and v.ndim == 0 else v)
         return run(inputs, symbol_values, values)
 
@@ -175,6 +175,26 @@ class ReportCode:
         self.state = self.events              # the body sets _b / _p (a point, a raising report_if)
         self._ledger = None
 
+    def _overwritten(self) -> set:
+        """Values a later step overwrites: never given to a redo (computed once)."""
+        return {donor for s in self.steps if isinstance(s, KernelStep) for _, donor in s.reuse} | \
+            _written_nodes(self.plan.graph)
+
+    def redo_reads(self) -> set:
+        """The values a NumPy redo may read from the wrapper's locals (`given`, Ledger) after
+        their last reader in the call ran: a committed live step or warning reduction whose
+        value some node the redo recomputes reads (a kernel's job, a view, a step that is not
+        given). One that only given live steps read is not read by any redo after them, so the
+        wrapper drops it as NumPy drops its temporaries (dead_values.py): a chain of NumPy calls
+        on complex arrays no longer keeps every temporary alive until the call returns."""
+        if not self.on:
+            return set()
+        plan, overwritten = self.plan, self._overwritten()
+        live = {s.node for s in self.steps if not isinstance(s, KernelStep)
+                and plan.warns_in_wrapper(s.node)} - overwritten
+        return {n for n in live | set(self.event_nodes)
+                if not plan.users[n] or any(u not in live for u in plan.users[n])}
+
     def _check(self) -> str:
         return " or ".join(x for x, ok in (("_w", self.events), ("_fpw.value", self.fp)) if ok)
 
@@ -190,9 +210,7 @@ class ReportCode:
     def _point(self, upto_step: int, upto: int) -> int:
         self.state = True
         if self._ledger is None:              # (values a redo cannot be given: computed once)
-            kept = {donor for s in self.steps if isinstance(s, KernelStep) for _, donor in s.reuse} | \
-                _written_nodes(self.plan.graph)
-            self._ledger = self.rp.ledger = Ledger(self.plan, self.steps, self.event_nodes, kept)
+            self._ledger = self.rp.ledger = Ledger(self.plan, self.steps, self.event_nodes, self._overwritten())
         return self.rp.point(self._ledger.mark(upto_step, upto))
 
     def before(self, i: int, node) -> list:

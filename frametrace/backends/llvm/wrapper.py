@@ -380,7 +380,7 @@ class _Gen:
         self.int64_escape(steps)
         self.by_out = self.in_place_ufuncs(steps)
         self.reports = ReportCode(plan, steps, self.flags_may_rise(steps))   # NumPy's order of reports
-        dead_after = {} if self.reports.on else last_uses(plan, steps)      # (reports read locals())
+        dead_after = last_uses(plan, steps, self.reports.redo_reads())     # (a redo reads locals())
         kills = []
         for i, step in enumerate(steps):
             self.int_checks(int_checks.get(i, ()))

@@ -19,6 +19,7 @@ from ...shapes.symint import wrap
 from ..ops.symbolic import statically_known_true, sym_max
 from .common import (as_array, as_dtype, check_operand, is_array, is_proxy, unsupported, unwrap_out,
                      write_ufunc_out)
+from .literals import array_like
 from .operators import UFUNC_OPS, ufunc_impl
 
 _ALIASES = {np.degrees: "rad2deg", np.radians: "deg2rad"}
@@ -51,7 +52,7 @@ def _opaque_ufunc_impl(uf, ops):
             args, out = args[:uf.nin], args[uf.nin:]
         if kwargs or len(args) != uf.nin:
             raise unsupported(fname, f"arguments {sorted(kwargs)}", f"call {fname} with its operands, out=, where=")
-        xs = [check_operand(a, fname) for a in args]
+        xs = [array_like(b, a, fname) for a in args]
         if not any(is_array(x) for x in xs):
             xs = [as_array(b, x, fname) for x in xs]
         res = tuple(b.emit(op, *xs) for op in ops)

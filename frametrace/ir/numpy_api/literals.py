@@ -19,7 +19,7 @@ from ...errors import NumpyError, Unsupported
 from ..builder import Proxy
 from ..fake import FakeScalar
 from ..ops.symbolic import is_static, is_symbolic, pytype_of
-from .common import as_array
+from .common import as_array, check_operand
 
 _STAND_IN = {int: 0, float: 0.0, bool: False, complex: 0j}
 
@@ -51,6 +51,16 @@ def _stand_in(x, fname):
     if is_symbolic(x):
         return _STAND_IN[pytype_of(x)]
     return x
+
+
+def array_like(b, x, fname: str):
+    """An operand a NumPy function converts with `np.asarray` (a ufunc's inputs, the arrays
+    np.concatenate / np.stack join, np.where's and np.clip's values, np.dot's factors): a list
+    or tuple becomes NumPy's array of it (`np.concatenate(([0.0], x))`), anything else is
+    checked as an operand. (Not for operators: `[1, 2] * n` is Python's list repetition.)"""
+    if is_sequence(x):
+        return array_from_sequence(b, x, None, fname)
+    return check_operand(x, fname)
 
 
 def array_from_sequence(b, seq, dt, fname: str):

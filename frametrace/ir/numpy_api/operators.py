@@ -16,6 +16,7 @@ from ...errors import NumpyError, Unsupported
 from ..fake import FakeArray
 from ..ops.elementwise import BINARY, UNARY
 from ..ops.promotion import probe
+from .literals import array_like
 from .common import (as_array, as_dtype, bind, check_operand, is_array, is_proxy,
                      is_weak_value, meta_of, reject, unsupported, unwrap_out, weak_type,
                      write_ufunc_out)
@@ -147,7 +148,7 @@ def ufunc_impl(ufunc: np.ufunc, opname: str):
         if mask is not True and p.get("out") is None:
             raise unsupported(fname, "where= without out= (NumPy leaves the other elements "
                               "uninitialised)", "pass out= as well")
-        operands = [check_operand(a, fname) for a in args]
+        operands = [array_like(b, a, fname) for a in args]
         if pyop is not None and not any(is_array(a) for a in operands):
             # all weak: NumPy converts them to NumPy scalars first (np.add(1, 2) is np.int64)
             operands = [as_array(b, a, fname) if is_weak_value(a) else a for a in operands]

@@ -23,7 +23,7 @@ from .common import (as_array, as_dtype, bind, check_operand, is_array, is_proxy
                      meta_of, normalize_axes, normalize_axis, reject, shape_arg, size_arg,
                      unsupported, unwrap_out, write_ufunc_out)
 from .layout import is_c_contiguous, reshape_is_view
-from .literals import array_from_sequence
+from .literals import array_from_sequence, array_like
 
 
 def _shape_varargs(shape: tuple, fname):
@@ -207,7 +207,7 @@ def concatenate_impl(b, arrays, axis=0, out=None, *, dtype=None, casting="same_k
     fname = "np.concatenate"
     reject(fname, {"out": out, "dtype": dtype, "casting": casting}, out=None, dtype=None,
            casting="same_kind")
-    xs = [check_operand(x, fname) for x in _sequence(arrays, fname)]
+    xs = [array_like(b, x, fname) for x in _sequence(arrays, fname)]
     if not xs:
         raise NumpyError(ValueError("need at least one array to concatenate"))
     if axis is None:                   # concatenate copies: view or copy of each does not matter
@@ -223,7 +223,7 @@ def stack_impl(b, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     fname = "np.stack"
     reject(fname, {"out": out, "dtype": dtype, "casting": casting}, out=None, dtype=None,
            casting="same_kind")
-    xs = [check_operand(x, fname) for x in _sequence(arrays, fname)]
+    xs = [array_like(b, x, fname) for x in _sequence(arrays, fname)]
     if not xs:
         raise NumpyError(ValueError("need at least one array to stack"))
     ndim = meta_of(xs[0]).ndim if is_array(xs[0]) else 0
@@ -267,14 +267,14 @@ def where_impl(b, condition, *args, **kwargs):
     p = bind("np.where", ("x", "y"), args, kwargs)
     if len(p) != 2:
         raise NumpyError(ValueError("either both or neither of x and y should be given"))
-    ops = [check_operand(v, "np.where") for v in (condition, p["x"], p["y"])]
+    ops = [array_like(b, v, "np.where") for v in (condition, p["x"], p["y"])]
     return b.emit("where", *ops)
 
 
 def clip(b, fname, a, lo, hi, out=None):
-    x = check_operand(a, fname)
-    lo = None if lo is None or lo is np._NoValue else check_operand(lo, fname)
-    hi = None if hi is None or hi is np._NoValue else check_operand(hi, fname)
+    x = array_like(b, a, fname)
+    lo = None if lo is None or lo is np._NoValue else array_like(b, lo, fname)
+    hi = None if hi is None or hi is np._NoValue else array_like(b, hi, fname)
     result = b.emit("clip", x, lo, hi)
     out = unwrap_out(out, fname)
     return result if out is None else write_ufunc_out(b, fname, np.clip, (x, lo, hi), result, out)
@@ -320,7 +320,7 @@ def astype_method(b, self, dtype, order="K", casting="unsafe", subok=True, copy=
 
 def dot_impl(b, a, b_, out=None):
     reject("np.dot", {"out": out}, out=None)
-    return b.emit("dot", check_operand(a, "np.dot"), check_operand(b_, "np.dot"))
+    return b.emit("dot", array_like(b, a, "np.dot"), array_like(b, b_, "np.dot"))
 
 
 def round_impl(b, a, decimals=0, out=None):
