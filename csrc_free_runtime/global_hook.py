@@ -269,7 +269,8 @@ _records = weakref.WeakKeyDictionary()      # function -> _Record (kept while it
 _code_caches = weakref.WeakKeyDictionary()  # code without free variables -> (cache, trampoline code)
 _originals = weakref.WeakKeyDictionary()    # ft.compile trampoline -> the user's function
 _compiled_codes = weakref.WeakSet()         # code objects of ft.compile'd functions
-_tramp_cells: dict = {}     # id(user's code) -> [cell with its last trampoline's address, that trampoline, weakref(code)]
+# id(user's code) -> [cell with the address of its last trampoline, that trampoline, weakref(code)]
+_tramp_cells: dict = {}
 TRAMPOLINE_FILE = "<frametrace trampoline"  # the file name of trampolines' code (hook.py)
 
 

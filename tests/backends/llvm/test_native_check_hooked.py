@@ -77,7 +77,8 @@ def modules(tmp_path, monkeypatch):
 
 def _args(model, n=6, d=8):
     rng = np.random.default_rng(3)
-    return [int(t) for t in rng.integers(0, 32, n)], rng.standard_normal((32, d)), [model.Block(d, rng) for _ in range(2)]
+    tokens = [int(t) for t in rng.integers(0, 32, n)]          # a Python list of ints, as decoders pass
+    return tokens, rng.standard_normal((32, d)), [model.Block(d, rng) for _ in range(2)]
 
 
 def _entries(fn):
