@@ -125,3 +125,30 @@ def test_masked_softmax_rows_match_numpy():
         got, want = f(scores, mask), softmax_rows(scores, mask)
         np.testing.assert_allclose(got, want, rtol=1e-14, atol=0)
         assert np.array_equal(got == 0, want == 0)
+
+
+def attention(q, k, v, mask):
+    return softmax_rows(q @ k.T / 4.0, mask) @ v
+
+
+def test_quiet_underflow_does_not_reach_the_flush(monkeypatch):
+    """Under NumPy's default error state (underflow ignored) the flag of a masked softmax is
+    taken without calling Reports.flush (whose argument is the wrapper's locals(), ~20-60 us
+    for a decoder's graph) on every call; under `under="warn"` flush runs and NumPy's warning
+    comes out. (Products keep the graph on the Python wrapper, as in a decoder.)"""
+    from frametrace.backends.llvm.reports import Reports
+    rng = np.random.default_rng(2)
+    q, k, v = rng.standard_normal((3, 6, 16))
+    mask = (1 - np.tri(6)) * -1e10
+    f = ft.compile(attention)
+    f(q, k, v, mask)
+    calls = []
+    flush = Reports.flush
+    monkeypatch.setattr(Reports, "flush", lambda self, *a: calls.append(1) or flush(self, *a))
+    np.testing.assert_allclose(f(q, k, v, mask), attention(q, k, v, mask), rtol=1e-12)
+    assert calls == []
+    with np.errstate(under="warn"), warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        out = f(q, k, v, mask)
+    np.testing.assert_allclose(out, attention(q, k, v, mask), rtol=1e-12)
+    assert calls and [str(w.message) for w in got] == ["underflow encountered in exp"]
