@@ -152,3 +152,27 @@ def test_quiet_underflow_does_not_reach_the_flush(monkeypatch):
         out = f(q, k, v, mask)
     np.testing.assert_allclose(out, attention(q, k, v, mask), rtol=1e-12)
     assert calls and [str(w.message) for w in got] == ["underflow encountered in exp"]
+
+
+@pytest.mark.parametrize("fn", [np.logaddexp, np.logaddexp2])
+@pytest.mark.parametrize("mode", ["ignore", "warn", "raise"])
+def test_logaddexp_reports_the_underflow_of_its_exp(fn, mode):
+    """logaddexp's exp(-|a - b|) gives +0 far apart without scaling: NumPy's underflow still comes out."""
+    a = np.array([0.0, 1.0, -np.inf, np.inf, 3.0, -2.0])
+    b = np.array([-1000.0, -2000.0, 5.0, 1.0, 2.0, -2.0])
+    f = ft.compile(lambda x, y: fn(x, y) * 1.0)
+    results = []
+    for run in (f, lambda x, y: fn(x, y) * 1.0):
+        with np.errstate(under=mode), warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            try:
+                out = run(a, b)
+            except FloatingPointError as exc:
+                out = str(exc)
+        results.append((out, [str(x.message) for x in w]))
+    (got, got_w), (want, want_w) = results
+    assert got_w == want_w
+    if isinstance(want, str):
+        assert got == want
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-15)

@@ -167,7 +167,7 @@ def _f_logaddexp(base2):
             tail = e.emit(f"fmul {T} {e.math('log1p', t, e.math('exp2', t, nd))}, "
                           f"{_fc(t, 1 / math.log(2))}", T)
         else:
-            tail = e.math("log1p", t, e.math("exp", t, nd))
+            tail = e.math("log1p", t, _f_exp(e, t, nd))      # (its underflow reported, as NumPy's)
         r = _sel(e, t, _isnan(e, t, d), d, e.emit(f"fadd {T} {big}, {tail}", T))
         same = e.emit(f"fcmp oeq {T} {a}, {b}", "i1")       # equal (incl. infinities)
         return _sel(e, t, same, e.emit(f"fadd {T} {a}, {_fc(t, 1.0 if base2 else math.log(2))}", T), r)
