@@ -269,6 +269,8 @@ _records = weakref.WeakKeyDictionary()      # function -> _Record (kept while it
 _code_caches = weakref.WeakKeyDictionary()  # code without free variables -> (cache, trampoline code)
 _originals = weakref.WeakKeyDictionary()    # ft.compile trampoline -> the user's function
 _compiled_codes = weakref.WeakSet()         # code objects of ft.compile'd functions
+# id(user's code) -> [cell with the address of its last trampoline, that trampoline, weakref(code)]
+_tramp_cells: dict = {}
 TRAMPOLINE_FILE = "<frametrace trampoline"  # the file name of trampolines' code (hook.py)
 
 
@@ -310,7 +312,7 @@ def install(fn, global_owned=False):
             code = fn.__code__
             if code.co_freevars:
                 cache = _new_cache(fn, code)
-                rec = _Record(code, make_trampoline_code(code, cache), cache)
+                rec = _Record(code, _new_trampoline(code, cache), cache)
             else:
                 # shared by the functions of this code object; code objects compare equal by
                 # content (a module imported twice, one source exec'd in two namespaces): another
@@ -318,7 +320,7 @@ def install(fn, global_owned=False):
                 pair = _code_caches.get(code)
                 if pair is None or pair[0].code is not code or pair[0].fn.__globals__ is not fn.__globals__:
                     cache = _new_cache(fn, code)
-                    own = (cache, make_trampoline_code(code, cache))
+                    own = (cache, _new_trampoline(code, cache))
                     if pair is None:
                         _code_caches[code] = own
                     pair = own
@@ -342,7 +344,7 @@ def hooked_cache_for(fn):
             return pair[0]
         cache = _new_cache(fn, code)
         if not code.co_freevars:
-            _code_caches[code] = (cache, make_trampoline_code(code, cache))
+            _code_caches[code] = (cache, _new_trampoline(code, cache))
         return cache
 
 
@@ -378,6 +380,36 @@ def forget_given_up():
 def hooked_functions() -> list:
     """Functions whose code is a trampoline now."""
     return [fn for fn, rec in list(_records.items()) if fn.__code__ is rec.tramp]
+
+
+def trampoline_cell(code):
+    """A pointer-sized cell (ctypes.c_void_p; the caller keeps it alive while it reads it) that
+    holds the trampoline code object of the function of `code` hooked last, NULL until one is.
+    Native guards on a function's code (`f.__code__ is code`) also accept that trampoline:
+    hooking swaps `__code__` but not what a caller inlined (guards/builder.py `code`), and a
+    native check comparing with the user's code alone would miss on every call once the
+    helpers it inlined are hooked (as `ft.compile` does at its first call: `hook_reachable`).
+    Keyed by the code object's identity (equal code objects of other modules have their own);
+    the trampoline the cell names is held here, so the address never names a freed object."""
+    with _lock:
+        return _tramp_entry(code)[0]
+
+
+def _tramp_entry(code):
+    got = _tramp_cells.get(id(code))
+    if got is None or got[2]() is not code:
+        import ctypes
+        got = _tramp_cells[id(code)] = [ctypes.c_void_p(0), None, weakref.ref(code)]
+        weakref.finalize(code, _tramp_cells.pop, id(code), None)
+    return got
+
+
+def _new_trampoline(code, cache):
+    tramp = make_trampoline_code(code, cache)
+    got = _tramp_entry(code)
+    got[1] = tramp                 # held first: the cell never names a freed object
+    got[0].value = id(tramp)
+    return tramp
 
 
 def make_trampoline_code(code, cache):

@@ -25,12 +25,14 @@ Soundness rules (a native guard that passes where Python's fails is a wrong answ
 from __future__ import annotations
 
 import ast
+import ctypes
 import struct
 import sys
 import types
 
 import numpy as np
 
+from csrc_free_runtime.global_hook import trampoline_cell
 from csrc_free_runtime.native import ARRAY_FIELDS
 
 from ...guards.builder import RootGlobals
@@ -103,7 +105,11 @@ class Translator(SizeExprs):
         elif k is K.CODE_MATCH:
             self.keep.append(g.payload)
             code = self.source_obj(AttrSource(src, "__code__"))
-            ir.require(ir.op(f"icmp eq ptr {code}, {ir.const_ptr(g.payload)}"))
+            cell = trampoline_cell(g.payload)     # the function hooked (now or later): its trampoline
+            self.keep.append(cell)
+            tramp = ir.op(f"load ptr, ptr {ir.op(f'inttoptr i64 {ctypes.addressof(cell)} to ptr')}, align 8")
+            user = ir.op(f"icmp eq ptr {code}, {ir.const_ptr(g.payload)}")
+            ir.require(ir.op(f"or i1 {user}, {ir.op(f'icmp eq ptr {code}, {tramp}')}"))
             self.codes[src.code] = g.payload
         elif k is K.NDIM:
             nd = ir.field(self._array(src), ARRAY_FIELDS["nd"], "i32")

@@ -101,6 +101,18 @@ class Reports:
         self.issue(pending, upto)
         return None
 
+    def loud(self) -> bool:
+        """Must a flag raised so far be reported (flush then redoes the call in NumPy)? The
+        generated check asks this before it calls flush, whose last argument is the wrapper's
+        `locals()` (~20-60 us for a graph of a few hundred values, on every call whose kernels
+        raised a flag NumPy ignores: the underflow of exp in a masked softmax). Quiet flags are
+        taken here, as flush would: the same as a call that raised none."""
+        flags = fpflags.take()
+        if not flags or self.fb.quiet(flags):
+            return False
+        fpflags.WORD.value |= flags               # flush takes them again
+        return True
+
     def failed(self, pending, point, at, inputs, symbol_values, saved, scope):
         """An exception at node position `at` (None: unknown): NumPy's redo when a flag must
         be reported (it raises, or returns its outputs), else None after issuing the pending
@@ -196,6 +208,8 @@ class ReportCode:
                 if not plan.users[n] or any(u not in live for u in plan.users[n])}
 
     def _check(self) -> str:
+        if not self.events:                   # nothing to issue: only a loud flag needs flush
+            return "_fpw.value and _rp.loud()" if self.fp else ""
         return " or ".join(x for x, ok in (("_w", self.events), ("_fpw.value", self.fp)) if ok)
 
     def _flush(self, upto, point) -> list:
@@ -226,7 +240,7 @@ class ReportCode:
             return []
         lines = []
         if self.fp and runs_kernels(node):
-            lines = ["    if _fpw.value:",
+            lines = ["    if _fpw.value and _rp.loud():",
                      "        _r = _rp.flush((), _b, None, inputs, symbol_values, _saved, locals())",
                      "        if _r is not None: return _r"]
         return lines + [f"    _b = {self._point(i + 1, self.plan.pos[node])}"]

@@ -22,7 +22,9 @@ cached machine code stays valid across processes), from two sources:
   ORs the accumulator into the word.
 
 Underflow comes from the status register: the math library's scaling of a tiny result
-(exp(-1000)) raises it as the hardware does for 1e-200 * 1e-200.
+(a subnormal exp(-740)) raises it as the hardware does for 1e-200 * 1e-200; where exp's result
+rounds to +0 (exp(-1000)) the library selects it without scaling (no FP assist) and the
+accumulator reports the underflow (ops.py `_f_exp`).
 
 The word is a conservative signal: vector code may compute lanes NumPy never computes (a
 masked tail), signalling compares raise "invalid" on NaN operands, and NumPy's own loops

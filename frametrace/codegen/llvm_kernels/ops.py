@@ -9,6 +9,7 @@ import math
 
 from ...ir import ops as _registered  # noqa: F401  (registers every op the query below reads)
 from ...ir.registry import Loop, lowered_as
+from ..llvm_math.exp_log import EXP_ZERO_BELOW, EXP_ZERO_BELOW_F32
 from .fpflags import BIT, ZERO_SIGNS
 from .types import bits, const, reg
 
@@ -49,6 +50,15 @@ def _math_with_domain(name, pole, below):
         r = raise_flag_if(e, t, e.emit(f"fcmp oeq {T} {x}, {_fc(t, pole)}", "i1"), r, "divide")
         return raise_flag_if(e, t, e.emit(f"fcmp olt {T} {x}, {_fc(t, below)}", "i1"), r, "invalid")
     return rule
+
+
+def _f_exp(e, t, x):
+    """np.exp by the vectorised math library, which gives +0 below EXP_ZERO_BELOW without
+    scaling into underflow (an FP assist per vector on x86): the underflow NumPy's loop reports
+    there is raised here (a conservative "ask NumPy" for exp(-inf) = 0, as the scaling was)."""
+    below = EXP_ZERO_BELOW if reg(t) == "double" else EXP_ZERO_BELOW_F32
+    r = e.math("exp", t, x)
+    return raise_flag_if(e, t, e.emit(f"fcmp olt {reg(t)} {x}, {_fc(t, below)}", "i1"), r, "under")
 
 
 def _f_power(e, t, x, y):
@@ -157,7 +167,7 @@ def _f_logaddexp(base2):
             tail = e.emit(f"fmul {T} {e.math('log1p', t, e.math('exp2', t, nd))}, "
                           f"{_fc(t, 1 / math.log(2))}", T)
         else:
-            tail = e.math("log1p", t, e.math("exp", t, nd))
+            tail = e.math("log1p", t, _f_exp(e, t, nd))      # (its underflow reported, as NumPy's)
         r = _sel(e, t, _isnan(e, t, d), d, e.emit(f"fadd {T} {big}, {tail}", T))
         same = e.emit(f"fcmp oeq {T} {a}, {b}", "i1")       # equal (incl. infinities)
         return _sel(e, t, same, e.emit(f"fadd {T} {a}, {_fc(t, 1.0 if base2 else math.log(2))}", T), r)
@@ -383,6 +393,7 @@ for _n, _lw in lowered_as(Loop).items():     # float bodies calling the vectoris
     if _lw.math:
         FLOAT[_n] = _math_with_domain(_n, *_DOMAINS[_n]) if _n in _DOMAINS else _math(_n)
 FLOAT["power"] = _f_power
+FLOAT["exp"] = _f_exp
 
 # ----------------------------------------------------------------------------- integer rules
 

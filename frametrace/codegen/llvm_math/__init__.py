@@ -62,7 +62,7 @@ class MathFunction:
 
 # name, arity, double core, native float32 core (None: float32 evaluates in double)
 _TABLE = [
-    ("exp", 1, el.exp_core, el32.exp_f32),
+    ("exp", 1, el.exp_fn, el32.exp_f32),
     ("exp2", 1, el.exp2_core, el32.exp2_f32),
     ("expm1", 1, el.expm1_core, el32.expm1_f32),
     ("log", 1, el.log_core, el32.log_f32),

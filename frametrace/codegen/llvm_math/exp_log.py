@@ -67,12 +67,34 @@ def expm1_from_parts(fn: Fn, ki: Val, rh: Val, t: Val) -> Val:
     return hi + (err + s * t)
 
 
+# e^x rounds to +0 below these (e^x < 2**-1075, resp. 2**-150 in float32: under half the least
+# subnormal). `exp` computes such lanes from 0.0 and selects +0: scaling a normal value to a
+# zero or a subnormal takes a microcode assist on x86 (~100+ cycles per vector instruction),
+# which made every element of a causal mask (-1e10) in a softmax ~6x dearer than the others.
+# The underflow flag that scaling raised is raised by the kernel's flag accumulator instead
+# (codegen/llvm_kernels/ops.py, `exp`); lanes between this and the normal range still scale.
+EXP_ZERO_BELOW = -745.2
+EXP_ZERO_BELOW_F32 = -104.0
+
+
+def zero_below(fn: Fn, x: Val, below: float, compute) -> Val:
+    """compute(x), with lanes x < below computed from 0.0 and given +0 (NaN: computed)."""
+    tiny = fn.fcmp("olt", x, below)
+    return fn.select(tiny, 0.0, compute(fn.select(tiny, 0.0, x)))
+
+
 def exp_core(fn: Fn, x: Val, prec: str, k_bias: int = 0) -> Val:
     """e^x * 2**k_bias (k_bias = -1 gives e^x/2 without overflowing early: cosh)."""
     ki, rh, t = exp_parts(fn, x, prec, -746.0, 710.0 - 0.7 * k_bias)
     if k_bias:
         ki = fn.iop("add", ki, k_bias)
     return fn.scale2(1.0 + (rh + t), ki)
+
+
+def exp_fn(fn: Fn, x: Val, prec: str) -> Val:
+    """np.exp: exp_core, without scaling the lanes whose result rounds to +0."""
+    return zero_below(fn, x, EXP_ZERO_BELOW if prec == "f64" else EXP_ZERO_BELOW_F32,
+                      lambda xc: exp_core(fn, xc, prec))
 
 
 def exp2_core(fn: Fn, x: Val, prec: str) -> Val:

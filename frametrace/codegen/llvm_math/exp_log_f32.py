@@ -9,7 +9,7 @@ from __future__ import annotations
 from ._common import INF, LN2, LOG2E, NAN, F
 from ._ir import F32, Fn, H, Val, hexfloats, shifter
 from .exp_log import (IVLN2_HI, IVLN2_LO, IVLN10_HI, IVLN10_LO, LN2_LO, LOG10_2_HI, LOG10_2_LO,
-                      LOG_R_F32, clamp, log_fixup)
+                      EXP_ZERO_BELOW_F32, LOG_R_F32, clamp, log_fixup, zero_below)
 
 # e^r = 1 + r + r^2/2 + r^3 Q(r) on |r| <= ln2/2 (+0.01): relative (to r) error 2^-25.9
 EXP_Q = tuple(F(c) for c in hexfloats("""0x1.55549de6f63c7p-3 0x1.5554b7e007eecp-5
@@ -49,8 +49,10 @@ def expm1_from_parts(fn: Fn, ki: Val, r: Val, t: Val) -> Val:
 
 
 def exp_f32(fn: Fn, x: Val) -> Val:
-    ki, r, t = exp_parts(fn, x, -104.0, 89.0)
-    return fn.scale2(1.0 + (r + t), ki)            # k in [-150, 128]: two exact steps
+    def scaled(xc):
+        ki, r, t = exp_parts(fn, xc, -104.0, 89.0)
+        return fn.scale2(1.0 + (r + t), ki)        # k in [-150, 128]: two exact steps
+    return zero_below(fn, x, EXP_ZERO_BELOW_F32, scaled)     # (exp_log.py: no assist for zeros)
 
 
 def exp2_f32(fn: Fn, x: Val) -> Val:
