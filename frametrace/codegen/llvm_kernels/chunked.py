@@ -107,6 +107,26 @@ def _safe_args(e: Op, stored: dict) -> bool:
     return True
 
 
+def _direct_store(lp: Loop, op: Op, kernel, access):
+    """The Store of `lp` that writes `op` and nothing else uses `op` (NumPy's loop may then
+    write the destination itself), when its step is one element forward (the fast copy of the
+    loop: a reversed or strided destination would change NumPy's loop's path), else None."""
+    found = None
+    for s in lp.body:
+        if isinstance(s, Store) and s.value is op and not s.pos and found is None:
+            found = s
+            continue
+        for attr in ("value", "cond"):
+            e = getattr(s, attr, None)
+            if e is not None and any(x is op or x == op for x in walk_exprs(e)):
+                return None
+    if found is None or kernel.buffers[found.buf].dtype != op.dtype or not kernel.buffers[found.buf].noalias \
+            or access[(found.buf, found.index)][2] != 1 or \
+            any(isinstance(x, Load) and x.buf == found.buf for a in op.args for x in walk_exprs(a)):
+        return None
+    return found
+
+
 def routed_exact(kernel, lp: Loop, r: Routed) -> bool:
     """Does routed function `r` give NumPy's bits for every input layout (module doc)?"""
     if any(isinstance(x, Load) and any(a.coef(lp.var) < 0 for a in x.index)
@@ -143,29 +163,27 @@ class ChunkedLoops:
         C = numpy_loops.CHUNK
         saved_cse, saved_access, saved_ivar = dict(self.cse), self.access, self.ivar
         one_d = all(b.ndim <= 1 for b in self.k.buffers)
-        # per-call constants, before the chunk loop: scalar operands, the sign of direct loads
-        calls = []
-        for r in plan:
-            neg = None
+        calls, skip = [], []
+        for r in plan:                      # scalar operands: stored once, before the chunk loop
             ty = T.reg(r.op.dtype)
-            it = T.itemsize(r.op.dtype)
             args = []
             for k, (a, m) in enumerate(zip(r.op.args, r.modes)):
                 if m == "scalar":
                     slot = self._scratch(ty, 1)
                     self.line(f"store {ty} {self.ev(a)}, ptr {slot}")
-                    args.append((a, m, slot))
+                    args.append((a, "scalar", slot))
+                elif m == "direct" and (one_d or access[(a.buf, a.index)][2] == 1):
+                    args.append((a, "direct", None))      # NumPy's loop reads the operand in place
                 else:
                     key = ("np_in", ty, k)
                     if key not in self._np_in:
                         self._np_in[key] = self._scratch(ty, C)
-                    args.append((a, m, self._np_in[key]))
-                    if m == "direct" and one_d:
-                        step = access[(a.buf, a.index)][1]
-                        below = self.emit(f"icmp slt i64 {step}, 0", "i1")
-                        neg = below if neg is None else self.emit(f"or i1 {neg}, {below}", "i1")
-            calls.append((r, ty, it, args, self._scratch(ty, C), neg))
-        self.access, self.ivar, self.scalar = access, lp.var, scalar     # (scalars read outside the loop)
+                    args.append((a, "buffer", self._np_in[key]))
+            store = _direct_store(lp, r.op, self.k, access)
+            if store is not None:
+                skip.append(store)
+            calls.append((r, ty, T.itemsize(r.op.dtype), args, store or self._scratch(ty, C)))
+        self.access, self.ivar, self.scalar = access, lp.var, scalar
         ptrs = self._scratch("ptr", 3)
         strides = self._scratch("i64", 3)
         dims = self._scratch("i64", 1)
@@ -179,20 +197,23 @@ class ChunkedLoops:
         self.line(f"br i1 {self.emit(f'icmp slt i64 {c}, {stop}', 'i1')}, label %{body}, label %{exit_}")
         self.label(body)
         cend = self.emit(f"call i64 @llvm.smin.i64(i64 {self.emit(f'add i64 {c}, {C}', 'i64')}, i64 {stop})", "i64")
-        cn = self.emit(f"sub i64 {cend}, {c}", "i64")
-        self.line(f"store i64 {cn}, ptr {dims}")
+        self.line(f"store i64 {self.emit(f'sub i64 {cend}, {c}', 'i64')}, ptr {dims}")
         self.routed = {}
-        for r, ty, it, args, out, neg in calls:
-            moving = [(a, buf) for a, m, buf in args if m != "scalar"]
-            if moving:
-                self._stage(lp.var, c, cend, moving, ty)
-            last = self.emit(f"sub i64 {cn}, 1", "i64") if neg is not None else None
-            for k, (a, m, buf) in enumerate(args + [(None, "out", out)]):
-                p, st = buf, ("0" if m == "scalar" else str(it))
-                if neg is not None and m != "scalar":            # walk the chunk from its end
-                    endp = self.emit(f"getelementptr inbounds {ty}, ptr {buf}, i64 {last}", "ptr")
-                    p = self.emit(f"select i1 {neg}, ptr {endp}, ptr {buf}", "ptr")
-                    st = self.emit(f"select i1 {neg}, i64 {-it}, i64 {it}", "i64")
+        for r, ty, it, args, out in calls:
+            copied = [(a, buf) for a, m, buf in args if m == "buffer"]
+            if copied:
+                self._stage(lp.var, c, cend, copied, ty)
+            operands = [(m, buf, a) for a, m, buf in args]
+            operands.append(("direct", None, out) if isinstance(out, Store) else ("buffer", out, None))
+            for k, (m, buf, a) in enumerate(operands):
+                if m == "direct":                  # the element at the chunk's start, the step in bytes
+                    self.env[lp.var] = c
+                    self.cse.pop(("addr", a.buf, a.index), None)
+                    p = self.address(a.buf, a.index)
+                    del self.cse[("addr", a.buf, a.index)]
+                    st = access[(a.buf, a.index)][1]
+                else:
+                    p, st = buf, "0" if m == "scalar" else str(it)
                 self.line(f"store ptr {p}, ptr {self.emit(f'getelementptr ptr, ptr {ptrs}, i64 {k}', 'ptr')}")
                 self.line(f"store i64 {st}, ptr {self.emit(f'getelementptr i64, ptr {strides}, i64 {k}', 'ptr')}")
             sym = f"@{r.loop.symbol}"
@@ -201,10 +222,15 @@ class ChunkedLoops:
             ctx = self.emit(f"load ptr, ptr {self.emit(f'getelementptr ptr, ptr {sym}, i64 1', 'ptr')}", "ptr")
             aux = self.emit(f"load ptr, ptr {self.emit(f'getelementptr ptr, ptr {sym}, i64 2', 'ptr')}", "ptr")
             self.emit(f"call i32 {fn}(ptr {ctx}, ptr {ptrs}, ptr {dims}, ptr {strides}, ptr {aux})", "i32")
-            self.routed[r.op] = (out, c, ty)
-        self._chunk_inner = True
-        self._counted(lp, c, cend, latch, access, scalar)
-        self._chunk_inner = False
+            if not isinstance(out, Store):
+                self.routed[r.op] = (out, c, ty)
+        rest = [s for s in lp.body if not any(s is x for x in skip)]
+        if rest:
+            self._chunk_inner = True
+            self._counted(Loop(lp.var, lp.stop, rest, lp.start, lp.split, lp.until), c, cend, latch, access, scalar)
+            self._chunk_inner = False
+        else:
+            self.line(f"br label %{latch}")
         self.routed = {}
         self.label(latch)
         self.line(f"br label %{head}")
