@@ -68,7 +68,7 @@ def routed_ops(kernel, lp: Loop) -> list:
     """The Routed functions of innermost loop `lp`, inner ones first ([]: none, or unsafe)."""
     if kernel.bail is not None or lp.until is not None or any(isinstance(s, (Loop, If)) for s in lp.body):
         return []
-    if not numpy_loops.ENABLED:
+    if not numpy_loops.enabled():
         return []
     stored: dict = {}
     for s in lp.body:

@@ -559,7 +559,8 @@ class FunctionEmitter(ChunkedLoops):
         if self.fp:
             self.mod.decls.update(fpflags.DECLS)
         text = [f"define internal void @{k.name}.body({', '.join(params)}) {attrs} {{"]
-        text += body + ["}", "", entry_function(k, self.mod.object_abi, self.fp)]
+        calls_numpy = any(plan for _, plan in self._routed_plans.values())
+        text += body + ["}", "", entry_function(k, self.mod.object_abi, self.fp, calls_numpy)]
         return "\n".join(text)
 
 def _stored_buffers(stmts) -> set:

@@ -45,9 +45,11 @@ import threading
 import llvmlite.binding as llvm
 import numpy as np
 
+from ...config import config
+
 log = logging.getLogger("frametrace.codegen")
 
-ENABLED = True          # False: every function keeps our own math (tests flip it)
+ENABLED = True          # False: every function keeps our own math (as config.numpy_math = False)
 CHUNK = 512             # elements per loop call: the buffers stay in L1, the call is amortised
 CAPSULE = b"numpy_1.24_ufunc_call_info"
 
@@ -101,6 +103,10 @@ class NumpyLoop:
             raise RuntimeError(f"NumPy's {self.name} loop failed")
 
 
+def enabled() -> bool:
+    return ENABLED and bool(config.numpy_math)
+
+
 _LOOPS: dict = {}
 _lock = threading.Lock()
 
@@ -108,7 +114,7 @@ _lock = threading.Lock()
 def loop_for(name: str, dtype: str):
     """The verified NumpyLoop of ufunc `name` on `dtype` ("float32"/"float64"), or None (our
     own math): not ROUTED, switched off, or refused by verify (once per process)."""
-    if not ENABLED or (name, dtype) not in ROUTED:
+    if not enabled() or (name, dtype) not in ROUTED:
         return None
     key = (name, dtype)
     with _lock:
