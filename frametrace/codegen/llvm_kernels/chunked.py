@@ -76,19 +76,23 @@ def routed_ops(kernel, lp: Loop) -> list:
             stored.setdefault(s.buf, set()).add(None if s.pos else s.index)
         elif isinstance(s, Append):
             stored.setdefault(s.buf, set()).add(None)
-    order, seen = [], set()
-    for s in lp.body:
+    order, seen, before = [], set(), set()
+    for s in lp.body:                  # candidates in statement order, with the buffers stored before
         for attr in ("value", "cond"):
             e = getattr(s, attr, None)
             if e is not None:
-                _unconditional(e, order, seen)
+                found = []
+                _unconditional(e, found, seen)
+                order += [(x, frozenset(before)) for x in found]
+        if isinstance(s, (Store, Append)):
+            before.add(s.buf)
     out = []
-    for e in order:
+    for e, stored_before in order:
         if len(out) >= MAX_ROUTED or not e.dtype.startswith("float") or \
                 any(getattr(a, "dtype", None) != e.dtype for a in e.args):
             continue
         loop = numpy_loops.loop_for(e.op, e.dtype)
-        if loop is None or loop.nin != len(e.args) or not _safe_args(e, stored):
+        if loop is None or loop.nin != len(e.args) or not _safe_args(e, stored, stored_before):
             continue
         modes = tuple("scalar" if not _moves(a, lp.var) else
                       "direct" if type(a) is Load else "buffer" for a in e.args)
@@ -96,13 +100,16 @@ def routed_ops(kernel, lp: Loop) -> list:
     return out
 
 
-def _safe_args(e: Op, stored: dict) -> bool:
+def _safe_args(e: Op, stored: dict, stored_before: frozenset) -> bool:
+    """The stage loop reads the arguments of a whole chunk before the loop's stores: no
+    accumulator or Let, and a buffer the loop stores only at the same index, by this statement
+    or a later one (`x = exp(x)`; a value an earlier statement stored would be read stale)."""
     for a in e.args:
         for x in walk_exprs(a):
             if isinstance(x, Var):
                 return False
             if isinstance(x, Load) and x.buf in stored and \
-                    (isinstance(x, (Gather, DataLoad)) or stored[x.buf] != {x.index}):
+                    (isinstance(x, (Gather, DataLoad)) or stored[x.buf] != {x.index} or x.buf in stored_before):
                 return False
     return True
 
@@ -121,9 +128,13 @@ def _direct_store(lp: Loop, op: Op, kernel, access):
             if e is not None and any(x is op or x == op for x in walk_exprs(e)):
                 return None
     if found is None or kernel.buffers[found.buf].dtype != op.dtype or not kernel.buffers[found.buf].noalias \
-            or access[(found.buf, found.index)][2] != 1 or \
-            any(isinstance(x, Load) and x.buf == found.buf for a in op.args for x in walk_exprs(a)):
+            or access[(found.buf, found.index)][2] != 1:
         return None
+    for s in lp.body:                  # the loop reads the destination nowhere (it is written early)
+        for attr in ("value", "cond"):
+            e = getattr(s, attr, None)
+            if e is not None and any(isinstance(x, Load) and x.buf == found.buf for x in walk_exprs(e)):
+                return None
     return found
 
 

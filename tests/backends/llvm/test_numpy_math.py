@@ -290,3 +290,20 @@ def test_routing_refuses_unsafe_loops():
     assert [r.op.op for r in chunked.routed_ops(k, ok)] == ["exp"]
     shifted = Loop("i", Const(10, "int64"), [Store(0, (i + Affine(const=1),), Op("exp", "float64", (x,)))])
     assert chunked.routed_ops(k, shifted) == []
+    earlier = Loop("i", Const(10, "int64"), [Store(0, (i,), Const(1.0, "float64")),
+                                             Store(1, (i,), Op("exp", "float64", (x,)))])
+    assert chunked.routed_ops(k, earlier) == []            # b0[i] stored first: exp reads the new value
+
+
+def two_outputs(x):
+    """A value stored by one statement and read by the next (the chunk's order must keep it)."""
+    y = np.exp(x)
+    return y, np.log(y + 1.0), x + y
+
+
+def test_statements_reading_what_earlier_ones_stored():
+    f = ft.compile(two_outputs)
+    for n in (1, 513, 2000):
+        x = rng.standard_normal(n)
+        for got, want in zip(f(x), two_outputs(x)):
+            same(got, want)
