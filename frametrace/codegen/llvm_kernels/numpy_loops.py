@@ -177,7 +177,7 @@ def _battery(dtype, nin: int, rng) -> list:
     wide and typical ranges."""
     it = np.dtype(dtype)
     sp = specials(dtype)
-    n = 6000
+    n = 2500
     bits = rng.integers(0, 2 ** (8 * it.itemsize) - 1, n, dtype=np.uint64, endpoint=True)
     raw = bits.astype(np.uint32).view(np.float32) if it == np.float32 else bits.view(np.float64)
     with np.errstate(all="ignore"):
@@ -220,8 +220,8 @@ def verify(loop: NumpyLoop, uf):
             raise ValueError("differs from NumPy on a reversed view")
         if loop.nin == 2:                         # a scalar operand: NumPy passes stride 0
             for s in specials(loop.dtype)[::9]:
-                for args in ((xs[0], np.array(s)), (np.array(s), xs[1])):
-                    out = np.empty_like(ref)
+                for args in ((xs[0][-3000:], np.array(s)), (np.array(s), xs[1][-3000:])):
+                    out = np.empty(3000, loop.dtype)
                     loop([np.asarray(a, loop.dtype) for a in args], out)
                     if not _same_bits(out, uf(*args)):
                         raise ValueError("differs from NumPy with a scalar operand")
