@@ -64,6 +64,9 @@ _DEFAULTS = {
     # its first calls and keeps the faster (csrc_free_runtime/tuning.py, backends/llvm/exact.py); off by
     # default: a decision taken on a busy machine can give up a compiled speed-up for good
     "autotune_entries": False,
+    # transcendental functions in kernels computed by NumPy's own ufunc loops (bit-identical to
+    # NumPy; codegen/llvm_kernels/numpy_loops.py); False: our own vectorised math (a few ulp)
+    "numpy_math": True,
     # an internal error of a backend raises (tests) instead of falling back to the NumPy backend
     # with a logged warning (users: never a failure because of a backend bug)
     "strict_backend": False,

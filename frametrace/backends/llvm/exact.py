@@ -3,14 +3,19 @@ cache entry may run either way, and the runtime keeps the faster (csrc_free_runt
 
 Exact: elementwise arithmetic, comparisons, casts, data movement, max/min/argmax (NumPy's NaN
 and zero signs), integer reductions, column reductions that accumulate in NumPy's own order,
-scans, and everything the wrapper hands to NumPy itself (opaque calls, np.matmul). Not exact:
-float sums and products reassociated to vectorise (sum, mean, var, ...: within rounding of
-NumPy's pairwise sums), the vectorised transcendental functions (within a few ulp), and the
-structured loops of the graph (their bodies are compiled on their own: not examined here).
+scans, everything the wrapper hands to NumPy itself (opaque calls, np.matmul), and the
+transcendental functions a kernel computes with NumPy's own loop (codegen/llvm_kernels/
+chunked.py: routed, and `routed_exact`: no operand whose strides NumPy may have seen negative
+where the kernel cannot know). Not exact: float sums and products reassociated to vectorise
+(sum, mean, var, ...: within rounding of NumPy's pairwise sums), the transcendental functions
+of our own vectorised math (float64 sin and cos, functions outside an innermost loop: within a
+few ulp), and the structured loops of the graph (their bodies are compiled on their own: not
+examined here).
 """
 from __future__ import annotations
 
-from ...lower.loop_ir import Op, walk_exprs
+from ...codegen.llvm_kernels.chunked import routed_exact, routed_ops
+from ...lower.loop_ir import If, Loop, Op, nested, walk_exprs
 from ...lower.peephole import EXPENSIVE
 
 _REASSOCIATED = ("red_add", "red_mul")
@@ -22,11 +27,27 @@ def same_as_eager(run) -> bool:
     if plan is None or getattr(plan, "loop_natives", None) or getattr(plan, "loop_runners", None) \
             or getattr(plan, "array_loops", None):
         return False
-    return not any(_inexact(x) for k in run.kernels for e in _exprs(k.body) for x in walk_exprs(e))
+    for k in run.kernels:
+        exact = _numpy_computed(k, k.body)
+        if any(_inexact(x, exact) for e in _exprs(k.body) for x in walk_exprs(e)):
+            return False
+    return True
 
 
-def _inexact(e) -> bool:
-    return isinstance(e, Op) and (e.op in EXPENSIVE or (e.op in _REASSOCIATED and e.dtype.startswith("float")))
+def _numpy_computed(kernel, body) -> set:
+    """The function ops of the kernel's innermost loops that NumPy's own loop computes, exactly."""
+    out = set()
+    for s in body:
+        if isinstance(s, Loop) and not any(isinstance(x, (Loop, If)) for x in s.body):
+            out |= {r.op for r in routed_ops(kernel, s) if routed_exact(kernel, s, r)}
+        for inner in nested(s):
+            out |= _numpy_computed(kernel, inner)
+    return out
+
+
+def _inexact(e, exact: set) -> bool:
+    return isinstance(e, Op) and ((e.op in EXPENSIVE and e not in exact)
+                                  or (e.op in _REASSOCIATED and e.dtype.startswith("float")))
 
 
 def _exprs(body):

@@ -26,8 +26,9 @@ def body_params(k: Kernel) -> list:
     return params
 
 
-def entry_function(k: Kernel, object_abi: bool, fp: bool) -> str:
-    """`define void @k(i64 %lo, i64 %hi, ptr %args)`: loads the packed block and calls the body."""
+def entry_function(k: Kernel, object_abi: bool, fp: bool, x87: bool = False) -> str:
+    """`define void @k(i64 %lo, i64 %hi, ptr %args)`: loads the packed block and calls the body
+    (`x87`: it calls NumPy's loops, whose explicit flags may be in the x87 word: fpflags.entry_ir)."""
     out = [f"define void @{k.name}(i64 %lo, i64 %hi, ptr %args) nounwind {{", "entry:"]
     args, n = ["i64 %lo", "i64 %hi"], 0
 
@@ -76,7 +77,7 @@ def entry_function(k: Kernel, object_abi: bool, fp: bool) -> str:
                 v = f"%c{j}"
         args.append(f"{ty} {v}")
     call = f"  call void @{k.name}.body({', '.join(args)})"
-    out += fpflags.entry_ir(call) if fp else [call]
+    out += fpflags.entry_ir(call, x87) if fp else [call]
     out += ["  ret void", "}"]
     return "\n".join(out)
 

@@ -49,6 +49,7 @@ from . import fpflags, loop_order
 from . import types as T
 from .abi import body_params, entry_function
 from .checked import CHECKED
+from .chunked import ChunkedLoops
 from .math import math_function
 from .loop_peel import aligned_start
 from .loop_hints import INTERLEAVE, TINY_WORK, calls_math, f32_math, is_tiny, reassociates  # noqa: F401 (re-exported)
@@ -59,7 +60,7 @@ from .ops import RULES
 _SUFFIX = {"double": "f64", "float": "f32", "i1": "i1", "i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64"}
 
 
-class FunctionEmitter:
+class FunctionEmitter(ChunkedLoops):
     def __init__(self, kernel: Kernel, mod: ModuleContext):
         self.k, self.mod = kernel, mod
         self.lines: list = []
@@ -78,6 +79,10 @@ class FunctionEmitter:
         self.flags = None            # the integer flag accumulator (an alloca), once raise_flag used
         self.opaque = None           # the entry's load of fpflags' opaque zero, once opaque_const used
         self.bail_to = None          # inside the kernel's bail loop: (status pointer, its var, its exit)
+        self.routed: dict = {}       # op -> (chunk buffer, chunk start, type): NumPy's loop computed it (chunked.py)
+        self._routed_plans: dict = {}
+        self._np_in: dict = {}
+        self._chunk_inner = False
 
     # -- basic emission ----------------------------------------------------------------
     def emit(self, rhs: str, ty: str) -> str:
@@ -208,6 +213,8 @@ class FunctionEmitter:
         return v
 
     def _op(self, e: Op) -> str:
+        if self.routed and e in self.routed:
+            return self.routed_value(e)
         if e.op == "affine":
             return self.affine(e.args[0])
         if e.op == "cast":
@@ -454,6 +461,8 @@ class FunctionEmitter:
         self.bail_to = saved_bail
 
     def counted(self, lp, start, stop, exit_, access, scalar=False):
+        if access is not None and not self._chunk_inner and self.routed_plan(lp):
+            return self._chunked(lp, start, stop, exit_, access, scalar, self.routed_plan(lp))
         saved_cse, saved_access, saved_ivar = dict(self.cse), self.access, self.ivar
         self.scalar = scalar
         head, body = self.new_label("head"), self.new_label("body")
@@ -552,7 +561,8 @@ class FunctionEmitter:
         if self.fp:
             self.mod.decls.update(fpflags.DECLS)
         text = [f"define internal void @{k.name}.body({', '.join(params)}) {attrs} {{"]
-        text += body + ["}", "", entry_function(k, self.mod.object_abi, self.fp)]
+        calls_numpy = any(plan for _, plan in self._routed_plans.values())
+        text += body + ["}", "", entry_function(k, self.mod.object_abi, self.fp, calls_numpy)]
         return "\n".join(text)
 
 def _stored_buffers(stmts) -> set:

@@ -226,9 +226,16 @@ def exit_ir(acc: str) -> list:
     ]
 
 
-def entry_ir(call: str) -> list:
+def entry_ir(call: str, x87: bool = False) -> list:
     """Entry-function lines around the body call `call`: clear the status flags, run, OR the
-    reported ones into the word (once per chunk, only when set)."""
+    reported ones into the word (once per chunk, only when set). `x87`: the body calls NumPy's
+    own ufunc loops (numpy_loops.py), which may set a flag explicitly through glibc's
+    feraiseexcept, and glibc raises overflow and underflow in the x87 status word (fldenv),
+    not in MXCSR: that word is cleared and read too (its exception bits are MXCSR's)."""
+    clear = ['  call void asm sideeffect "fnclex", "~{fpsr},~{dirflag}"()'] if x87 else []
+    read = (['  %fp.x0 = call i16 asm sideeffect "fnstsw $0", "={ax},~{dirflag}"()',
+             "  %fp.x1 = zext i16 %fp.x0 to i32",
+             "  %fp.2 = or i32 %fp.2m, %fp.x1"] if x87 else ["  %fp.2 = add i32 %fp.2m, 0"])
     return [
         "  %fp.m = alloca i32",
         "  call void @llvm.x86.sse.stmxcsr(ptr %fp.m)",
@@ -236,9 +243,11 @@ def entry_ir(call: str) -> list:
         "  %fp.1 = and i32 %fp.0, -64",
         "  store i32 %fp.1, ptr %fp.m",
         "  call void @llvm.x86.sse.ldmxcsr(ptr %fp.m)",
+        *clear,
         call,
         "  call void @llvm.x86.sse.stmxcsr(ptr %fp.m)",
-        "  %fp.2 = load i32, ptr %fp.m",
+        "  %fp.2m = load i32, ptr %fp.m",
+        *read,
         f"  %fp.3 = and i32 %fp.2, {REPORTED}",
         "  %fp.4 = icmp ne i32 %fp.3, 0",
         "  br i1 %fp.4, label %fp.set, label %fp.done",
