@@ -38,8 +38,10 @@ from csrc_free_runtime import native as rt_native
 
 from ...config import config
 from ...guards.kinds import GuardKind as K
+from ...pyversion.instance_attrs import attr_slot
 from ...sources import AttrSource, GetItemSource, LocalSource, ShapeSource
 from . import runtime, strict
+from .native_attrs import read_attr
 from .native_guards import IR, OVERFLOW_DECLS, NotNative, Translator, V, _function_member
 
 _why = logging.getLogger("frametrace.backends.llvm.native")
@@ -119,7 +121,9 @@ class CheckTranslator(Translator):
         if isinstance(src, LocalSource) and src.local in self.argindex:
             got = self.arg(src.local).ref              # the caller's reference: alive
         elif isinstance(src, AttrSource) and not _function_member(src, self.types):
-            got = self.own(self._getattr(self.source_obj(src.base), src.member))
+            base = self.source_obj(src.base)
+            slot = attr_slot(self.types.get(src.base.code), src.member)   # (instance values: native_attrs.py)
+            got = self.own(read_attr(self, base, slot) if slot is not None else self._getattr(base, src.member))
         elif isinstance(src, GetItemSource):
             got = self.own(self._item(src))
         else:                                          # globals, function members, cells, defaults
