@@ -1,5 +1,5 @@
 """Where CPython 3.11-3.13 keeps an instance's attributes, for native guards that read `obj.name`
-without PyObject_GetAttr (backends/llvm/native_attrs.py), as CPython's own specialising
+without PyObject_GetAttr (backends/llvm/walk_helpers.py), as CPython's own specialising
 interpreter does (LOAD_ATTR_INSTANCE_VALUE, LOAD_ATTR_WITH_HINT).
 
     slot = attr_slot(cls, name)     # an AttrSlot, or None: that read keeps PyObject_GetAttr

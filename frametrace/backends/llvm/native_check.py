@@ -41,7 +41,7 @@ from ...guards.kinds import GuardKind as K
 from ...pyversion.instance_attrs import attr_slot
 from ...sources import AttrSource, GetItemSource, LocalSource, ShapeSource
 from . import runtime, strict
-from .native_attrs import read_attr
+from .walk_helpers import helper_address, read_attr
 from .native_guards import IR, OVERFLOW_DECLS, NotNative, Translator, V, _function_member
 
 _why = logging.getLogger("frametrace.backends.llvm.native")
@@ -50,9 +50,10 @@ _CALL_OBJ_ARGS = ctypes.cast(ctypes.pythonapi.PyObject_CallFunctionObjArgs, ctyp
 # (a dict's keys are compared where its items are first read: the walk takes their values)
 _FIRST = (K.TYPE_MATCH, K.ID_MATCH, K.BUILTIN, K.CODE_MATCH, K.KEYS)
 _SECOND = (K.NDIM, K.LEN)
-# O2 checks run ~8% faster than O0 ones and take ~16x longer to build (100 arrays: 5.7 s
-# against 0.34 s, loaded machine); a check beside a native entry serves only its misses: O0
-OPT_LEVEL, MISS_PATH_OPT_LEVEL = 2, 0
+# O2 checks run ~15% faster than O0 ones and take ~10-16x longer to build (100 arrays, 559
+# guards: 2.2 s against 0.2 s; 1,000 arrays: 42 s against 2.6 s, loaded machine): O2 only for
+# checks of at most O2_MAX_GUARDS guards; a check beside a native entry serves only its misses: O0
+OPT_LEVEL, MISS_PATH_OPT_LEVEL, O2_MAX_GUARDS = 2, 0, 200
 
 
 class NativeCheck:
@@ -69,11 +70,13 @@ class NativeCheck:
 
 def build_native_check(argnames, guards, bindings, input_sources, namespace, name="entry", opt=None):
     """A NativeCheck for this entry's guards, or None (the Python check serves it).
-    opt: the LLVM optimisation level (OPT_LEVEL when None)."""
+    opt: the LLVM optimisation level (None: OPT_LEVEL up to O2_MAX_GUARDS guards, else O0)."""
     if not getattr(config, "native_dispatch", False) or not rt_native.AVAILABLE or not runtime.ARRAY_LAYOUT_OK:
         return None
     try:
-        return _build(argnames, guards, bindings, input_sources, namespace, name, OPT_LEVEL if opt is None else opt)
+        if opt is None:
+            opt = OPT_LEVEL if len(guards) <= O2_MAX_GUARDS else 0
+        return _build(argnames, guards, bindings, input_sources, namespace, name, opt)
     except NotNative as exc:
         _why.debug("no native check for %s: %s", name, exc)
         return None
@@ -122,7 +125,7 @@ class CheckTranslator(Translator):
             got = self.arg(src.local).ref              # the caller's reference: alive
         elif isinstance(src, AttrSource) and not _function_member(src, self.types):
             base = self.source_obj(src.base)
-            slot = attr_slot(self.types.get(src.base.code), src.member)   # (instance values: native_attrs.py)
+            slot = attr_slot(self.types.get(src.base.code), src.member)   # (instance values: walk_helpers.py)
             got = self.own(read_attr(self, base, slot) if slot is not None else self._getattr(base, src.member))
         elif isinstance(src, GetItemSource):
             got = self.own(self._item(src))
@@ -373,21 +376,12 @@ def _null_fails(ir, value, live):
 
 
 def emit_release(release: str, n: int) -> list:
-    """Lines of `void @release(ptr %own)`: Py_DecRef of the n references of `%own` (a
-    CheckTranslator's walk; NULL slots are skipped by Py_DecRef). The caller allocates
-    `%own = alloca [n x ptr]`, zeroes it, and calls the release at every exit."""
-    dec = rt_native.C_ADDRESSES["Py_DecRef"]
-    return [f"define internal void @{release}(ptr %own) {{",
-            "entry:", "  br label %loop", "loop:",
-            "  %i = phi i64 [0, %entry], [%next, %loop]",
-            "  %p = getelementptr inbounds ptr, ptr %own, i64 %i",
-            "  %o = load ptr, ptr %p, align 8",
-            f"  %dec = inttoptr i64 {dec} to ptr",
-            "  call void %dec(ptr %o)",                    # Py_DecRef: NULL is a no-op
-            "  %next = add i64 %i, 1",
-            f"  %more = icmp ult i64 %next, {n}",
-            "  br i1 %more, label %loop, label %done",
-            "done:", "  ret void", "}", ""]
+    """Lines of `void @release(ptr %own)`: drop the n references of `%own` (a CheckTranslator's
+    walk; NULL slots skipped) through walk_helpers' ft_release (compiled once, at O2). The caller
+    allocates `%own = alloca [n x ptr]`, zeroes it, and calls the release at every exit."""
+    return [f"define internal void @{release}(ptr %own) {{", "entry:",
+            f"  %rel = inttoptr i64 {helper_address('ft_release')} to ptr",
+            f"  call void %rel(ptr %own, i64 {n})", "  ret void", "}", ""]
 
 
 def _finish(tr: CheckTranslator, result: str, name: str, opt: int):

@@ -28,7 +28,7 @@ _HELPER = None          # (CompiledModule, address): compiled on first use
 def read_attr(tr, obj: str, slot: ia.AttrSlot) -> str:
     ir = tr.ir
     tr.keep += [slot.cls, slot.name]
-    fn = ir.op(f"inttoptr i64 {helper_address()} to ptr")
+    fn = ir.op(f"inttoptr i64 {helper_address('ft_attr_read')} to ptr")
     value = ir.op(f"call ptr {fn}(ptr {obj}, ptr {ir.const_ptr(slot.cls)}, i32 {slot.tag}, i64 {slot.index}, "
                   f"ptr {ir.const_ptr(slot.name)}, i64 {slot.basicsize})")
     got, slow, slow_done, join = (ir.label(x) for x in ("agot", "aslow", "aslowdone", "ajoin"))
@@ -44,13 +44,36 @@ def read_attr(tr, obj: str, slot: ia.AttrSlot) -> str:
     return ir.op(f"phi ptr [{value}, %{got}], [{generic}, %{slow_done}]")
 
 
-def helper_address() -> int:
+def helper_address(name: str = "ft_attr_read") -> int:
+    """The address of helper `name` (ft_attr_read, ft_release), compiled once per process."""
     global _HELPER
     if _HELPER is None:
         from ...codegen.llvm_jit import compile_ir
-        module = compile_ir(helper_ir(), ["ft_attr_read"], opt=2)
-        _HELPER = (module, module.address("ft_attr_read"))
-    return _HELPER[1]
+        module = compile_ir(helper_ir() + release_ir(), ["ft_attr_read", "ft_release"], opt=2)
+        _HELPER = (module, {n: module.address(n) for n in ("ft_attr_read", "ft_release")})
+    return _HELPER[1][name]
+
+
+def release_ir() -> str:
+    """LLVM IR of `void ft_release(PyObject **own, i64 n)`: drop the n references of a walk
+    (NULL slots skipped). Py_DECREF inline: an object whose count stays above zero is only
+    decremented (an immortal one, 3.12+: its low 32 bits read as a negative int32, is left
+    alone, as Py_DECREF does); the last reference goes through Py_DecRef (deallocation)."""
+    immortal = ["  %low = trunc i64 %rc to i32", "  %imm = icmp slt i32 %low, 0",
+                "  br i1 %imm, label %next, label %mortal", "mortal:"] if ia.PY >= (3, 12) else []
+    return "\n".join([
+        "define void @ft_release(ptr %own, i64 %n) {", "entry:",
+        "  %any = icmp sgt i64 %n, 0", "  br i1 %any, label %loop, label %done", "loop:",
+        "  %i = phi i64 [0, %entry], [%i1, %next]",
+        "  %p = getelementptr inbounds ptr, ptr %own, i64 %i", "  %o = load ptr, ptr %p, align 8",
+        "  %null = icmp eq ptr %o, null", "  br i1 %null, label %next, label %live", "live:",
+        "  %rc = load i64, ptr %o, align 8"] + immortal + [
+        "  %last = icmp eq i64 %rc, 1", "  br i1 %last, label %dealloc, label %dec", "dec:",
+        "  %rc1 = sub i64 %rc, 1", "  store i64 %rc1, ptr %o, align 8", "  br label %next", "dealloc:",
+        f"  %decref = inttoptr i64 {C_ADDRESSES['Py_DecRef']} to ptr", "  call void %decref(ptr %o)",
+        "  br label %next", "next:",
+        "  %i1 = add i64 %i, 1", "  %more = icmp slt i64 %i1, %n", "  br i1 %more, label %loop, label %done",
+        "done:", "  ret void", "}", ""])
 
 
 def helper_ir() -> str:
@@ -64,7 +87,7 @@ def helper_ir() -> str:
     lines = ["define ptr @ft_attr_read(ptr %obj, ptr %cls, i32 %tag, i64 %index, ptr %name, i64 %basicsize) {",
              "entry:"]
     lines += at("obj", 8) + at("cls", ia.TP_VERSION_TAG, "i32", 4)
-    lines += [f"  %same = icmp eq ptr %obj.8, %cls",
+    lines += ["  %same = icmp eq ptr %obj.8, %cls",
               f"  %sametag = icmp eq i32 %cls.{ia.TP_VERSION_TAG}, %tag",
               "  %ok0 = and i1 %same, %sametag",
               "  br i1 %ok0, label %fast, label %none", "fast:"]
@@ -91,8 +114,9 @@ def helper_ir() -> str:
                                            "  %nodv = icmp eq ptr %dv, null",
                                            "  br i1 %nodv, label %none, label %split", "split:"]
     lines += at("dict", ia.DICT_KEYS) + ["  br label %check", "check:",
-                                         f"  %keys = phi ptr [%cls.{ia.CACHED_KEYS}, %vals], [%dict.{ia.DICT_KEYS}, %split]",
-                                         f"  %vptr = phi ptr [%values, %vals], [%dv, %split]"]
+                                         f"  %keys = phi ptr [%cls.{ia.CACHED_KEYS}, %vals], "
+                                         f"[%dict.{ia.DICT_KEYS}, %split]",
+                                         "  %vptr = phi ptr [%values, %vals], [%dv, %split]"]
     lines += at("keys", ia.KEYS_NENTRIES, "i64") + at("keys", ia.KEYS_KIND, "i8", 1) + \
         at("keys", ia.KEYS_LOG2_INDEX_BYTES, "i8", 1)
     lines += [f"  %inrange = icmp sgt i64 %keys.{ia.KEYS_NENTRIES}, %index",
@@ -124,4 +148,4 @@ def helper_ir() -> str:
     return "\n".join(lines)
 
 
-__all__ = ["read_attr", "helper_address", "helper_ir"]
+__all__ = ["read_attr", "helper_address", "helper_ir", "release_ir"]
