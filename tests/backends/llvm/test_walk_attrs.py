@@ -286,3 +286,58 @@ def test_references_balanced_through_the_fast_reads(program):
         del got
         assert fn(other, x) is NATIVE_MISS
     assert [sys.getrefcount(o) for o in objs] == before
+
+
+PRODUCT_SOURCE = '''
+import numpy as np
+
+
+class Block:
+    def __init__(self, rng, d):
+        self.scale = {"g": rng.standard_normal(d) * 0.1 + 1.0}
+        self.proj = rng.standard_normal((d, d)) / d
+
+    def __call__(self, x):
+        return np.tanh(x * self.scale["g"]) @ self.proj + x
+'''
+
+
+def test_models_with_products_get_the_walking_native_entry(tmp_path, monkeypatch):
+    """A product that our nest computes at some sizes and BLAS at others (lower/matmul.py) no
+    longer costs a model its native entry: the entry decides from the sizes, as the wrapper, and
+    calls NumPy's product into the output where BLAS computes it."""
+    (tmp_path / "walk_product_blocks.py").write_text(PRODUCT_SOURCE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("walk_product_blocks", None)
+    blocks = importlib.import_module("walk_product_blocks")
+    ft.reset()
+    rng = np.random.default_rng(3)
+    model = [blocks.Block(rng, 128) for _ in range(3)]
+
+    def forward(model, x):
+        for b in model:
+            x = b(x)
+        return x
+
+    cf = ft.compile(forward)
+    entries = set()
+    # rows <= 6: our nest, 7: BLAS (dynamic from 8 on); from 8 rows the kernel's work (counted
+    # as if the nest ran) passes the thread pool's threshold: the Python path serves those
+    for rows in (3, 8, 2, 5, 9, 7, 4):
+        x = rng.standard_normal((rows, 128))
+        want = forward(model, x)
+        np.testing.assert_allclose(cf(model, x), want, rtol=1e-10, atol=1e-12)
+        found = [e for c in rt_cache.all_caches() if c.code is forward.__code__ for e in c.entries if e.check(model, x)]
+        assert len(found) == 1
+        e = found[0]
+        if rows <= 7 and rows != 3:
+            assert e.native is not None, rows
+            hits = e.native.hits
+            np.testing.assert_allclose(cf(model, x), want, rtol=1e-10, atol=1e-12)
+            assert e.native.hits == hits + 1, rows
+            entries.add(id(e))
+    assert len(entries) == 1                       # one dynamic entry serves both sides
+    del model[1].scale["g"]                        # a guard of the walk still misses
+    model[1].scale["h"] = np.ones(128)
+    with pytest.raises(KeyError):
+        cf(model, rng.standard_normal((5, 128)))
