@@ -38,6 +38,7 @@ from csrc_free_runtime import native as rt_native
 
 from ...config import config
 from ...guards.kinds import GuardKind as K
+from ...pyversion import dict_entries
 from ...pyversion.instance_attrs import attr_slot
 from ...sources import AttrSource, GetItemSource, LocalSource, ShapeSource
 from . import runtime, strict
@@ -206,20 +207,42 @@ class CheckTranslator(Translator):
         identical to the expected ones or equal to them. The pass takes the items the entry
         reads (`wanted`): the value of an entry whose key is the expected key or an exact str
         equal to it is d[key] (a str's hash and equality are str's: the lookup would find that
-        entry, dict keys being unique); any other equal key is looked up."""
+        entry, dict keys being unique); any other equal key is looked up. First, where the
+        layout allows (pyversion/dict_entries.py), walk_helpers' ft_keys_same reads the entries
+        in place: keys identical in order, values taken; anything else takes the PyDict_Next pass."""
         if self.types.get(src.code) is not dict:
             raise NotNative(f"keys of {src.name}: not a guarded dict")
         ir, d = self.ir, self.source_obj(src)
         self.keep += list(keys)
         ir.require(ir.op(f"icmp eq i64 {ir.field(d, 16, 'i64')}, {len(keys)}"))   # PyDictObject.ma_used
+        items = {i: GetItemSource(src, key) for i, key in enumerate(keys) if type(key) is str}
+        items = {i: item for i, item in items.items() if item in self.wanted and item not in self.memo}
+        slots = {i: self.reserve() for i in items}     # each item's reference, from either path
+        join = None
+        if dict_entries.AVAILABLE and keys:
+            want = (ctypes.c_void_p * len(keys))(*map(id, keys))
+            self.keep.append(want)
+            out = ir.alloca(f"[{len(keys)} x ptr]")
+            fn = ir.op(f"inttoptr i64 {helper_address('ft_keys_same')} to ptr")
+            wp = ir.op(f"inttoptr i64 {ctypes.addressof(want)} to ptr")
+            same = ir.op(f"call i1 {fn}(ptr {d}, ptr {wp}, i64 {len(keys)}, ptr {out})")
+            fast, slow, join = ir.label("keysfast"), ir.label("keysslow"), ir.label("keysjoin")
+            ir.do(f"br i1 {same}, label %{fast}, label %{slow}")
+            ir.block(fast)
+            for i in items:
+                v = ir.op(f"load ptr, ptr {ir.op(f'getelementptr inbounds ptr, ptr {out}, i64 {i}')}, align 8")
+                ir.call("void", "Py_IncRef", f"ptr {v}")
+                self._store_own(slots[i], v)
+            ir.do(f"br label %{join}")
+            ir.block(slow)
         pos, k, v = ir.alloca("i64"), ir.alloca("ptr"), ir.alloca("ptr")
         ir.do(f"store i64 0, ptr {pos}, align 8")
         self.keep.append(str)
-        for key in keys:
+        for i, key in enumerate(keys):
             more = ir.call("i32", "PyDict_Next", f"ptr {d}", f"ptr {pos}", f"ptr {k}", f"ptr {v}")
             ir.require(ir.op(f"icmp ne i32 {more}, 0"))
             got = ir.op(f"load ptr, ptr {k}, align 8")
-            same, eq, eqok, ne, join = (ir.label(x) for x in ("keysame", "keyeq", "keyeqok", "keyne", "keyok"))
+            same, eq, eqok, ne, ok = (ir.label(x) for x in ("keysame", "keyeq", "keyeqok", "keyne", "keyok"))
             want = ir.const_ptr(key)
             ir.do(f"br i1 {ir.op(f'icmp eq ptr {got}, {want}')}, label %{same}, label %{eq}")
             ir.block(eq)
@@ -227,20 +250,34 @@ class CheckTranslator(Translator):
             ir.do(f"br i1 {ir.op(f'icmp eq i32 {r}, 1')}, label %{eqok}, label %{ne}")
             ir.block(eqok)
             exact = ir.op(f"icmp eq ptr {ir.field(got, 8, 'ptr')}, {ir.const_ptr(str)}")
-            ir.do(f"br label %{join}")
+            ir.do(f"br label %{ok}")
             ir.block(ne)
             ir.call("void", "PyErr_Clear")                   # -1 (an error) or 0: a miss
             ir.do(f"br label %{ir.fail}")
             ir.block(same)
+            ir.do(f"br label %{ok}")
+            ir.block(ok)
+            if i in items:
+                hit = ir.op(f"phi i1 [true, %{same}], [{exact}, %{eqok}]")
+                self._item_from_pass(d, key, hit, ir.op(f"load ptr, ptr {v}, align 8"), slots[i])
+        if join is not None:
             ir.do(f"br label %{join}")
             ir.block(join)
-            item = GetItemSource(src, key)
-            if item in self.wanted and item not in self.memo and type(key) is str:
-                hit = ir.op(f"phi i1 [true, %{same}], [{exact}, %{eqok}]")
-                self._item_from_pass(item, d, key, hit, ir.op(f"load ptr, ptr {v}, align 8"))
+        for i, item in items.items():
+            got = ir.op(f"load ptr, ptr {ir.op(f'getelementptr inbounds ptr, ptr %own, i64 {slots[i]}')}, align 8")
+            self.memo[item] = got
+            self.slot_of[got] = slots[i]
 
-    def _item_from_pass(self, item, d, key, hit, value):
-        """memo[item] = a new reference to d[key]: `value` where `hit`, else looked up."""
+    def reserve(self) -> int:
+        """A slot of `own` for a reference stored later (_store_own)."""
+        self.owned += 1
+        return self.owned - 1
+
+    def _store_own(self, slot: int, ptr: str):
+        self.ir.do(f"store ptr {ptr}, ptr {self.ir.op(f'getelementptr inbounds ptr, ptr %own, i64 {slot}')}, align 8")
+
+    def _item_from_pass(self, d, key, hit, value, slot):
+        """own[slot] = a new reference to d[key]: `value` where `hit`, else looked up."""
         ir = self.ir
         start, look, have = ir.label("itempass"), ir.label("itemlook"), ir.label("itemhave")
         ir.do(f"br label %{start}")
@@ -260,7 +297,7 @@ class CheckTranslator(Translator):
         ir.block(have)
         got = ir.op(f"phi ptr [{value}, %{start}], [{found}, %{ok}]")
         ir.call("void", "Py_IncRef", f"ptr {got}")
-        self.memo[item] = self.own(got)
+        self._store_own(slot, got)
 
     def _predicate(self, src, fn):
         """fn(v) is true (a Python call: an exception is a miss)."""

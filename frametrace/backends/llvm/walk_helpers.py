@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from csrc_free_runtime.native import C_ADDRESSES
 
+from ...pyversion import dict_entries as de
 from ...pyversion import instance_attrs as ia
 
 _HELPER = None          # (CompiledModule, address): compiled on first use
@@ -45,13 +46,45 @@ def read_attr(tr, obj: str, slot: ia.AttrSlot) -> str:
 
 
 def helper_address(name: str = "ft_attr_read") -> int:
-    """The address of helper `name` (ft_attr_read, ft_release), compiled once per process."""
+    """The address of helper `name` (ft_attr_read, ft_release, ft_keys_same), compiled once per
+    process."""
     global _HELPER
     if _HELPER is None:
         from ...codegen.llvm_jit import compile_ir
-        module = compile_ir(helper_ir() + release_ir(), ["ft_attr_read", "ft_release"], opt=2)
-        _HELPER = (module, {n: module.address(n) for n in ("ft_attr_read", "ft_release")})
+        names = ("ft_attr_read", "ft_release", "ft_keys_same")
+        module = compile_ir(helper_ir() + release_ir() + keys_ir(), list(names), opt=2)
+        _HELPER = (module, {n: module.address(n) for n in names})
     return _HELPER[1][name]
+
+
+def keys_ir() -> str:
+    """LLVM IR of `i1 ft_keys_same(PyDictObject *d, PyObject **want, i64 n, PyObject **out)`: 1
+    when d is a combined str-keyed dict of n entries none deleted (pyversion/dict_entries.py)
+    whose keys are, in order, the very objects `want`; the values (borrowed) go to `out`.
+    0 says nothing: the caller's PyDict_Next pass decides. The caller checked ma_used == n."""
+    return "\n".join([
+        "define i1 @ft_keys_same(ptr %d, ptr %want, i64 %n, ptr %out) {", "entry:",
+        f"  %mvp = getelementptr inbounds i8, ptr %d, i64 {ia.DICT_VALUES}", "  %mv = load ptr, ptr %mvp, align 8",
+        f"  %kp = getelementptr inbounds i8, ptr %d, i64 {ia.DICT_KEYS}", "  %keys = load ptr, ptr %kp, align 8",
+        f"  %kindp = getelementptr inbounds i8, ptr %keys, i64 {ia.KEYS_KIND}",
+        "  %kind = load i8, ptr %kindp, align 1",
+        f"  %np = getelementptr inbounds i8, ptr %keys, i64 {ia.KEYS_NENTRIES}", "  %ne = load i64, ptr %np, align 8",
+        "  %combined = icmp eq ptr %mv, null", f"  %unicode = icmp eq i8 %kind, {de.DICT_KEYS_UNICODE}",
+        "  %dense = icmp eq i64 %ne, %n", "  %ok0 = and i1 %combined, %unicode", "  %ok1 = and i1 %ok0, %dense",
+        "  br i1 %ok1, label %start, label %no", "start:",
+        f"  %lp = getelementptr inbounds i8, ptr %keys, i64 {ia.KEYS_LOG2_INDEX_BYTES}",
+        "  %l8 = load i8, ptr %lp, align 1", "  %l = zext i8 %l8 to i64", "  %isize = shl i64 1, %l",
+        f"  %eoff = add i64 %isize, {ia.KEYS_INDICES}", "  %ents = getelementptr inbounds i8, ptr %keys, i64 %eoff",
+        "  %any = icmp sgt i64 %n, 0", "  br i1 %any, label %loop, label %yes", "loop:",
+        "  %i = phi i64 [0, %start], [%i1, %same]",
+        f"  %off = mul i64 %i, {ia.ENTRY_SIZE}", "  %ep = getelementptr inbounds i8, ptr %ents, i64 %off",
+        "  %key = load ptr, ptr %ep, align 8",
+        "  %wp = getelementptr inbounds ptr, ptr %want, i64 %i", "  %w = load ptr, ptr %wp, align 8",
+        "  %eq = icmp eq ptr %key, %w", "  br i1 %eq, label %same, label %no", "same:",
+        "  %vp = getelementptr inbounds i8, ptr %ep, i64 8", "  %v = load ptr, ptr %vp, align 8",
+        "  %op = getelementptr inbounds ptr, ptr %out, i64 %i", "  store ptr %v, ptr %op, align 8",
+        "  %i1 = add i64 %i, 1", "  %more = icmp slt i64 %i1, %n", "  br i1 %more, label %loop, label %yes",
+        "yes:", "  ret i1 1", "no:", "  ret i1 0", "}", ""])
 
 
 def release_ir() -> str:
@@ -148,4 +181,4 @@ def helper_ir() -> str:
     return "\n".join(lines)
 
 
-__all__ = ["read_attr", "helper_address", "helper_ir", "release_ir"]
+__all__ = ["read_attr", "helper_address", "helper_ir", "release_ir", "keys_ir"]
