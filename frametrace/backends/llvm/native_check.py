@@ -38,8 +38,11 @@ from csrc_free_runtime import native as rt_native
 
 from ...config import config
 from ...guards.kinds import GuardKind as K
+from ...pyversion import dict_entries
+from ...pyversion.instance_attrs import attr_slot
 from ...sources import AttrSource, GetItemSource, LocalSource, ShapeSource
 from . import runtime, strict
+from .walk_helpers import helper_address, read_attr
 from .native_guards import IR, OVERFLOW_DECLS, NotNative, Translator, V, _function_member
 
 _why = logging.getLogger("frametrace.backends.llvm.native")
@@ -48,9 +51,11 @@ _CALL_OBJ_ARGS = ctypes.cast(ctypes.pythonapi.PyObject_CallFunctionObjArgs, ctyp
 # (a dict's keys are compared where its items are first read: the walk takes their values)
 _FIRST = (K.TYPE_MATCH, K.ID_MATCH, K.BUILTIN, K.CODE_MATCH, K.KEYS)
 _SECOND = (K.NDIM, K.LEN)
-# O2 checks run ~8% faster than O0 ones and take ~16x longer to build (100 arrays: 5.7 s
-# against 0.34 s, loaded machine); a check beside a native entry serves only its misses: O0
-OPT_LEVEL, MISS_PATH_OPT_LEVEL = 2, 0
+# O2 checks run ~7% faster than O0 ones (the walk's work is in walk_helpers.py's O2 helpers: 100
+# arrays 1.61 against 1.73 us) and take ~10-16x longer to build (559 guards: 2.2 s against 0.2 s;
+# 1,000 arrays: 42 s against 2.6 s; loaded machine): O2 only for checks of at most
+# O2_MAX_GUARDS guards; a check beside a native entry serves only its misses: O0
+OPT_LEVEL, MISS_PATH_OPT_LEVEL, O2_MAX_GUARDS = 2, 0, 200
 
 
 class NativeCheck:
@@ -67,11 +72,13 @@ class NativeCheck:
 
 def build_native_check(argnames, guards, bindings, input_sources, namespace, name="entry", opt=None):
     """A NativeCheck for this entry's guards, or None (the Python check serves it).
-    opt: the LLVM optimisation level (OPT_LEVEL when None)."""
+    opt: the LLVM optimisation level (None: OPT_LEVEL up to O2_MAX_GUARDS guards, else O0)."""
     if not getattr(config, "native_dispatch", False) or not rt_native.AVAILABLE or not runtime.ARRAY_LAYOUT_OK:
         return None
     try:
-        return _build(argnames, guards, bindings, input_sources, namespace, name, OPT_LEVEL if opt is None else opt)
+        if opt is None:
+            opt = OPT_LEVEL if len(guards) <= O2_MAX_GUARDS else 0
+        return _build(argnames, guards, bindings, input_sources, namespace, name, opt)
     except NotNative as exc:
         _why.debug("no native check for %s: %s", name, exc)
         return None
@@ -119,7 +126,9 @@ class CheckTranslator(Translator):
         if isinstance(src, LocalSource) and src.local in self.argindex:
             got = self.arg(src.local).ref              # the caller's reference: alive
         elif isinstance(src, AttrSource) and not _function_member(src, self.types):
-            got = self.own(self._getattr(self.source_obj(src.base), src.member))
+            base = self.source_obj(src.base)
+            slot = attr_slot(self.types.get(src.base.code), src.member)   # (instance values: walk_helpers.py)
+            got = self.own(read_attr(self, base, slot) if slot is not None else self._getattr(base, src.member))
         elif isinstance(src, GetItemSource):
             got = self.own(self._item(src))
         else:                                          # globals, function members, cells, defaults
@@ -199,20 +208,42 @@ class CheckTranslator(Translator):
         identical to the expected ones or equal to them. The pass takes the items the entry
         reads (`wanted`): the value of an entry whose key is the expected key or an exact str
         equal to it is d[key] (a str's hash and equality are str's: the lookup would find that
-        entry, dict keys being unique); any other equal key is looked up."""
+        entry, dict keys being unique); any other equal key is looked up. First, where the
+        layout allows (pyversion/dict_entries.py), walk_helpers' ft_keys_same reads the entries
+        in place: keys identical in order, values taken; anything else takes the PyDict_Next pass."""
         if self.types.get(src.code) is not dict:
             raise NotNative(f"keys of {src.name}: not a guarded dict")
         ir, d = self.ir, self.source_obj(src)
         self.keep += list(keys)
         ir.require(ir.op(f"icmp eq i64 {ir.field(d, 16, 'i64')}, {len(keys)}"))   # PyDictObject.ma_used
+        items = {i: GetItemSource(src, key) for i, key in enumerate(keys) if type(key) is str}
+        items = {i: item for i, item in items.items() if item in self.wanted and item not in self.memo}
+        slots = {i: self.reserve() for i in items}     # each item's reference, from either path
+        join = None
+        if dict_entries.AVAILABLE and keys:
+            want = (ctypes.c_void_p * len(keys))(*map(id, keys))
+            self.keep.append(want)
+            out = ir.alloca(f"[{len(keys)} x ptr]")
+            fn = ir.op(f"inttoptr i64 {helper_address('ft_keys_same')} to ptr")
+            wp = ir.op(f"inttoptr i64 {ctypes.addressof(want)} to ptr")
+            same = ir.op(f"call i1 {fn}(ptr {d}, ptr {wp}, i64 {len(keys)}, ptr {out})")
+            fast, slow, join = ir.label("keysfast"), ir.label("keysslow"), ir.label("keysjoin")
+            ir.do(f"br i1 {same}, label %{fast}, label %{slow}")
+            ir.block(fast)
+            for i in items:
+                v = ir.op(f"load ptr, ptr {ir.op(f'getelementptr inbounds ptr, ptr {out}, i64 {i}')}, align 8")
+                ir.call("void", "Py_IncRef", f"ptr {v}")
+                self._store_own(slots[i], v)
+            ir.do(f"br label %{join}")
+            ir.block(slow)
         pos, k, v = ir.alloca("i64"), ir.alloca("ptr"), ir.alloca("ptr")
         ir.do(f"store i64 0, ptr {pos}, align 8")
         self.keep.append(str)
-        for key in keys:
+        for i, key in enumerate(keys):
             more = ir.call("i32", "PyDict_Next", f"ptr {d}", f"ptr {pos}", f"ptr {k}", f"ptr {v}")
             ir.require(ir.op(f"icmp ne i32 {more}, 0"))
             got = ir.op(f"load ptr, ptr {k}, align 8")
-            same, eq, eqok, ne, join = (ir.label(x) for x in ("keysame", "keyeq", "keyeqok", "keyne", "keyok"))
+            same, eq, eqok, ne, ok = (ir.label(x) for x in ("keysame", "keyeq", "keyeqok", "keyne", "keyok"))
             want = ir.const_ptr(key)
             ir.do(f"br i1 {ir.op(f'icmp eq ptr {got}, {want}')}, label %{same}, label %{eq}")
             ir.block(eq)
@@ -220,20 +251,34 @@ class CheckTranslator(Translator):
             ir.do(f"br i1 {ir.op(f'icmp eq i32 {r}, 1')}, label %{eqok}, label %{ne}")
             ir.block(eqok)
             exact = ir.op(f"icmp eq ptr {ir.field(got, 8, 'ptr')}, {ir.const_ptr(str)}")
-            ir.do(f"br label %{join}")
+            ir.do(f"br label %{ok}")
             ir.block(ne)
             ir.call("void", "PyErr_Clear")                   # -1 (an error) or 0: a miss
             ir.do(f"br label %{ir.fail}")
             ir.block(same)
+            ir.do(f"br label %{ok}")
+            ir.block(ok)
+            if i in items:
+                hit = ir.op(f"phi i1 [true, %{same}], [{exact}, %{eqok}]")
+                self._item_from_pass(d, key, hit, ir.op(f"load ptr, ptr {v}, align 8"), slots[i])
+        if join is not None:
             ir.do(f"br label %{join}")
             ir.block(join)
-            item = GetItemSource(src, key)
-            if item in self.wanted and item not in self.memo and type(key) is str:
-                hit = ir.op(f"phi i1 [true, %{same}], [{exact}, %{eqok}]")
-                self._item_from_pass(item, d, key, hit, ir.op(f"load ptr, ptr {v}, align 8"))
+        for i, item in items.items():
+            got = ir.op(f"load ptr, ptr {ir.op(f'getelementptr inbounds ptr, ptr %own, i64 {slots[i]}')}, align 8")
+            self.memo[item] = got
+            self.slot_of[got] = slots[i]
 
-    def _item_from_pass(self, item, d, key, hit, value):
-        """memo[item] = a new reference to d[key]: `value` where `hit`, else looked up."""
+    def reserve(self) -> int:
+        """A slot of `own` for a reference stored later (_store_own)."""
+        self.owned += 1
+        return self.owned - 1
+
+    def _store_own(self, slot: int, ptr: str):
+        self.ir.do(f"store ptr {ptr}, ptr {self.ir.op(f'getelementptr inbounds ptr, ptr %own, i64 {slot}')}, align 8")
+
+    def _item_from_pass(self, d, key, hit, value, slot):
+        """own[slot] = a new reference to d[key]: `value` where `hit`, else looked up."""
         ir = self.ir
         start, look, have = ir.label("itempass"), ir.label("itemlook"), ir.label("itemhave")
         ir.do(f"br label %{start}")
@@ -253,7 +298,7 @@ class CheckTranslator(Translator):
         ir.block(have)
         got = ir.op(f"phi ptr [{value}, %{start}], [{found}, %{ok}]")
         ir.call("void", "Py_IncRef", f"ptr {got}")
-        self.memo[item] = self.own(got)
+        self._store_own(slot, got)
 
     def _predicate(self, src, fn):
         """fn(v) is true (a Python call: an exception is a miss)."""
@@ -369,21 +414,12 @@ def _null_fails(ir, value, live):
 
 
 def emit_release(release: str, n: int) -> list:
-    """Lines of `void @release(ptr %own)`: Py_DecRef of the n references of `%own` (a
-    CheckTranslator's walk; NULL slots are skipped by Py_DecRef). The caller allocates
-    `%own = alloca [n x ptr]`, zeroes it, and calls the release at every exit."""
-    dec = rt_native.C_ADDRESSES["Py_DecRef"]
-    return [f"define internal void @{release}(ptr %own) {{",
-            "entry:", "  br label %loop", "loop:",
-            "  %i = phi i64 [0, %entry], [%next, %loop]",
-            "  %p = getelementptr inbounds ptr, ptr %own, i64 %i",
-            "  %o = load ptr, ptr %p, align 8",
-            f"  %dec = inttoptr i64 {dec} to ptr",
-            "  call void %dec(ptr %o)",                    # Py_DecRef: NULL is a no-op
-            "  %next = add i64 %i, 1",
-            f"  %more = icmp ult i64 %next, {n}",
-            "  br i1 %more, label %loop, label %done",
-            "done:", "  ret void", "}", ""]
+    """Lines of `void @release(ptr %own)`: drop the n references of `%own` (a CheckTranslator's
+    walk; NULL slots skipped) through walk_helpers' ft_release (compiled once, at O2). The caller
+    allocates `%own = alloca [n x ptr]`, zeroes it, and calls the release at every exit."""
+    return [f"define internal void @{release}(ptr %own) {{", "entry:",
+            f"  %rel = inttoptr i64 {helper_address('ft_release')} to ptr",
+            f"  call void %rel(ptr %own, i64 {n})", "  ret void", "}", ""]
 
 
 def _finish(tr: CheckTranslator, result: str, name: str, opt: int):

@@ -41,7 +41,7 @@ from csrc_free_runtime import native as rt_native
 
 from ...config import config
 from ...ir.graph import Node
-from ...ir.registry import size_warnings
+from ...ir.registry import get_op, size_warnings
 from ...logs import get_logger
 from ...stats import counters
 from ...lower.fusion import KernelStep
@@ -116,6 +116,7 @@ class _Builder(Launch, ReturnValue):
         self.descs: dict = {}         # wrapper variable -> native_views.Desc of an input or its view
         self.copies: dict = {}        # assign node (a wrapper step) -> (dst Desc, source)
         self.calls: dict = {}         # NumPy-call step node -> (callable, args): native_calls.py
+        self.products: dict = {}      # product node -> (NumPy's product, a var, b var, i1 our nest)
         self.scalar_args: dict = {}   # var of a by-value input -> its object (native_fp.numpy_or_check)
         self._cleanups: dict = {}     # owned pointers -> label of the block dropping them (_cleanup)
         self._pending_cleanups: list = []
@@ -288,8 +289,8 @@ class _Builder(Launch, ReturnValue):
                 continue
             if any(size_warnings(j.node) for j in step.jobs):
                 raise NotNative("a reduction may warn (np.var with ddof >= the count: reports.py)")
-            if step.products:
-                raise NotNative("a matrix product that BLAS computes at some sizes")
+            for n, use, when in step.products:     # our nest or BLAS, as the sizes say
+                self._plan_product(plan, n, use, when)
             for v in step.copies:                   # the source reads the old contents: a copy
                 node = self._node_of(plan, v)
                 if v not in self.objs and v not in will_own:
@@ -337,6 +338,26 @@ class _Builder(Launch, ReturnValue):
             self.size(plan, k.split_extent)
             for j, s in enumerate(k.slots):
                 self.slots[(k.name, j)] = self._slot_value(plan, s)
+
+    def _plan_product(self, plan, n, use, when):
+        """A product a kernel computes when `when` holds (lower/matmul.py), else BLAS before the
+        kernel into its output (wrapper.py: `use`, the kernel's flag, and np.matmul(..., out=));
+        the sizes decide, before anything is allocated."""
+        a, b = n.args
+        if not (isinstance(a, Node) and isinstance(b, Node)) or n.call_attrs or \
+                a.dtype != n.dtype or b.dtype != n.dtype:
+            raise NotNative("a product BLAS computes from operands cast to its dtype")
+        for x in (a, b):
+            var = plan.var.get(x)
+            if var not in self.objs and var not in self.will_own:
+                raise NotNative(f"a product of {var}, which the entry does not hold")
+        tr = self.tr
+        cond = "true" if when is sympy.true else "false" if when is sympy.false else \
+            tr.sym_bool(when, lambda s: tr.named(plan.sym_names.get(s)))
+        tr.env[use] = V("bool", cond)
+        fn = get_op(n.op).ref if n.op == "dot" else np.matmul      # (wrapper.matmul_call)
+        tr.keep.append(fn)
+        self.products[n] = (fn, plan.var[a], plan.var[b], cond)
 
     def _node_of(self, plan, var):
         nodes = getattr(self, "_nodes", None) or {v: n for n, v in plan.var.items()}

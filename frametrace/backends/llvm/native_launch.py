@@ -14,7 +14,7 @@ GIL_WORK = 1 << 15
 
 
 class Launch:
-    """Mixin of native_entry._Builder (uses its ir, tr, objs, owned, slots, copies, calls, vw,
+    """Mixin of native_entry._Builder (uses its ir, tr, objs, owned, slots, copies, calls, products, vw,
     scalar_args, size, _node_of, _cleanups, _pending_cleanups)."""
 
     def _alloc(self, plan, var, shape, dtype):
@@ -72,6 +72,8 @@ class Launch:
             self._alloc(plan, plan.var[n], n.shape, n.dtype)
         for n, donor in step.reuse:                # (after the allocations: the donor may be one)
             self.objs[plan.var[n]] = self.objs[plan.var[donor]]
+        for n, _, _ in step.products:              # BLAS where the sizes say (its out: n's array)
+            self._blas(plan, n)
         k = step.kernel
         pack = ir.alloca(f"[{max(len(k.buffers) + len(k.slots), 1)} x i64]")
         for i, b in enumerate(k.buffers):
@@ -86,6 +88,19 @@ class Launch:
         if check is not None:
             check(pack)
         self._call_kernel(plan, k, run, pack)
+
+    def _blas(self, plan, n):
+        """`fn(a, b, out)` unless our nest computes product n (native_entry._plan_product);
+        NumPy's exception, if any, propagates (NULL) as from the wrapper's call."""
+        ir = self.ir
+        fn, a, b, ours = self.products[n]
+        blas, done = ir.label("blas"), ir.label("blasdone")
+        ir.do(f"br i1 {ours}, label %{done}, label %{blas}")
+        ir.block(blas)
+        r = self.py_call(fn, self.objs[a], self.objs[b], self.objs[plan.var[n]])
+        ir.call("void", "Py_DecRef", f"ptr {r}")
+        ir.do(f"br label %{done}")
+        ir.block(done)
 
     def _lone_ufunc(self, plan, step):
         """(ufunc, operand pointers) of a graph that is one in-place ufunc (step.numpy_call,
