@@ -203,7 +203,8 @@ class KernelBuilder:
         self.lets |= ph.defines
         last = self.phases[-1] if self.phases else None
         if last is not None and last.extents == ph.extents and ph.extents and last.guard is None \
-                and ph.guard is None and last.pairwise == ph.pairwise and not (_reads(ph) & last.defines) and not _stores_read(last, ph):
+                and ph.guard is None and last.pairwise == ph.pairwise and not (_reads(ph) & last.defines) \
+                and not _stores_read(last, ph):
             last.pre += ph.pre
             last.body += ph.body
             last.post += ph.post

@@ -3,14 +3,19 @@ cache entry may run either way, and the runtime keeps the faster (csrc_free_runt
 
 Exact: elementwise arithmetic, comparisons, casts, data movement, max/min/argmax (NumPy's NaN
 and zero signs), integer reductions, column reductions that accumulate in NumPy's own order,
-scans, and everything the wrapper hands to NumPy itself (opaque calls, np.matmul). Not exact:
-float sums and products reassociated to vectorise (sum, mean, var, ...: within rounding of
-NumPy's pairwise sums), the vectorised transcendental functions (within a few ulp), and the
-structured loops of the graph (their bodies are compiled on their own: not examined here).
+scans, float sums of a whole 1-d array (or (n, 1), ...) in NumPy's pairwise order (sum, mean,
+var, std: a pairwise loop at the kernel's top level, codegen/llvm_kernels/pairwise.py), and
+everything the wrapper hands to NumPy itself (opaque calls, np.matmul). Not exact: other float
+sums and products, reassociated to vectorise (within rounding of NumPy's); pairwise row sums
+(`x.sum(axis=-1)`: NumPy's order for C-ordered rows, but NumPy sums an F-ordered input's rows
+one element at a time, and the kernel serves both layouts); the vectorised transcendental
+functions (within a few ulp); the structured loops of the graph (their bodies are compiled on
+their own: not examined here).
 """
 from __future__ import annotations
 
-from ...lower.loop_ir import Op, walk_exprs
+from ...codegen.llvm_kernels.pairwise import pairwise_sums
+from ...lower.loop_ir import Loop, Op, Update, walk_exprs
 from ...lower.peephole import EXPENSIVE
 
 _REASSOCIATED = ("red_add", "red_mul")
@@ -22,7 +27,21 @@ def same_as_eager(run) -> bool:
     if plan is None or getattr(plan, "loop_natives", None) or getattr(plan, "loop_runners", None) \
             or getattr(plan, "array_loops", None):
         return False
-    return not any(_inexact(x) for k in run.kernels for e in _exprs(k.body) for x in walk_exprs(e))
+    return not any(_inexact(x) for k in run.kernels for e in _exprs(_exact_sums_apart(k.body))
+                   for x in walk_exprs(e))
+
+
+def _exact_sums_apart(body) -> list:
+    """The kernel's statements, the pairwise sums of its top-level loops (a whole array's sum
+    in NumPy's order) reduced to the elements they add up."""
+    out = []
+    for s in body:
+        sums = pairwise_sums(s) if isinstance(s, Loop) else {}
+        if sums:
+            s = Loop(s.var, s.stop, [Update(x.name, x.value.args[1]) if isinstance(x, Update) and x.name in sums
+                                     else x for x in s.body], s.start)
+        out.append(s)
+    return out
 
 
 def _inexact(e) -> bool:

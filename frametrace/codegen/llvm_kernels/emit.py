@@ -431,8 +431,7 @@ class FunctionEmitter:
         """Loop `lp` over [start, stop); an innermost loop in two versions (module doc)."""
         inner = not any(isinstance(s, (Loop, If)) for s in lp.body)
         versions = self._prepare_versions(lp) if inner else None
-        sums = pairwise.pairwise_sums(self, lp) if lp.pairwise and inner and lp.until is None and not lp.split \
-            and (self.k.bail is None or self.k.bail[1] != lp.var) else None
+        sums = pairwise.pairwise_sums(lp) if inner and (self.k.bail is None or self.k.bail[1] != lp.var) else None
         if sums:                                 # float sums in NumPy's order (pairwise.py)
             return pairwise.emit(self, lp, start, stop, versions, sums)
         exit_ = self.new_label("exit")

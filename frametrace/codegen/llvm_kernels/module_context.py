@@ -26,17 +26,6 @@ class ModuleContext:
         self.metadata += [f"!{n} = distinct !{{!{n}, !{n + 1}}}", f'!{n + 1} = !{{!"llvm.loop.unroll.disable"}}']
         return f"!{n}"
 
-    def lanes_md(self, width: int) -> str:
-        """!llvm.loop metadata: vectorise `width` wide, one vector per iteration, no unrolling (the
-        lanes of a pairwise sum's unit: codegen/llvm_kernels/pairwise.py)."""
-        n = len(self.metadata)
-        self.metadata += [f"!{n} = distinct !{{!{n}, !{n + 1}, !{n + 2}, !{n + 3}, !{n + 4}}}",
-                          f'!{n + 1} = !{{!"llvm.loop.vectorize.enable", i1 true}}',
-                          f'!{n + 2} = !{{!"llvm.loop.vectorize.width", i32 {width}}}',
-                          f'!{n + 3} = !{{!"llvm.loop.interleave.count", i32 1}}',
-                          f'!{n + 4} = !{{!"llvm.loop.unroll.disable"}}']
-        return f"!{n}"
-
     def interleave_md(self, count: int, masked_tail: bool = True) -> str:
         """!llvm.loop metadata: vectorise with `count` vectors per iteration, the tail in
         masked vectors (no scalar remainder and no vector epilogue: less code to compile)

@@ -2,7 +2,7 @@
 
 NumPy's add reduction along the innermost axis is `out = 0.0; out += pairwise_sum(x, n)`
 (numpy/_core/src/umath/loops_utils.h.src), measured bit for bit on NumPy 2.4 and 2.5
-(tests/codegen/test_pairwise_sums.py):
+(tests/backends/llvm/test_pairwise_sums.py):
 
     n < 8         res = 0.0; res += x[i] one by one
     n <= 128      r[k] = x[k] (k < 8); r[k] += x[8j + k] for each further whole group of 8;
@@ -15,20 +15,28 @@ units; only the rightmost path (the spine) carries the R remaining elements, and
 leaf when 8q (+ R on the spine) <= 128. Every leaf starts at a multiple of 8, so element i
 goes into lane (i - start) % 8. Without recursion, the loop runs the leaves left to right:
 
-    for each leaf (found by descending from the root to the unit `pos`, counting its depth):
-        lanes = -0.0 (-0.0 + x == x: the same bits as starting from the first 8 elements)
-        for each unit u of the leaf: for k in 0..7: lane[k] += x[start + 8u + k]
-        res = the lanes combined as above; on the spine, then the R last elements one by one
-        push (res, depth); while the two top entries have one depth, they are siblings:
-        replace them by (left + right, depth - 1)
+    leaves: the path from the root to the current leaf is kept (lo, q, R per depth); the next
+        leaf is the right sibling of the deepest left child on it, then left children down to
+        a leaf (amortised O(1) per leaf)
+    lanes = -0.0 (-0.0 + x == x: the same bits as NumPy's r[k] = x[k])
+    for each unit u of the leaf: lanes += x[start + 8u : start + 8u + 8] (one vector add)
+    res = the lanes combined as above; on the spine, then the R last elements one by one
+    push (res, depth); while the two top entries have one depth they are siblings: replace
+        them by (left + right, depth - 1)
     out += the one entry left (n < 8: res = 0.0, then the n elements one by one)
+
+Speed: a leaf's lanes are one chain of vector adds (two 256-bit vectors in float64, one in
+float32: the width LLVM vectorises with here), 4 cycles each; GROUP leaves run side by side
+(independent chains: the units all of them have without a test, then the rest), and a sum of
+n <= 128 (a row) has a path of its own without the tree. The elements are read as vectors
+straight from x when the body only adds up x[i] at unit stride; otherwise the body (a fused
+expression, other stores and accumulators) runs over the group's elements in order as a loop
+LLVM vectorises, writing the elements into a stack buffer that the lanes then read.
 
 The iterations run in their order (0, 1, ..., n - 1), so whatever else the body does (stores,
 other accumulators) is unchanged; only the float `red_add` accumulators (`acc := acc + x`, x
-reading no accumulator) are split into lanes. The inner loop over k is forced vectorised
-(width 8) and never unrolled: one vector add per unit, as NumPy's r[0..7]; its adds are plain
-`fadd` (no `reassoc`: nothing may reorder them). The quick and the full tier emit the same
-order, so they give the same bits.
+reading no accumulator) take NumPy's order. Their adds are plain `fadd` (no `reassoc`: nothing
+may reorder them). The quick and the full tier emit the same code, so they give the same bits.
 """
 from __future__ import annotations
 
@@ -41,19 +49,22 @@ _STACK = 64          # tree depth bound: log2 of 2**63 / 8 units
 GROUP = 4            # leaves run side by side: independent chains of vector adds
 
 
-def pairwise_sums(em, lp: Loop) -> dict:
-    """{acc name: dtype} of the float sums of `lp` to run in NumPy's order (module doc)."""
-    out, names = {}, []
+def pairwise_sums(lp: Loop) -> dict:
+    """{acc name: dtype} of the float sums of `lp` to run in NumPy's order (module doc):
+    `acc := red_add(acc, x)`, float32/float64, x reading no accumulator the loop updates; {}
+    when the loop is not a pairwise one or an accumulator is updated twice."""
+    if not lp.pairwise or lp.until is not None or lp.split or any(isinstance(s, Loop) or hasattr(s, "orelse")
+                                                                   for s in lp.body):
+        return {}
+    updated = [s.name for s in lp.body if isinstance(s, Update)]
+    out = {}
     for s in lp.body:
-        if not isinstance(s, Update):
-            continue
-        names.append(s.name)
-        v = s.value
+        v = s.value if isinstance(s, Update) else None
         if isinstance(v, Op) and v.op == "red_add" and v.dtype in ("float32", "float64") and len(v.args) == 2 \
-                and v.args[0] == Var(s.name, v.dtype) and em.accs.get(s.name, (None, None))[1] == v.dtype \
-                and not any(isinstance(x, Var) and x.name in em.accs for x in walk_exprs(v.args[1])):
+                and v.args[0] == Var(s.name, v.dtype) \
+                and not any(isinstance(x, Var) and x.name in updated for x in walk_exprs(v.args[1])):
             out[s.name] = v.dtype
-    return out if len(names) == len(set(names)) else {}
+    return out if len(updated) == len(set(updated)) else {}
 
 
 def emit(em, lp: Loop, start: str, stop: str, versions, sums: dict):
@@ -103,7 +114,7 @@ class _State:
         self.sums, self.group = sums, group
         self.lanes = {a: [[alloca(f"lanes{j}.{h}.{a}", _vec(dt)) for h in range(_halves(dt))] for j in range(group)]
                       for a, dt in sums.items()}
-        self.unit = {a: alloca(f"unit.{a}", f"[{LANES} x {T.reg(dt)}]") for a, dt in sums.items()}
+        self.buf = {a: alloca(f"buf.{a}", f"[{group * BLOCK} x {T.reg(dt)}]") for a, dt in sums.items()}
         self.res = {a: alloca(f"res.{a}", T.reg(dt)) for a, dt in sums.items()}
         self.total = {a: alloca(f"total.{a}", T.reg(dt)) for a, dt in sums.items()}
         self.stack = {a: alloca(f"stack.{a}", f"[{_STACK} x {T.reg(dt)}]") for a, dt in sums.items()}
@@ -162,7 +173,7 @@ def _driver(em, st, loops, start, stop, units, rest, done, access, scalar):
             em.accs[a] = (st.res[a], dt)
 
     loads = _direct(unit, sums, access) if not scalar else None
-    group = 1 if scalar else GROUP if loads is not None else 2      # (each leaf of a group: the body again)
+    group = 1 if scalar else GROUP
     small, one, many, fin = (em.new_label(x) for x in ("pwsmall", "pwone", "pwmany", "pwfin"))
     _store(em, 0, st.sp)
     _store(em, 0, st.pos)
@@ -210,27 +221,25 @@ def _leaves(em, st, group, guarded, unit, loads, access, scalar, start, stop, un
         for lanes in st.lanes[a][:group]:
             for p in lanes:
                 _store(em, f"<{zeros}>", p, _vec(dt))
-    uhead, ubody, uexit = em.new_label("pwu"), em.new_label("pwub"), em.new_label("pwux")
+    base = _load(em, st.leaf[0]["lo"])
+    if loads is None:                             # the group's elements (the body) into st.buf
+        lo = em.emit(f"add i64 {start}, {em.emit(f'shl i64 {base}, 3', 'i64')}", "i64")
+        end = _load(em, st.pos) if guarded else units
+
+        def bind(i):
+            off = em.emit(f"sub i64 {i}, {lo}", "i64")
+            for a, dt in sums.items():
+                em.accs[a] = (em.emit(f"getelementptr {T.reg(dt)}, ptr {st.buf[a]}, i64 {off}", "ptr"), dt)
+        run(unit, lo, em.emit(f"add i64 {start}, {em.emit(f'shl i64 {end}, 3', 'i64')}", "i64"), bind,
+            em.mod.scalar_loop_md() if scalar else None)
     _store(em, 0, st.u)
-    em.line(f"br label %{uhead}")
-    em.label(uhead)
-    u = _load(em, st.u)
-    em.line(f"br i1 {em.emit(f'icmp slt i64 {u}, {_load(em, st.umax)}', 'i1')}, label %{ubody}, label %{uexit}")
-    em.label(ubody)
-    for j in range(group):                        # unit u of each leaf j that has one
-        yes, no = em.new_label("pwuj"), em.new_label("pwujx")
-        if guarded:
+    if guarded:                                   # units all leaves have without a test, then the rest
+        umin = _load(em, st.leaf[0]["q"])
+        for j in range(1, group):
             qj = _load(em, st.leaf[j]["q"])
-            em.line(f"br i1 {em.emit(f'icmp slt i64 {u}, {qj}', 'i1')}, label %{yes}, label %{no}")
-            em.label(yes)
-        _unit(em, st, j, unit, loads, access, scalar, start,
-              em.emit(f"add i64 {_load(em, st.leaf[j]['lo'])}, {u}", "i64"), run)
-        if guarded:
-            em.line(f"br label %{no}")
-            em.label(no)
-    _store(em, em.emit(f"add i64 {u}, 1", "i64"), st.u)
-    em.line(f"br label %{uhead}")
-    em.label(uexit)
+            umin = em.emit(f"select i1 {em.emit(f'icmp slt i64 {qj}, {umin}', 'i1')}, i64 {qj}, i64 {umin}", "i64")
+        _units(em, st, group, False, umin, loads, access, unit, start, base)
+    _units(em, st, group, guarded, _load(em, st.umax), loads, access, unit, start, base)
     for j in range(group):                        # each leaf's sum, in order, into the tree
         yes, no = em.new_label("pwleaf"), em.new_label("pwleafx")
         if guarded:
@@ -241,6 +250,31 @@ def _leaves(em, st, group, guarded, unit, loads, access, scalar, start, stop, un
         if guarded:
             em.line(f"br label %{no}")
             em.label(no)
+
+
+def _units(em, st, group, guarded, stop, loads, access, unit, start, base):
+    """Units st.u..stop-1 of leaves 0..group-1 side by side; `guarded`: only where the leaf has
+    that unit."""
+    uhead, ubody, uexit = em.new_label("pwu"), em.new_label("pwub"), em.new_label("pwux")
+    em.line(f"br label %{uhead}")
+    em.label(uhead)
+    u = _load(em, st.u)
+    em.line(f"br i1 {em.emit(f'icmp slt i64 {u}, {stop}', 'i1')}, label %{ubody}, label %{uexit}")
+    em.label(ubody)
+    for j in range(group):                        # unit u of each leaf j that has one
+        yes, no = em.new_label("pwuj"), em.new_label("pwujx")
+        if guarded:
+            qj = _load(em, st.leaf[j]["q"])
+            em.line(f"br i1 {em.emit(f'icmp slt i64 {u}, {qj}', 'i1')}, label %{yes}, label %{no}")
+            em.label(yes)
+        lo = _load(em, st.leaf[j]["lo"])
+        _unit(em, st, j, loads, access, unit.var, start, em.emit(f"add i64 {lo}, {u}", "i64"), base)
+        if guarded:
+            em.line(f"br label %{no}")
+            em.label(no)
+    _store(em, em.emit(f"add i64 {u}, 1", "i64"), st.u)
+    em.line(f"br label %{uhead}")
+    em.label(uexit)
 
 
 def _find_leaf(em, st, j, units, rest):
@@ -304,28 +338,23 @@ def _path_set(em, st, d, lo, q, extra):
         _store(em, v, em.emit(f"getelementptr [{_STACK} x i64], ptr {st.path[field]}, i64 0, i64 {d}", "ptr"))
 
 
-def _unit(em, st, j, unit, loads, access, scalar, start, u, run):
-    """Unit u (8 elements from start + 8u) into leaf j's lanes."""
-    b0 = em.emit(f"add i64 {start}, {em.emit(f'shl i64 {u}, 3', 'i64')}", "i64")
+def _unit(em, st, j, loads, access, var, start, u, base):
+    """Unit u (8 elements from start + 8u) into leaf j's lanes: from x itself (`loads`: x[i] at
+    unit stride) or from the group's elements computed into st.buf (unit `base` at its start)."""
     sums = st.sums
-    if loads is None:                             # the body per element, x into unit[k]
-        def bind(i):
-            k = em.emit(f"and i64 {em.emit(f'sub i64 {i}, {start}', 'i64')}, {LANES - 1}", "i64")
-            for a, dt in sums.items():
-                em.accs[a] = (em.emit(f"getelementptr [{LANES} x {T.reg(dt)}], ptr {st.unit[a]}, i64 0, i64 {k}",
-                                      "ptr"), dt)
-        run(unit, b0, em.emit(f"add i64 {b0}, {LANES}", "i64"), bind,
-            em.mod.scalar_loop_md() if scalar else em.mod.lanes_md(LANES))
-    else:                                         # x[i], unit stride: the unit is one vector load
+    if loads is not None:
+        b0 = em.emit(f"add i64 {start}, {em.emit(f'shl i64 {u}, 3', 'i64')}", "i64")
         saved = em.access, em.ivar, dict(em.cse)
-        em.access, em.ivar, em.env[unit.var] = access, unit.var, b0
+        em.access, em.ivar, em.env[var] = access, var, b0
         first = {a: em.address(x.buf, x.index) for a, x in loads.items()}
         em.access, em.ivar, em.cse = saved
+    else:
+        off = em.emit(f"shl i64 {em.emit(f'sub i64 {u}, {base}', 'i64')}, 3", "i64")
+        first = {a: em.emit(f"getelementptr {T.reg(dt)}, ptr {st.buf[a]}, i64 {off}", "ptr") for a, dt in sums.items()}
     for a, dt in sums.items():
         vt, w = _vec(dt), LANES // _halves(dt)
         for h, p in enumerate(st.lanes[a][j]):
-            at = em.emit(f"getelementptr [{LANES} x {T.reg(dt)}], ptr {st.unit[a]}, i64 0, i64 {h * w}", "ptr") \
-                if loads is None else em.emit(f"getelementptr {T.reg(dt)}, ptr {first[a]}, i64 {h * w}", "ptr")
+            at = em.emit(f"getelementptr {T.reg(dt)}, ptr {first[a]}, i64 {h * w}", "ptr")
             v = em.emit(f"load {vt}, ptr {at}, align {T.itemsize(dt)}", vt)
             _store(em, em.emit(f"fadd {vt} {_load(em, p, vt)}, {v}", vt), p, vt)
 
@@ -338,7 +367,7 @@ def _leaf_sum(em, st, j, units, start, stop, tail, bind_res, run):
         parts = [_load(em, p, _vec(dt)) for p in st.lanes[a][j]]
         r = [em.emit(f"extractelement {_vec(dt)} {parts[k // w]}, i64 {k % w}", ty) for k in range(LANES)]
 
-        def add(x, y):
+        def add(x, y, ty=ty):
             return em.emit(f"fadd {ty} {x}, {y}", ty)
         _store(em, add(add(add(r[0], r[1]), add(r[2], r[3])), add(add(r[4], r[5]), add(r[6], r[7]))), st.res[a], ty)
     at_tail, push = em.new_label("pwtail"), em.new_label("pwpush")
