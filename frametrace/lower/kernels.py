@@ -206,7 +206,8 @@ class KernelBuilder:
         self.lets |= ph.defines
         last = self.phases[-1] if self.phases else None
         if last is not None and last.extents == ph.extents and ph.extents and last.guard is None \
-                and ph.guard is None and not (_reads(ph) & last.defines) and not _stores_read(last, ph):
+                and ph.guard is None and last.pairwise == ph.pairwise and not (_reads(ph) & last.defines) \
+                and not _stores_read(last, ph):
             last.pre += ph.pre
             last.body += ph.body
             last.post += ph.post
@@ -285,7 +286,7 @@ class KernelBuilder:
     def kernel(self) -> Kernel:
         body = []
         for ph in peephole.optimize(self.phases):
-            body += ph.pre + _nest(ph.vars, ph.extents, ph.body, ph.guard) + ph.post
+            body += ph.pre + _nest(ph.vars, ph.extents, ph.body, ph.guard, ph.pairwise) + ph.post
         split = "1"
         for d in reversed(range(self.L)):
             body = [Loop(self.outer_vars[d], self.size(self.outer[d]), body, split=d == 0)]
@@ -330,13 +331,14 @@ def _graph_size(b: KernelBuilder, e):
     return b.plan.expr_of(b.slots[e.slot].source)
 
 
-def _nest(vars_, extents, body, guard=None):
+def _nest(vars_, extents, body, guard=None, pairwise=False):
     """The loops over `extents` around `body`; with a `guard`, the outermost one runs no
-    iteration unless the guard holds."""
+    iteration unless the guard holds; `pairwise` (a one-loop phase): its float sums in NumPy's
+    order (reductions.py)."""
     for k, (v, e) in reversed(list(enumerate(zip(vars_, extents)))):
         if k == 0 and guard is not None:
             e = Op("where", "int64", (guard, e, Const(0, "int64")))
-        body = [Loop(v, e, body)]
+        body = [Loop(v, e, body, pairwise=pairwise and len(extents) == 1)]
     return list(body)
 
 

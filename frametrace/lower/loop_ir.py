@@ -14,6 +14,8 @@ Statements:
       `split`: the loop that is cut into [lo, hi) chunks for threads (at most one, top level)
       `until`: a bool expression evaluated after each iteration's body; the loop ends when it
       holds (a `break`: only the native loops of backends/llvm/loops.py build it)
+      `pairwise`: its float `red_add` accumulators add up the iterations in NumPy's pairwise
+      order (codegen/llvm_kernels/pairwise.py; lower/reductions.py decides where)
   Acc(name, dtype, init)        declare an accumulator (mutable scalar) and initialise it
   Update(name, value)           accumulator := value (value may read Var(name))
   Let(name, value)              an immutable scalar computed once (e.g. mean = acc / n)
@@ -193,6 +195,7 @@ class Loop:
     start: object = Const(0, "int64")
     split: bool = False
     until: object = None       # bool expression: leave after this iteration when it holds
+    pairwise: bool = False     # float sums in NumPy's pairwise order (module doc)
 
 
 @dataclass

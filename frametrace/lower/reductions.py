@@ -18,14 +18,23 @@ element and the result after the loop, with NumPy's dtypes:
               (NaN only occurs when m is NaN; -0.0 == 0.0, so the first zero of either sign);
               bool: one pass of (best, index) selects
 
-Float sums and products are reassociated (`fadd reassoc`) so they vectorise: results differ
-from NumPy's pairwise summation by rounding only. float32 sums, means and var/std accumulate
-in float64 (`_ACC_DTYPE`) and round once at the end: a register accumulator does not always
-vectorise (fused with argmin/argmax the loop stays scalar), and a scalar float32 running sum
-over 2e6 elements is ~500x less accurate than NumPy's pairwise sum; in float64 the result is
-within one float32 rounding of the exact sum, so it differs from NumPy's by at most NumPy's
-own error (relative ~1e-7 x log2(n) for float32; ~1e-15 for float64 in typical cases).
-Tolerance the tests use: rtol 1e-5 for float32, 1e-10 for float64.
+Float sums (sum, mean, var/std) over one axis that is the input's last (after dropping axes
+of static size 1: a 1-d array, `x.sum(axis=-1)`, an (n, 1) column), whose input already has the
+accumulator dtype, run in NumPy's own order, bit for bit (`Phase.pairwise`: the phase's loop
+adds up its iterations as NumPy's pairwise_sum does, codegen/llvm_kernels/pairwise.py): a
+float32 sum is a float32 sum, as NumPy's. This is NumPy's order when the reduced axis is the
+one NumPy's iterator runs innermost: C-ordered, sliced and negative-stride inputs (a 1-d array
+always). An F-ordered or transposed input reduced along its last axis is summed sequentially
+per row by NumPy: ours then still differs by rounding.
+Other float sums and products are reassociated (`fadd reassoc`) so they vectorise: results
+differ from NumPy's by rounding only. There (a cast to the accumulator: `sum(dtype=)`, an int
+mean, which NumPy sums in buffers of 8192 elements; several reduced axes) float32 sums, means
+and var/std accumulate in float64 (`_ACC_DTYPE`) and round once at the end: a register
+accumulator does not always vectorise (fused with argmin/argmax the loop stays scalar), and a
+scalar float32 running sum over 2e6 elements is ~500x less accurate than NumPy's pairwise sum;
+in float64 the result is within one float32 rounding of the exact sum, so it differs from
+NumPy's by at most NumPy's own error (relative ~1e-7 x log2(n) for float32; ~1e-15 for float64
+in typical cases). Tolerance the tests use: rtol 1e-5 for float32, 1e-10 for float64.
 """
 from __future__ import annotations
 
@@ -51,6 +60,7 @@ class Phase:
     post: list = field(default_factory=list)
     defines: set = field(default_factory=set)    # Let names the post defines
     splittable: bool = False                     # stores only: may be cut into thread chunks
+    pairwise: bool = False                       # one loop whose float sums take NumPy's order
     guard: object = None                         # bool expression: run the loops only when it holds
 
 
@@ -217,6 +227,25 @@ def divisor(b, node: Node, dt: str, ddof=0):
     return Op("maximum", dt, (diff, Const(0.0, dt)))
 
 
+def _static_one(e) -> bool:
+    return isinstance(e, (int, sympy.Integer)) and int(e) == 1
+
+
+def pairwise_axis(node: Node):
+    """The one axis a float sum-like reduction adds up in NumPy's pairwise order (module doc),
+    or None. NumPy drops axes of size 1, then runs its pairwise sum along the innermost axis
+    when that is the reduced one; a cast to the accumulator (sum(dtype=), int means) goes
+    through buffers of 8192 elements, summed one by one: not this order."""
+    x = node.args[0]
+    if node.op not in ("sum", "mean", "var", "std") or node.dtype.name not in ("float32", "float64") \
+            or x.dtype.name != node.dtype.name:
+        return None
+    axes = [d for d in red_axes(node) if not _static_one(x.shape[d])]
+    if len(axes) != 1 or not all(_static_one(x.shape[d]) for d in range(axes[0] + 1, x.ndim)):
+        return None
+    return axes[0]
+
+
 def reduction_phases(b, node: Node, outer_vars: tuple) -> tuple[list, Var]:
     """The phases computing `node` at the current outer index, and the Var of its value.
 
@@ -226,19 +255,23 @@ def reduction_phases(b, node: Node, outer_vars: tuple) -> tuple[list, Var]:
     """
     x, op, dt = node.args[0], node.op, node.dtype.name
     axes = red_axes(node)
-    extents = tuple(x.shape[d] for d in axes)
+    pw = pairwise_axis(node)
+    looped = axes if pw is None else (pw,)       # (the reduced axes of size 1 read at 0)
+    extents = tuple(x.shape[d] for d in looped)
 
     def element(phase):
         it_outer, it_inner = iter(outer_vars), iter(phase.vars)
-        idx = tuple(Affine.var(next(it_inner)) if d in axes else Affine.var(next(it_outer))
-                    for d in range(x.ndim))
+        idx = tuple(Affine.var(next(it_inner)) if d in looped else Affine() if d in axes
+                    else Affine.var(next(it_outer)) for d in range(x.ndim))
         return b.value(x, idx)
 
     def count(minus=0):
         return divisor(b, node, dt, minus)
 
     p = b.new_phase(extents)
-    wide = _ACC_DTYPE.get(dt, dt)                # float32 sums accumulate in float64
+    p.pairwise = pw is not None
+    # float32 sums accumulate in float64, but in NumPy's order, where they are float32 as NumPy's
+    wide = dt if p.pairwise else _ACC_DTYPE.get(dt, dt)
     if op in SIMPLE:
         combine, identity = SIMPLE[op]
         if combine in _NAN_SKIPPING and kind(dt) == "f":
@@ -261,6 +294,7 @@ def reduction_phases(b, node: Node, outer_vars: tuple) -> tuple[list, Var]:
         s = _accumulate(b, "sum", wide, "red_add", cast(element(p), dt), p, 0)
         mean = _let(b, p, Op("true_divide", wide, (s, divisor(b, node, wide))), "mean")
         q = b.new_phase(extents)
+        q.pairwise = p.pairwise
         d = Op("subtract", wide, (cast(cast(element(q), dt), wide), mean))
         ss = _accumulate(b, "ssq", wide, "red_add", Op("multiply", wide, (d, d)), q, 0)
         var = Op("true_divide", wide, (ss, divisor(b, node, wide, node.attr("ddof") or 0)))

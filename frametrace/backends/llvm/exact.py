@@ -3,19 +3,23 @@ cache entry may run either way, and the runtime keeps the faster (csrc_free_runt
 
 Exact: elementwise arithmetic, comparisons, casts, data movement, max/min/argmax (NumPy's NaN
 and zero signs), integer reductions, column reductions that accumulate in NumPy's own order,
-scans, everything the wrapper hands to NumPy itself (opaque calls, np.matmul), and the
-transcendental functions a kernel computes with NumPy's own loop (codegen/llvm_kernels/
-chunked.py: routed, and `routed_exact`: no operand whose strides NumPy may have seen negative
-where the kernel cannot know). Not exact: float sums and products reassociated to vectorise
-(sum, mean, var, ...: within rounding of NumPy's pairwise sums), the transcendental functions
-of our own vectorised math (float64 sin and cos, functions outside an innermost loop: within a
-few ulp), and the structured loops of the graph (their bodies are compiled on their own: not
-examined here).
+scans, float sums of a whole 1-d array (or (n, 1), ...) in NumPy's pairwise order (sum, mean,
+var, std: a pairwise loop at the kernel's top level, codegen/llvm_kernels/pairwise.py),
+everything the wrapper hands to NumPy itself (opaque calls, np.matmul), and the transcendental
+functions a kernel computes with NumPy's own loop (codegen/llvm_kernels/chunked.py: routed,
+and `routed_exact`: no operand whose strides NumPy may have seen negative where the kernel
+cannot know). Not exact: other float sums and products, reassociated to vectorise (within
+rounding of NumPy's); pairwise row sums (`x.sum(axis=-1)`: NumPy's order for C-ordered rows,
+but NumPy sums an F-ordered input's rows one element at a time, and the kernel serves both
+layouts); the transcendental functions of our own vectorised math (float64 sin and cos,
+functions outside an innermost loop: within a few ulp); the structured loops of the graph
+(their bodies are compiled on their own: not examined here).
 """
 from __future__ import annotations
 
 from ...codegen.llvm_kernels.chunked import routed_exact, routed_ops
-from ...lower.loop_ir import If, Loop, Op, nested, walk_exprs
+from ...codegen.llvm_kernels.pairwise import pairwise_sums
+from ...lower.loop_ir import If, Loop, Op, Update, nested, walk_exprs
 from ...lower.peephole import EXPENSIVE
 
 _REASSOCIATED = ("red_add", "red_mul")
@@ -29,9 +33,22 @@ def same_as_eager(run) -> bool:
         return False
     for k in run.kernels:
         exact = _numpy_computed(k, k.body)
-        if any(_inexact(x, exact) for e in _exprs(k.body) for x in walk_exprs(e)):
+        if any(_inexact(x, exact) for e in _exprs(_exact_sums_apart(k.body)) for x in walk_exprs(e)):
             return False
     return True
+
+
+def _exact_sums_apart(body) -> list:
+    """The kernel's statements, the pairwise sums of its top-level loops (a whole array's sum
+    in NumPy's order) reduced to the elements they add up."""
+    out = []
+    for s in body:
+        sums = pairwise_sums(s) if isinstance(s, Loop) else {}
+        if sums:
+            s = Loop(s.var, s.stop, [Update(x.name, x.value.args[1]) if isinstance(x, Update) and x.name in sums
+                                     else x for x in s.body], s.start)
+        out.append(s)
+    return out
 
 
 def _numpy_computed(kernel, body) -> set:

@@ -45,7 +45,7 @@ import struct
 from ...lower.loop_ir import (Acc, Affine, Append, Arg, Const, DataLoad, Gather, If, Kernel, Let, Load, Loop, Op,
                               Store, Stride, Update, Var, nested, walk_exprs)
 from ...lower.segments import SEGMENT      # the ops the vectorised math library implements
-from . import fpflags, loop_order
+from . import fpflags, loop_order, pairwise
 from . import types as T
 from .abi import body_params, entry_function
 from .checked import CHECKED
@@ -441,6 +441,9 @@ class FunctionEmitter(ChunkedLoops):
         """Loop `lp` over [start, stop); an innermost loop in two versions (module doc)."""
         inner = not any(isinstance(s, (Loop, If)) for s in lp.body)
         versions = self._prepare_versions(lp) if inner else None
+        sums = pairwise.pairwise_sums(lp) if inner and (self.k.bail is None or self.k.bail[1] != lp.var) else None
+        if sums:                                 # float sums in NumPy's order (pairwise.py)
+            return pairwise.emit(self, lp, start, stop, versions, sums)
         exit_ = self.new_label("exit")
         saved_bail = self.bail_to
         if self.k.bail is not None and self.k.bail[1] == lp.var:
@@ -460,8 +463,11 @@ class FunctionEmitter(ChunkedLoops):
         self.label(exit_)
         self.bail_to = saved_bail
 
-    def counted(self, lp, start, stop, exit_, access, scalar=False):
-        if access is not None and not self._chunk_inner and self.routed_plan(lp):
+    def counted(self, lp, start, stop, exit_, access, scalar=False, md=None, on_iter=None):
+        """`lp`'s body for each index in [start, stop); `md`: its !llvm.loop metadata instead of
+        the usual; `on_iter(i)`: called at the top of the body with the index's value."""
+        if access is not None and md is None and on_iter is None and not self._chunk_inner \
+                and self.routed_plan(lp):
             return self._chunked(lp, start, stop, exit_, access, scalar, self.routed_plan(lp))
         saved_cse, saved_access, saved_ivar = dict(self.cse), self.access, self.ivar
         self.scalar = scalar
@@ -476,18 +482,23 @@ class FunctionEmitter(ChunkedLoops):
         self.env[lp.var] = i
         if access is not None:
             self.access, self.ivar = access, lp.var
+        if on_iter is not None:
+            on_iter(i)
         self.body(lp.body)
         nxt = self.emit(f"add nuw nsw i64 {i}, 1", "i64")
         more = self.emit(f"icmp slt i64 {nxt}, {stop}", "i1")
         if lp.until is not None:                 # a `break`: leave once it holds
             stay = self.emit(f"xor i1 {self.ev(lp.until)}, true", "i1")
             more = self.emit(f"and i1 {more}, {stay}", "i1")
-        md = ""
-        if scalar:
+        if md is not None:
+            md = f", !llvm.loop {md}"
+        elif scalar:
             md = f", !llvm.loop {self.mod.scalar_loop_md()}"
         elif (access is not None and not self.tiny and calls_math(lp.body)
               and (self.k.tier != "quick" or reassociates(lp.body))):
             md = f", !llvm.loop {self.mod.interleave_md(INTERLEAVE, not f32_math(lp.body))}"
+        else:
+            md = ""
         self.line(f"br i1 {more}, label %{body}, label %{exit_}{md}")
         self.lines[phi_at] = f"  {i} = phi i64 [{start}, %{head}], [{nxt}, %{self.block}]"
         written = _stored_buffers(lp.body)        # loads made before the loop are stale after it

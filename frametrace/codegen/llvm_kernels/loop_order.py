@@ -56,7 +56,7 @@ def reorderable(lp: Loop, buffers) -> list | None:
     if not 2 <= len(nest) <= MAX_DEPTH:
         return None
     if any(x.start != Const(0, "int64") or not isinstance(x.stop, (Const, Arg)) or x.until is not None
-           for x in nest):
+           or x.pairwise for x in nest):
         return None      # a segment of a concatenation (bounds inside its dim): its own loop order
     body = nest[-1].body
     if not body or not all(isinstance(s, (Store, Let, Update)) for s in body):

@@ -28,8 +28,9 @@ def test_elementwise_hot_loop_is_vectorised():
 
 
 def test_float_row_reduction_is_vectorised():
+    # in NumPy's pairwise order (codegen/llvm_kernels/pairwise.py): its 8 lanes one vector add
     t = Traced(lambda x: x.sum(axis=1), A(("n", "m"), "f4"))
-    assert "reassoc" in t.run.llvm_ir
+    assert re.search(r"fadd <8 x float>", t.run.llvm_ir)
     asm = t.run.module.asm
     assert packed_ops(asm, "zmm") + packed_ops(asm, "ymm") >= 2
 

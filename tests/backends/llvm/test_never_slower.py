@@ -130,14 +130,43 @@ def test_an_eager_entry_is_measured_again_when_its_inputs_grow(monkeypatch):
 
 
 def test_inexact_entries_are_not_tuned():
-    """A reassociated float sum differs from NumPy's pairwise sum by rounding: such an entry
-    always runs compiled (its results do not depend on timings)."""
+    """A reassociated float sum (over two axes of an array: NumPy adds its rows pairwise, ours
+    vectorises across them) differs from NumPy's by rounding: such an entry always runs
+    compiled (its results do not depend on timings)."""
     f = ft.compile(summed, backend="llvm")
-    x = rng.standard_normal(1000)
+    x = rng.standard_normal((30, 40))
     for _ in range(3):
         f(x)
     assert "tuning" not in _entry(summed).info.extra
     assert _entry(summed).info.extra["same_as_eager"] is False
+
+
+class Moments:
+    """mean and spread of a signal, the way a user writes a helper class."""
+
+    def __init__(self, ddof):
+        self.ddof = ddof
+
+    def __call__(self, x):
+        centred = x - x.mean()
+        return centred.sum(), x.std(ddof=self.ddof), np.mean(x * x)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_whole_array_sums_in_numpys_order_are_exact_and_tuned(monkeypatch, dtype):
+    """Sums of a whole 1-d array run in NumPy's pairwise order (codegen/llvm_kernels/pairwise.py):
+    bit-identical compiled or eager, so autotuning may pick either."""
+    _tuned(monkeypatch, eager_cost=5.0, compiled_cost=1.0)
+    m = Moments(1)
+    f = ft.compile(m, backend="llvm")
+    x = (rng.standard_normal(1003) * 100).astype(dtype)
+    for _ in range(2 * tuning.PAIRS + 3):
+        for got, want in zip(f(x), m(x)):
+            assert np.asarray(got).dtype == np.asarray(want).dtype
+            assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
+    entry = _entry(Moments.__call__)
+    assert entry.info.extra["same_as_eager"] is True
+    assert entry.info.extra["tuning"].choice == "compiled"
 
 
 def test_tuning_off_by_default():

@@ -1,0 +1,410 @@
+"""A loop whose float sums add up its iterations in NumPy's pairwise order (Loop.pairwise).
+
+NumPy's add reduction along the innermost axis is `out = 0.0; out += pairwise_sum(x, n)`
+(numpy/_core/src/umath/loops_utils.h.src), measured bit for bit on NumPy 2.4 and 2.5
+(tests/backends/llvm/test_pairwise_sums.py):
+
+    n < 8         res = 0.0; res += x[i] one by one
+    n <= 128      r[k] = x[k] (k < 8); r[k] += x[8j + k] for each further whole group of 8;
+                  res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7)); then the last n % 8
+                  elements one by one
+    larger        n2 = n / 2 rounded down to a multiple of 8: P(x, n2) + P(x + n2, n - n2)
+
+In groups of 8 ("units": n = 8U + R) a node of q units splits into floor(q/2) and ceil(q/2)
+units; only the rightmost path (the spine) carries the R remaining elements, and a node is a
+leaf when 8q (+ R on the spine) <= 128. Every leaf starts at a multiple of 8, so element i
+goes into lane (i - start) % 8. Without recursion, the loop runs the leaves left to right:
+
+    leaves: the path from the root to the current leaf is kept (lo, q, R per depth); the next
+        leaf is the right sibling of the deepest left child on it, then left children down to
+        a leaf (amortised O(1) per leaf)
+    lanes = -0.0 (-0.0 + x == x: the same bits as NumPy's r[k] = x[k])
+    for each unit u of the leaf: lanes += x[start + 8u : start + 8u + 8] (one vector add)
+    res = the lanes combined as above; on the spine, then the R last elements one by one
+    push (res, depth); while the two top entries have one depth they are siblings: replace
+        them by (left + right, depth - 1)
+    out += the one entry left (n < 8: res = 0.0, then the n elements one by one)
+
+Speed: a leaf's lanes are one chain of vector adds (two 256-bit vectors in float64, one in
+float32: the width LLVM vectorises with here), 4 cycles each; GROUP leaves run side by side
+(independent chains: the units all of them have without a test, then the rest), and a sum of
+n <= 128 (a row) has a path of its own without the tree. The elements are read as vectors
+straight from x when the body only adds up x[i] at unit stride; otherwise the body (a fused
+expression, other stores and accumulators) runs over the group's elements in order as a loop
+LLVM vectorises, writing the elements into a stack buffer that the lanes then read.
+
+The iterations run in their order (0, 1, ..., n - 1), so whatever else the body does (stores,
+other accumulators) is unchanged; only the float `red_add` accumulators (`acc := acc + x`, x
+reading no accumulator) take NumPy's order. Their adds are plain `fadd` (no `reassoc`: nothing
+may reorder them). The quick and the full tier emit the same code, so they give the same bits.
+"""
+from __future__ import annotations
+
+from ...lower.loop_ir import DataLoad, Gather, Load, Loop, Op, Update, Var, walk_exprs
+from . import types as T
+
+BLOCK = 128          # NumPy's PW_BLOCKSIZE
+LANES = 8
+_STACK = 64          # tree depth bound: log2 of 2**63 / 8 units
+GROUP = 4            # leaves run side by side: independent chains of vector adds
+
+
+def pairwise_sums(lp: Loop) -> dict:
+    """{acc name: dtype} of the float sums of `lp` to run in NumPy's order (module doc):
+    `acc := red_add(acc, x)`, float32/float64, x reading no accumulator the loop updates; {}
+    when the loop is not a pairwise one or an accumulator is updated twice."""
+    if not lp.pairwise or lp.until is not None or lp.split or any(isinstance(s, Loop) or hasattr(s, "orelse")
+                                                                   for s in lp.body):
+        return {}
+    updated = [s.name for s in lp.body if isinstance(s, Update)]
+    out = {}
+    for s in lp.body:
+        v = s.value if isinstance(s, Update) else None
+        if isinstance(v, Op) and v.op == "red_add" and v.dtype in ("float32", "float64") and len(v.args) == 2 \
+                and v.args[0] == Var(s.name, v.dtype) \
+                and not any(isinstance(x, Var) and x.name in updated for x in walk_exprs(v.args[1])):
+            out[s.name] = v.dtype
+    return out if len(updated) == len(set(updated)) else {}
+
+
+def emit(em, lp: Loop, start: str, stop: str, versions, sums: dict):
+    """Loop `lp` over [start, stop) (emit.FunctionEmitter.loop_in's place) with `sums` in
+    NumPy's order; `versions`: loop_in's (fast-copy test, access map) or None."""
+    # one element at a time (the tail): acc := acc + x; a unit: tmp[k] := x (added as a vector)
+    tail = Loop(lp.var, lp.stop, [Update(s.name, Op("add", sums[s.name], (Var(s.name, sums[s.name]), s.value.args[1])))
+                                  if isinstance(s, Update) and s.name in sums else s for s in lp.body])
+    unit = Loop(lp.var, lp.stop, [Update(s.name, s.value.args[1]) if isinstance(s, Update) and s.name in sums else s
+                                  for s in lp.body])
+    tag = em.new_label("pw")
+    st = _State(em, tag, sums, GROUP)
+    n = em.emit(f"call i64 @llvm.smax.i64(i64 {em.emit(f'sub i64 {stop}, {start}', 'i64')}, i64 0)", "i64")
+    units = em.emit(f"lshr i64 {n}, 3", "i64")
+    rest = em.emit(f"and i64 {n}, 7", "i64")
+    done = em.new_label("pwdone")
+    cond, access = versions if versions else (None, None)
+    if cond is None:
+        _driver(em, st, (unit, tail), start, stop, units, rest, done,
+                None if access is None else {k: (b, s, 0) for k, (b, s, _, _) in access.items()}, False)
+    else:
+        fast, slow = em.new_label("pwfast"), em.new_label("pwslow")
+        em.line(f"br i1 {cond}, label %{fast}, label %{slow}")
+        for lbl, is_fast in ((fast, True), (slow, False)):
+            em.label(lbl)
+            _driver(em, st, (unit, tail), start, stop, units, rest, done,
+                    {k: (fb if is_fast else b, s, sign if is_fast else 0) for k, (b, s, fb, sign) in access.items()},
+                    not is_fast)
+    em.label(done)
+    for name, dt in sums.items():                 # out += the pairwise sum
+        ty = T.reg(dt)
+        ptr = em.accs[name][0]
+        total = em.emit(f"load {ty}, ptr {st.total[name]}", ty)
+        old = em.emit(f"load {ty}, ptr {ptr}", ty)
+        em.line(f"store {ty} {em.emit(f'fadd {ty} {old}, {total}', ty)}, ptr {ptr}")
+
+
+class _State:
+    """The driver's allocas (promoted to registers by LLVM); per leaf j of a group: lanes[a][j]
+    (the 8 lanes as 256-bit vectors), lo/q/depth[j]."""
+
+    def __init__(self, em, tag, sums, group):
+        def alloca(name, ty):
+            ptr = f"%{tag}.{name}"
+            em.allocas.append(f"  {ptr} = alloca {ty}")
+            return ptr
+        self.sums, self.group = sums, group
+        self.lanes = {a: [[alloca(f"lanes{j}.{h}.{a}", _vec(dt)) for h in range(_halves(dt))] for j in range(group)]
+                      for a, dt in sums.items()}
+        self.buf = {a: alloca(f"buf.{a}", f"[{group * BLOCK} x {T.reg(dt)}]") for a, dt in sums.items()}
+        self.res = {a: alloca(f"res.{a}", T.reg(dt)) for a, dt in sums.items()}
+        self.total = {a: alloca(f"total.{a}", T.reg(dt)) for a, dt in sums.items()}
+        self.stack = {a: alloca(f"stack.{a}", f"[{_STACK} x {T.reg(dt)}]") for a, dt in sums.items()}
+        self.depths = alloca("depths", f"[{_STACK} x i64]")
+        for v in ("sp", "pos", "depth", "u", "umax"):
+            setattr(self, v, alloca(v, "i64"))
+        self.path = {f: alloca(f"path.{f}", f"[{_STACK} x i64]") for f in ("lo", "q", "extra")}
+        self.leaf = [{v: alloca(f"{v}{j}", "i64") for v in ("lo", "q", "depth")} for j in range(group)]
+
+
+def _halves(dt):
+    """The 8 lanes as 256-bit vectors (the width LLVM vectorises the unit's loop with here)."""
+    return 2 if dt == "float64" else 1
+
+
+def _vec(dt):
+    return f"<{LANES // _halves(dt)} x {T.reg(dt)}>"
+
+
+def _direct(unit: Loop, sums: dict, access) -> dict | None:
+    """{acc: its Load} when the unit's body only adds up elements x[i] read at unit stride in
+    the fast copy (`access`: its (base, step, sign) per access), else None."""
+    out = {}
+    for s in unit.body:
+        x = s.value if isinstance(s, Update) and s.name in sums else None
+        if not isinstance(x, Load) or isinstance(x, (Gather, DataLoad)) or x.dtype != sums[s.name] \
+                or access is None or (x.buf, x.index) not in access or access[(x.buf, x.index)][1] is None \
+                or access[(x.buf, x.index)][2] != 1:
+            return None
+        out[s.name] = x
+    return out
+
+
+def _load(em, ptr, ty="i64"):
+    return em.emit(f"load {ty}, ptr {ptr}", ty)
+
+
+def _store(em, value, ptr, ty="i64"):
+    em.line(f"store {ty} {value}, ptr {ptr}")
+
+
+def _driver(em, st, loops, start, stop, units, rest, done, access, scalar):
+    """One copy of the loop (fast or strided `access`): n < 8 apart, else groups of leaves."""
+    sums = st.sums
+    unit, tail = loops
+    accs = {a: em.accs[a] for a in sums}
+
+    def run(lp, lo, hi, bind, md):
+        exit_ = em.new_label("pwexit")
+        em.counted(lp, lo, hi, exit_, access, scalar=scalar, md=md, on_iter=bind)
+        em.label(exit_)
+        em.accs.update(accs)
+
+    def bind_res(i):
+        for a, dt in sums.items():
+            em.accs[a] = (st.res[a], dt)
+
+    loads = _direct(unit, sums, access) if not scalar else None
+    group = 1 if scalar else GROUP
+    small, one, many, fin = (em.new_label(x) for x in ("pwsmall", "pwone", "pwmany", "pwfin"))
+    _store(em, 0, st.sp)
+    _store(em, 0, st.pos)
+    n = em.emit(f"add i64 {em.emit(f'shl i64 {units}, 3', 'i64')}, {rest}", "i64")
+    em.line(f"br i1 {em.emit(f'icmp eq i64 {units}, 0', 'i1')}, label %{small}, label %{one}")
+    # n < 8: 0.0 and the elements one by one
+    em.label(small)
+    for a, dt in sums.items():
+        _store(em, T.const(0.0, dt), st.res[a], T.reg(dt))
+    run(tail, start, stop, bind_res, em.mod.scalar_loop_md())
+    for a, dt in sums.items():
+        _store(em, _load(em, st.res[a], T.reg(dt)), st.total[a], T.reg(dt))
+    em.line(f"br label %{done}")
+    # n <= 128: one leaf (a row of a row sum, typically)
+    em.label(one)
+    single = em.new_label("pwsingle")
+    em.line(f"br i1 {em.emit(f'icmp sle i64 {n}, {BLOCK}', 'i1')}, label %{single}, label %{many}")
+    em.label(single)
+    for k, v in (("lo", 0), ("q", units), ("depth", 0)):
+        _store(em, v, st.leaf[0][k])
+    _store(em, units, st.umax)
+    _leaves(em, st, 1, False, unit, loads, access, scalar, start, stop, units, tail, bind_res, run)
+    em.line(f"br label %{fin}")
+    # groups of leaves side by side (independent chains of vector adds)
+    em.label(many)
+    _store(em, 0, st.umax)
+    for j in range(group):
+        _find_leaf(em, st, j, units, rest)
+    _leaves(em, st, group, True, unit, loads, access, scalar, start, stop, units, tail, bind_res, run)
+    em.line(f"br i1 {em.emit(f'icmp slt i64 {_load(em, st.pos)}, {units}', 'i1')}, label %{many}, label %{fin}")
+    em.label(fin)
+    for a, dt in sums.items():
+        ty = T.reg(dt)
+        p = em.emit(f"getelementptr [{_STACK} x {ty}], ptr {st.stack[a]}, i64 0, i64 0", "ptr")
+        _store(em, _load(em, p, ty), st.total[a], ty)
+    em.line(f"br label %{done}")
+
+
+def _leaves(em, st, group, guarded, unit, loads, access, scalar, start, stop, units, tail, bind_res, run):
+    """The units of leaves 0..group-1 (st.leaf: found), side by side, then their sums into the
+    tree in order. `guarded`: a leaf may have fewer units than umax (or none)."""
+    sums = st.sums
+    for a, dt in sums.items():
+        zeros = ", ".join([f"{T.reg(dt)} {T.const(-0.0, dt)}"] * (LANES // _halves(dt)))
+        for lanes in st.lanes[a][:group]:
+            for p in lanes:
+                _store(em, f"<{zeros}>", p, _vec(dt))
+    base = _load(em, st.leaf[0]["lo"])
+    if loads is None:                             # the group's elements (the body) into st.buf
+        lo = em.emit(f"add i64 {start}, {em.emit(f'shl i64 {base}, 3', 'i64')}", "i64")
+        end = _load(em, st.pos) if guarded else units
+
+        def bind(i):
+            off = em.emit(f"sub i64 {i}, {lo}", "i64")
+            for a, dt in sums.items():
+                em.accs[a] = (em.emit(f"getelementptr {T.reg(dt)}, ptr {st.buf[a]}, i64 {off}", "ptr"), dt)
+        run(unit, lo, em.emit(f"add i64 {start}, {em.emit(f'shl i64 {end}, 3', 'i64')}", "i64"), bind,
+            em.mod.scalar_loop_md() if scalar else None)
+    _store(em, 0, st.u)
+    if guarded:                                   # units all leaves have without a test, then the rest
+        umin = _load(em, st.leaf[0]["q"])
+        for j in range(1, group):
+            qj = _load(em, st.leaf[j]["q"])
+            umin = em.emit(f"select i1 {em.emit(f'icmp slt i64 {qj}, {umin}', 'i1')}, i64 {qj}, i64 {umin}", "i64")
+        _units(em, st, group, False, umin, loads, access, unit, start, base)
+    _units(em, st, group, guarded, _load(em, st.umax), loads, access, unit, start, base)
+    for j in range(group):                        # each leaf's sum, in order, into the tree
+        yes, no = em.new_label("pwleaf"), em.new_label("pwleafx")
+        if guarded:
+            qj = _load(em, st.leaf[j]["q"])
+            em.line(f"br i1 {em.emit(f'icmp sgt i64 {qj}, 0', 'i1')}, label %{yes}, label %{no}")
+            em.label(yes)
+        _leaf_sum(em, st, j, units, start, stop, tail, bind_res, run)
+        if guarded:
+            em.line(f"br label %{no}")
+            em.label(no)
+
+
+def _units(em, st, group, guarded, stop, loads, access, unit, start, base):
+    """Units st.u..stop-1 of leaves 0..group-1 side by side; `guarded`: only where the leaf has
+    that unit."""
+    uhead, ubody, uexit = em.new_label("pwu"), em.new_label("pwub"), em.new_label("pwux")
+    em.line(f"br label %{uhead}")
+    em.label(uhead)
+    u = _load(em, st.u)
+    em.line(f"br i1 {em.emit(f'icmp slt i64 {u}, {stop}', 'i1')}, label %{ubody}, label %{uexit}")
+    em.label(ubody)
+    for j in range(group):                        # unit u of each leaf j that has one
+        yes, no = em.new_label("pwuj"), em.new_label("pwujx")
+        if guarded:
+            qj = _load(em, st.leaf[j]["q"])
+            em.line(f"br i1 {em.emit(f'icmp slt i64 {u}, {qj}', 'i1')}, label %{yes}, label %{no}")
+            em.label(yes)
+        lo = _load(em, st.leaf[j]["lo"])
+        _unit(em, st, j, loads, access, unit.var, start, em.emit(f"add i64 {lo}, {u}", "i64"), base)
+        if guarded:
+            em.line(f"br label %{no}")
+            em.label(no)
+    _store(em, em.emit(f"add i64 {u}, 1", "i64"), st.u)
+    em.line(f"br label %{uhead}")
+    em.label(uexit)
+
+
+def _find_leaf(em, st, j, units, rest):
+    """Leaf j of the group: the next leaf of the tree (none, q = 0, past the last unit). The
+    path from the root to the current leaf is kept (lo, q, extra R elements per depth): the
+    next leaf is the right sibling of the deepest left child on it, then left children down
+    to a leaf (amortised O(1) per leaf; the root at the first)."""
+    first, again, up, upmore, sib, desc, split, found, none, nxt = (em.new_label(x) for x in (
+        "pwfirst", "pwagain", "pwup", "pwupm", "pwsib", "pwdesc", "pwsplit", "pwfound", "pwnone", "pwnext"))
+    pos = _load(em, st.pos)
+    em.line(f"br i1 {em.emit(f'icmp slt i64 {pos}, {units}', 'i1')}, label %{again}, label %{none}")
+    em.label(none)
+    _store(em, 0, st.leaf[j]["q"])
+    em.line(f"br label %{nxt}")
+    em.label(again)
+    em.line(f"br i1 {em.emit(f'icmp eq i64 {pos}, 0', 'i1')}, label %{first}, label %{up}")
+    em.label(first)                               # the root
+    _path_set(em, st, "0", "0", units, rest)
+    _store(em, 0, st.depth)
+    em.line(f"br label %{desc}")
+    em.label(up)                                  # up while the node is a right child
+    d = _load(em, st.depth)
+    parent = em.emit(f"sub i64 {d}, 1", "i64")
+    right = em.emit(f"icmp ne i64 {_path(em, st, 'lo', d)}, {_path(em, st, 'lo', parent)}", "i1")
+    em.line(f"br i1 {right}, label %{upmore}, label %{sib}")
+    em.label(upmore)
+    _store(em, parent, st.depth)
+    em.line(f"br label %{up}")
+    em.label(sib)                                 # a left child: its right sibling
+    plo, pq, pextra = (_path(em, st, f, parent) for f in ("lo", "q", "extra"))
+    h = em.emit(f"lshr i64 {pq}, 1", "i64")
+    _path_set(em, st, d, em.emit(f"add i64 {plo}, {h}", "i64"), em.emit(f"sub i64 {pq}, {h}", "i64"), pextra)
+    em.line(f"br label %{desc}")
+    em.label(desc)                                # left children down to a leaf
+    d = _load(em, st.depth)
+    lo, q, extra = (_path(em, st, f, d) for f in ("lo", "q", "extra"))
+    size = em.emit(f"add i64 {em.emit(f'shl i64 {q}, 3', 'i64')}, {extra}", "i64")
+    em.line(f"br i1 {em.emit(f'icmp sle i64 {size}, {BLOCK}', 'i1')}, label %{found}, label %{split}")
+    em.label(split)
+    child = em.emit(f"add i64 {d}, 1", "i64")
+    _path_set(em, st, child, lo, em.emit(f"lshr i64 {q}, 1", "i64"), "0")
+    _store(em, child, st.depth)
+    em.line(f"br label %{desc}")
+    em.label(found)
+    _store(em, lo, st.leaf[j]["lo"])
+    _store(em, q, st.leaf[j]["q"])
+    _store(em, d, st.leaf[j]["depth"])
+    _store(em, em.emit(f"add i64 {lo}, {q}", "i64"), st.pos)
+    umax = _load(em, st.umax)
+    _store(em, em.emit(f"select i1 {em.emit(f'icmp sgt i64 {q}, {umax}', 'i1')}, i64 {q}, i64 {umax}", "i64"), st.umax)
+    em.line(f"br label %{nxt}")
+    em.label(nxt)
+
+
+def _path(em, st, field, d):
+    return _load(em, em.emit(f"getelementptr [{_STACK} x i64], ptr {st.path[field]}, i64 0, i64 {d}", "ptr"))
+
+
+def _path_set(em, st, d, lo, q, extra):
+    for field, v in (("lo", lo), ("q", q), ("extra", extra)):
+        _store(em, v, em.emit(f"getelementptr [{_STACK} x i64], ptr {st.path[field]}, i64 0, i64 {d}", "ptr"))
+
+
+def _unit(em, st, j, loads, access, var, start, u, base):
+    """Unit u (8 elements from start + 8u) into leaf j's lanes: from x itself (`loads`: x[i] at
+    unit stride) or from the group's elements computed into st.buf (unit `base` at its start)."""
+    sums = st.sums
+    if loads is not None:
+        b0 = em.emit(f"add i64 {start}, {em.emit(f'shl i64 {u}, 3', 'i64')}", "i64")
+        saved = em.access, em.ivar, dict(em.cse)
+        em.access, em.ivar, em.env[var] = access, var, b0
+        first = {a: em.address(x.buf, x.index) for a, x in loads.items()}
+        em.access, em.ivar, em.cse = saved
+    else:
+        off = em.emit(f"shl i64 {em.emit(f'sub i64 {u}, {base}', 'i64')}, 3", "i64")
+        first = {a: em.emit(f"getelementptr {T.reg(dt)}, ptr {st.buf[a]}, i64 {off}", "ptr") for a, dt in sums.items()}
+    for a, dt in sums.items():
+        vt, w = _vec(dt), LANES // _halves(dt)
+        for h, p in enumerate(st.lanes[a][j]):
+            at = em.emit(f"getelementptr {T.reg(dt)}, ptr {first[a]}, i64 {h * w}", "ptr")
+            v = em.emit(f"load {vt}, ptr {at}, align {T.itemsize(dt)}", vt)
+            _store(em, em.emit(f"fadd {vt} {_load(em, p, vt)}, {v}", vt), p, vt)
+
+
+def _leaf_sum(em, st, j, units, start, stop, tail, bind_res, run):
+    """Leaf j's lanes combined as NumPy does; on the spine the last R elements one by one; then
+    pushed into the tree with its depth, adding up siblings."""
+    for a, dt in st.sums.items():
+        ty, w = T.reg(dt), LANES // _halves(dt)
+        parts = [_load(em, p, _vec(dt)) for p in st.lanes[a][j]]
+        r = [em.emit(f"extractelement {_vec(dt)} {parts[k // w]}, i64 {k % w}", ty) for k in range(LANES)]
+
+        def add(x, y, ty=ty):
+            return em.emit(f"fadd {ty} {x}, {y}", ty)
+        _store(em, add(add(add(r[0], r[1]), add(r[2], r[3])), add(add(r[4], r[5]), add(r[6], r[7]))), st.res[a], ty)
+    at_tail, push = em.new_label("pwtail"), em.new_label("pwpush")
+    lo, q = _load(em, st.leaf[j]["lo"]), _load(em, st.leaf[j]["q"])
+    end = em.emit(f"add i64 {lo}, {q}", "i64")
+    em.line(f"br i1 {em.emit(f'icmp eq i64 {end}, {units}', 'i1')}, label %{at_tail}, label %{push}")
+    em.label(at_tail)
+    run(tail, em.emit(f"add i64 {start}, {em.emit(f'shl i64 {units}, 3', 'i64')}", "i64"), stop, bind_res,
+        em.mod.scalar_loop_md())
+    em.line(f"br label %{push}")
+    em.label(push)
+    _store(em, _load(em, st.leaf[j]["depth"]), st.depth)
+    phead, pop, put = em.new_label("pwph"), em.new_label("pwpop"), em.new_label("pwput")
+    em.line(f"br label %{phead}")
+    em.label(phead)
+    sp, d = _load(em, st.sp), _load(em, st.depth)
+    top = em.emit(f"sub i64 {sp}, 1", "i64")
+    nonempty = em.emit(f"icmp sgt i64 {sp}, 0", "i1")
+    safe = em.emit(f"select i1 {nonempty}, i64 {top}, i64 0", "i64")
+    below = _load(em, em.emit(f"getelementptr [{_STACK} x i64], ptr {st.depths}, i64 0, i64 {safe}", "ptr"))
+    same = em.emit(f"icmp eq i64 {below}, {d}", "i1")
+    em.line(f"br i1 {em.emit(f'and i1 {nonempty}, {same}', 'i1')}, label %{pop}, label %{put}")
+    em.label(pop)                                 # siblings: left + right
+    for a, dt in st.sums.items():
+        ty = T.reg(dt)
+        left = _load(em, em.emit(f"getelementptr [{_STACK} x {ty}], ptr {st.stack[a]}, i64 0, i64 {top}", "ptr"), ty)
+        _store(em, em.emit(f"fadd {ty} {left}, {_load(em, st.res[a], ty)}", ty), st.res[a], ty)
+    _store(em, top, st.sp)
+    _store(em, em.emit(f"sub i64 {d}, 1", "i64"), st.depth)
+    em.line(f"br label %{phead}")
+    em.label(put)
+    for a, dt in st.sums.items():
+        ty = T.reg(dt)
+        p = em.emit(f"getelementptr [{_STACK} x {ty}], ptr {st.stack[a]}, i64 0, i64 {sp}", "ptr")
+        _store(em, _load(em, st.res[a], ty), p, ty)
+    _store(em, d, em.emit(f"getelementptr [{_STACK} x i64], ptr {st.depths}, i64 0, i64 {sp}", "ptr"))
+    _store(em, em.emit(f"add i64 {sp}, 1", "i64"), st.sp)
+
+
+__all__ = ["pairwise_sums", "emit", "BLOCK", "LANES"]
