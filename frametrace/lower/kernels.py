@@ -301,6 +301,7 @@ class KernelBuilder:
             body = split_body(body)
         k = Kernel(self.name, body, self.buffers, self.slots, split)
         k.work = self._work()
+        k.wide = bool(self.extra_work)         # a product nest: 512-bit vectors (matmul.py "Vectors")
         for b in k.buffers:
             b.noalias = True
         return k

@@ -284,6 +284,8 @@ class Kernel:
                                # leave that loop, storing its var into the 0-d int64 buffer
     keep: str | None = None    # an int64 accumulator the body consumes at its exit, so that nothing
                                # that feeds it is optimised away (lower/flag_check.py)
+    wide: bool = False         # vectorise with the host's widest vectors (512-bit on AVX-512):
+                               # kernels holding a matrix product nest (lower/matmul.py)
 
 
 def walk_exprs(e):

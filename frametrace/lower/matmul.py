@@ -30,6 +30,13 @@ split across threads):
       out[i, j] = sum_k a[i, k] * b[k, j]     (a vectorised, reassociated dot product per j)
   b 1-d (`M @ v`): the dot product form.
 
+Vectors: a kernel holding a nest is compiled for the host's widest vectors (Kernel.wide: LLVM's
+"prefer-vector-width"="512"; by default it stops at 256 bits on AVX-512 hosts). A one-row product
+streams its weight from L2/L3: a float32 weight is widened (vcvtps2pd) and multiplied-added in
+float64, and 512-bit vectors halve the instructions per element (in-process A/B, Llama decode
+step: 4-10% faster). The width is the same at both tiers, so a product's bits do not depend on
+which tier ran; the dots form's reassociated order depends on it (within the bound below).
+
 Products with a float32 result always run on BLAS: in single precision another summation
 order differs from NumPy's by more than one rounding (our nests serve float64 and integer
 results, and float64 x float32 mixes). The form is picked per call from b's strides (an `If`

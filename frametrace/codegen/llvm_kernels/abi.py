@@ -29,7 +29,8 @@ def body_params(k: Kernel) -> list:
 def entry_function(k: Kernel, object_abi: bool, fp: bool, x87: bool = False) -> str:
     """`define void @k(i64 %lo, i64 %hi, ptr %args)`: loads the packed block and calls the body
     (`x87`: it calls NumPy's loops, whose explicit flags may be in the x87 word: fpflags.entry_ir)."""
-    out = [f"define void @{k.name}(i64 %lo, i64 %hi, ptr %args) nounwind {{", "entry:"]
+    wide = ' "prefer-vector-width"="512"' if k.wide else ""     # the body's, where it is inlined here
+    out = [f"define void @{k.name}(i64 %lo, i64 %hi, ptr %args) nounwind{wide} {{", "entry:"]
     args, n = ["i64 %lo", "i64 %hi"], 0
 
     def slot(ty):

@@ -569,6 +569,8 @@ class FunctionEmitter(ChunkedLoops):
         # a body between the entry's flag reads stays a call: no FP op moves across them
         attrs = ("noinline optnone nounwind" if self.tiny else "noinline nounwind" if self.fp
                  else "alwaysinline nounwind")
+        if k.wide:                               # LLVM otherwise stops at 256-bit vectors on AVX-512 hosts
+            attrs += ' "prefer-vector-width"="512"'
         if self.fp:
             self.mod.decls.update(fpflags.DECLS)
         text = [f"define internal void @{k.name}.body({', '.join(params)}) {attrs} {{"]
