@@ -289,8 +289,13 @@ class _Builder(Launch, ReturnValue):
                 continue
             if any(size_warnings(j.node) for j in step.jobs):
                 raise NotNative("a reduction may warn (np.var with ddof >= the count: reports.py)")
-            if step.products:
-                raise NotNative("a matrix product that BLAS computes at some sizes")
+            uses = set()
+            for _, use, when in step.products:      # our nest at these sizes, else BLAS (lower/matmul.py):
+                if when is sympy.false:             # the native entry runs the nest, misses to BLAS
+                    raise NotNative("a matrix product that BLAS always computes")
+                if when is not sympy.true:
+                    ir.require(tr.sym_bool(when, lambda s: tr.named(plan.sym_names.get(s))))
+                uses.add(use)
             for v in step.copies:                   # the source reads the old contents: a copy
                 node = self._node_of(plan, v)
                 if v not in self.objs and v not in will_own:
@@ -337,7 +342,7 @@ class _Builder(Launch, ReturnValue):
                 ir.require(ir.op(f"icmp slt i64 {work}, {runtime.PARALLEL_THRESHOLD}"))
             self.size(plan, k.split_extent)
             for j, s in enumerate(k.slots):
-                self.slots[(k.name, j)] = self._slot_value(plan, s)
+                self.slots[(k.name, j)] = ("i64", "1") if s.source in uses else self._slot_value(plan, s)
 
     def _spend_tier_budget(self, plan, steps, run):
         """Quick-tier kernels spend their work from the tier-up budget (tiers.py); the call that
