@@ -113,3 +113,12 @@ def test_short_rows_of_a_known_length_keep_two_passes():
     t = Traced(lambda x: x.argmax(axis=1), A((5, 2 * B)))
     assert "kb" in t.run.loop_ir
     t.check(rng.standard_normal((5, 2 * B)))
+
+
+def test_zero_d_and_empty_arrays():
+    f = ft.compile(lambda x: (x.argmax(), np.argmin(x)), backend="llvm")
+    for x in (np.float64(3.5), np.array(-1.0), np.array(np.nan), np.array([7]), np.arange(2 * B + 5)[::-1]):
+        assert [int(v) for v in f(x)] == [int(np.argmax(x)), int(np.argmin(x))]
+    for x in (np.zeros(0), np.zeros((3, 0))):
+        with pytest.raises(ValueError, match="empty sequence"):
+            f(x)
