@@ -43,7 +43,8 @@ class FrameCache:
     after how many calls the discovery profiler is armed again (backoff while it finds nothing).
     `hooked`: the cache of a hooked function (global_hook); `unhooked`: given its code back for good;
     `options`: how the compiler compiles this frame (ft.compile's arguments).
-    These survive `clear()` (ft.reset()), which forgets only what was compiled.
+    These survive `clear()`, which forgets only what was compiled; ft.reset() also clears
+    `unhooked` (global_hook.forget_given_up).
     """
     __slots__ = ("code", "fn", "entries", "lock", "state", "_action", "argnames", "run_original",
                  "_hits", "fast", "scope", "discover_in", "discover_every", "hooked", "unhooked",

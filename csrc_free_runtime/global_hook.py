@@ -363,6 +363,18 @@ def unhook(cache):
                 fn.__code__ = rec.code
 
 
+def forget_given_up():
+    """ft.reset(): the functions the compiler gave their code back (`unhook`) become candidates
+    again, as everything else it learnt is forgotten: hooked again where they were (functions
+    ft.enable() hooked only while it is on)."""
+    with _lock:
+        for fn, rec in list(_records.items()):
+            if rec.cache.unhooked:
+                rec.cache.unhooked = False
+                if not rec.global_owned or _global_options[0] is not None:
+                    install(fn)
+
+
 def hooked_functions() -> list:
     """Functions whose code is a trampoline now."""
     return [fn for fn, rec in list(_records.items()) if fn.__code__ is rec.tramp]

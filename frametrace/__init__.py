@@ -43,8 +43,8 @@ def stats() -> Stats:
 
 
 def reset():
-    """Forget every compiled entry, what automatic dynamic learnt, and the counters; existing
-    ft.compile wrappers keep their options."""
+    """Forget every compiled entry, what automatic dynamic learnt, which functions were not worth
+    compiling, and the counters; existing ft.compile wrappers keep their options."""
     import csrc_free_runtime as rt
 
     from .stats import counters
@@ -53,6 +53,7 @@ def reset():
         cache.clear()
         if options is not None:
             cache.state.data["options"] = options
+    rt.global_hook.forget_given_up()      # functions given their code back are candidates again
     rt.cache.reset_hits()
     counters.reset()
     kernels = sys.modules.get("frametrace.backends.llvm.kernel_cache")     # loaded only once used

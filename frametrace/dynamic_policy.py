@@ -31,6 +31,14 @@ DYNAMIC = DimDecision("dynamic")
 VARYING = None
 
 
+def join_sizes(a, b):
+    """The lattice join of two observed size (or stride) tuples: equal entries stay, different
+    ones become None (`?`), a different rank makes the whole VARYING."""
+    if a is VARYING or b is VARYING or len(a) != len(b):
+        return VARYING
+    return tuple(x if x == y else None for x, y in zip(a, b, strict=True))
+
+
 class FrameState:
     """What automatic dynamic learnt about one code object's inputs. `whole_arrays`: a changed
     size makes every dimension of that array dynamic, not only the changed one (a function run
@@ -42,6 +50,7 @@ class FrameState:
         self.sizes: dict = {}      # source name -> tuple(int | None) or VARYING (ndim changed)
         self.ints: dict = {}       # source name -> int | None
         self.item_prints: dict = {}   # container `L['ids'][*]` -> hash of its int items (observe_items)
+        self.strides: dict = {}    # source name -> byte strides seen (shown by PGO profiles only)
         self.changed = False
 
     def observe_array(self, name, shape):
@@ -56,6 +65,11 @@ class FrameState:
             self.sizes[name] = new
             self.changed = True
         return new
+
+    def observe_strides(self, name, strides) -> None:
+        """Record an array's byte strides so the profile shows them (optional; sizes are what count)."""
+        strides = tuple(strides)
+        self.strides[name] = strides if name not in self.strides else join_sizes(self.strides[name], strides)
 
     def observe_int(self, name, value, group=None):
         """Record int `value` of source `name` (an item of container `group`, if given); returns
@@ -106,8 +120,7 @@ class DynamicPolicy:
     def array_dims(self, source, value, state: FrameState) -> list:
         name = source.name
         seen = state.observe_array(name, value.shape)
-        from .pgo import observe_strides
-        observe_strides(state, name, value.strides)
+        state.observe_strides(name, value.strides)
         marks = marks_of(value)
         spread = state.whole_arrays and seen is not VARYING and any(s is None for s in seen)
         decisions = []

@@ -36,7 +36,7 @@ import warnings
 from . import structured_trace as st
 from .cache_files import CacheFileWarning, private_dir
 from .config import config
-from .dynamic_policy import VARYING, FrameState
+from .dynamic_policy import VARYING, FrameState, join_sizes
 
 try:
     import fcntl
@@ -83,13 +83,7 @@ def profile_path(code) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# lattice
-
-def _merge_sizes(a, b):
-    if a is VARYING or b is VARYING or len(a) != len(b):
-        return VARYING
-    return tuple(x if x == y else None for x, y in zip(a, b, strict=True))
-
+# lattice (sizes and strides join by dynamic_policy.join_sizes)
 
 def _merge_dicts(a: dict, b: dict, join) -> dict:
     out = dict(a)
@@ -104,21 +98,10 @@ def merge(a: FrameState | None, b: FrameState | None) -> FrameState:
     for s in (a, b):
         if s is None:
             continue
-        out.sizes = _merge_dicts(out.sizes, s.sizes, _merge_sizes)
+        out.sizes = _merge_dicts(out.sizes, s.sizes, join_sizes)
         out.ints = _merge_dicts(out.ints, s.ints, lambda x, y: x if x == y else None)
-        strides = getattr(s, "strides", None)
-        if strides:
-            out.strides = _merge_dicts(getattr(out, "strides", {}), strides, _merge_sizes)
+        out.strides = _merge_dicts(out.strides, getattr(s, "strides", {}), join_sizes)
     return out
-
-
-def observe_strides(state: FrameState, name: str, strides) -> None:
-    """Record an array's byte strides so the profile shows them (optional; sizes are what count)."""
-    seen = getattr(state, "strides", None)
-    if seen is None:
-        seen = state.strides = {}
-    new = tuple(strides) if name not in seen else _merge_sizes(seen[name], tuple(strides))
-    seen[name] = new
 
 
 def _dynamic_sources(state: FrameState) -> list[str]:
@@ -153,7 +136,7 @@ def _printable(name) -> bool:
 def render(code, state: FrameState) -> str:
     """The readable profile: `<key>:` then one line per source (`?` = seen varying)."""
     lines = [code_key(code) + ":"]
-    strides = getattr(state, "strides", None) or {}
+    strides = state.strides
     for name, size in state.sizes.items():
         if not _printable(name):
             continue
@@ -225,7 +208,7 @@ def parse(text: str, key: str) -> FrameState:
             size = VARYING if m.group("size") == "?" else _parse_dims(m.group("size"))
             state.sizes[m.group("name")] = size
             if m.group("stride") and size is not VARYING:
-                state.__dict__.setdefault("strides", {})[m.group("name")] = _parse_dims(m.group("stride"))
+                state.strides[m.group("name")] = _parse_dims(m.group("stride"))
         elif (m := _SCALAR.fullmatch(line)) is not None:
             state.ints[m.group("name")] = None if m.group("value") == "?" else int(m.group("value"))
         else:

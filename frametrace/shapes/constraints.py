@@ -40,13 +40,13 @@ def specialized_to_constant(source: str, value, location=None, why: str = "your 
                              f"constant ({value}). {_FIX}", location)
 
 
-def violation_for_guard(c: StrictConstraint, guard, code: str, location=None) -> Violation:
-    """The violation a recorded guard (sympy, True on the hints) makes for constraint c."""
+def violation_for_guard(c: StrictConstraint, guard, code: str, location=None, implied=None) -> Violation:
+    """The violation a recorded guard (sympy, True on the hints) makes for constraint c.
+    `implied`: what the guard implies for c's symbol alone (refine.range_from_relational)."""
     if isinstance(guard, sympy.Eq):
         others = guard.free_symbols - {c.symbol}
         if not others:
-            from .refine import range_from_relational   # refine imports this module
-            r = range_from_relational(guard)
+            r = implied
             value = r[1].lower if r and isinstance(r[1], ValueRanges) and r[1].is_singleton else code
             return specialized_to_constant(c.source, value, location)
         return Violation(c.source, f"You marked {c.source} as dynamic but your code requires "

@@ -126,9 +126,10 @@ class GuardLearning:
             return
         names = {s: src[0] for s, src in self.symbol_sources.items() if src}
         code = pycode(guard, names)
+        implied = range_from_relational(guard) if isinstance(guard, sympy.Eq) else None
         for s in sorted(strict, key=str):
             self.constraint_violations.append(
-                C.violation_for_guard(self.constraints[s], guard, code, loc))
+                C.violation_for_guard(self.constraints[s], guard, code, loc, implied))
 
     def _refine(self, guard, loc) -> None:
         if isinstance(guard, sympy.And):

@@ -82,3 +82,26 @@ def test_a_native_guard_check_that_meets_a_hooked_helper_asks_the_python_conditi
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)     # (products' summation order)
     s = ft.stats()
     assert s.recompiles == 0 and s.eager_fallbacks == 0, s
+
+
+def half(v):
+    return v * 0.5
+
+
+def test_reset_makes_a_function_given_its_code_back_a_candidate_again():
+    """A hooked function whose first graph holds no array work gets its own code back; ft.reset()
+    forgets that decision with the rest: hooked again, on arrays it compiles."""
+    from csrc_free_runtime import global_hook
+    ft.reset()
+    own = half.__code__
+    with ft.enabled():
+        assert half(3.0) == 1.5 and half(5.0) == 2.5
+        assert half.__code__ is own and half not in global_hook.hooked_functions()   # given back
+        ft.reset()
+        assert half.__code__ is not own and half in global_hook.hooked_functions()   # hooked again
+        x = np.arange(6.0)
+        got = [half(x) for _ in range(3)]
+        assert ft.stats().frames_compiled == 1
+    for g in got:
+        np.testing.assert_array_equal(g, x * 0.5)
+    assert half.__code__ is own                       # ft.disable() gives it back

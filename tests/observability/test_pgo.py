@@ -57,7 +57,7 @@ def test_code_key_and_path(cache):
 
 def test_render_exact():
     s = _state({"L['x']": (None,)}, {"L['n']": None})
-    pgo.observe_strides(s, "L['x']", (8,))
+    s.observe_strides("L['x']", (8,))
     assert pgo.render(CODE, s) == ("/abs/path/script.py:2:f:\n"
                                    "  L['x']: array size=[?] stride=[8]\n"
                                    "  L['n']: scalar ?")

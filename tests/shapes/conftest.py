@@ -1,8 +1,8 @@
 import pytest
 
-from frametrace.shapes import Location, ShapeEnv
+from shape_sources import LOC
 
-LOC = Location("user.py", 7, "f", "if x.shape[0] == 10:")
+from frametrace.shapes import ShapeEnv
 
 
 @pytest.fixture
@@ -11,7 +11,3 @@ def env():
     e.set_location_provider(lambda: LOC)
     return e
 
-
-def X(i=0, name="x"):
-    """The size source of dim i of argument `name`."""
-    return f"L['{name}'].shape[{i}]"

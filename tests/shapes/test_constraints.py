@@ -5,7 +5,7 @@ import pytest
 from frametrace.errors import ConstraintViolationError
 from frametrace.shapes import ShapeEnv, ValueRanges
 
-from conftest import X
+from shape_sources import X
 
 
 def violation(env) -> str:

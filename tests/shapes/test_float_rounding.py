@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import frametrace as ft
 from frametrace.shapes import ShapeEnv, SymFloat, pycode
 
-from conftest import X
+from shape_sources import X
 
 OPS = [operator.add, operator.sub, operator.mul, operator.truediv]
 CONSTANTS = [0.1, 0.2, 0.3, 1.0, 2.0, 3.0, 1e-3, 7, 3, -0.7]

@@ -13,7 +13,7 @@ from frametrace.shapes.functions import FloorDiv
 from frametrace.shapes.minmax import distribute, make_max, make_min, start_if_nonempty
 from frametrace.shapes.value_ranges import ValueRanges, bound_expr, provably_le
 
-from conftest import X
+from shape_sources import X
 
 a, b = sympy.symbols("a b", integer=True)
 

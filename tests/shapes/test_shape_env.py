@@ -5,7 +5,7 @@ import sympy
 
 from frametrace.shapes import (ShapeEnv, SymInt, ValueRanges, int_oo, statically_known_true)
 
-from conftest import LOC, X
+from shape_sources import LOC, X
 
 
 def codes(env):

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from frametrace.shapes import (ShapeEnv, SymBool, SymFloat, SymInt, guard_int, is_symbolic,
                                sym_eq, sym_max, sym_min, sym_not)
 
-from conftest import X
+from shape_sources import X
 
 OPS = [operator.add, operator.sub, operator.mul, operator.floordiv, operator.mod]
 CMPS = [operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge]

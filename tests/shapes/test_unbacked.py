@@ -6,7 +6,7 @@ from frametrace.errors import DataDependentError
 from frametrace.shapes import (ShapeEnv, SymInt, ValueRanges, expect_true, guard_or_false,
                                guard_or_true, guard_size_oblivious, int_oo, statically_known_true)
 
-from conftest import X
+from shape_sources import X
 
 
 def test_unbacked_symbols_have_no_hint(env):

@@ -16,7 +16,6 @@ result is a FakeScalar and the reference applies the Python operator.
 """
 from __future__ import annotations
 
-import operator
 
 import numpy as np
 
@@ -26,30 +25,7 @@ from ..registry import Loop, NumpyCall, register
 from .broadcast import broadcast_shapes
 from .promotion import PY_TYPES, fake_like, is_weak, probe, python_result_type, shape_of
 from .raising import elementwise_may_raise
-
-# name -> the Python operator with the same meaning on Python scalars (None: no such operator)
-UNARY = {
-    "negative": operator.neg, "positive": operator.pos, "absolute": abs, "invert": operator.invert,
-    "sign": None, "exp": None, "expm1": None, "exp2": None, "log": None, "log1p": None,
-    "log2": None, "log10": None, "sqrt": None, "cbrt": None, "square": None, "reciprocal": None,
-    "sin": None, "cos": None, "tan": None, "arcsin": None, "arccos": None, "arctan": None,
-    "sinh": None, "cosh": None, "tanh": None, "arcsinh": None, "arccosh": None, "arctanh": None,
-    "deg2rad": None, "rad2deg": None, "floor": None, "ceil": None, "trunc": None, "rint": None,
-    "fabs": None, "isnan": None, "isinf": None, "isfinite": None, "signbit": None,
-    "logical_not": None, "conjugate": None,
-}
-BINARY = {
-    "add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
-    "true_divide": operator.truediv, "floor_divide": operator.floordiv,
-    "remainder": operator.mod, "power": operator.pow,
-    "equal": operator.eq, "not_equal": operator.ne, "less": operator.lt,
-    "less_equal": operator.le, "greater": operator.gt, "greater_equal": operator.ge,
-    "bitwise_and": operator.and_, "bitwise_or": operator.or_, "bitwise_xor": operator.xor,
-    "left_shift": operator.lshift, "right_shift": operator.rshift,
-    "maximum": None, "minimum": None, "fmax": None, "fmin": None, "fmod": None,
-    "arctan2": None, "hypot": None, "copysign": None, "logaddexp": None, "logaddexp2": None,
-    "heaviside": None, "logical_and": None, "logical_or": None, "logical_xor": None,
-}
+from .ufunc_names import BINARY, UNARY
 
 # Native loop bodies: the operand kinds each ufunc has a rule for in codegen/llvm_kernels/ops.py
 # ('f' float, 'iu' signed and unsigned integers, 'b' bool); a kind not listed runs in NumPy.

@@ -14,6 +14,7 @@ import numpy as np
 import sympy
 
 from ..graph import Node, fold_operands_first
+from .ufunc_names import BINARY, UNARY
 
 _PY_DTYPES = ("bool", "int64", "float64")
 # Python operators on Python scalars that raise for some values: ZeroDivisionError (/ // %
@@ -25,7 +26,6 @@ _WEAK: "weakref.WeakKeyDictionary[Node, bool]" = weakref.WeakKeyDictionary()
 
 
 def _may_be_weak(a: Node) -> bool:
-    from .elementwise import BINARY, UNARY
     return a.op != "input" and UNARY.get(a.op, BINARY.get(a.op)) is not None and a.scalar and \
         a.shape == () and a.dtype is not None and a.dtype.name in _PY_DTYPES
 
@@ -70,7 +70,6 @@ def elementwise_may_raise(node: Node) -> bool:
     possibly negative exponent raises ValueError; a run-time Python int out of the range of
     an integer array operand's dtype raises OverflowError (NEP 50); a broadcast the trace
     could only assume (a data-dependent size taken to be 1) raises ValueError when it is not."""
-    from .elementwise import BINARY
     if all(weak_arg(a) for a in node.args):
         return BINARY.get(node.op) is not None and node.op in _PY_RAISING
     if node.op == "power" and node.dtype is not None and node.dtype.kind in "iu" \
