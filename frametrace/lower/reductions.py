@@ -48,6 +48,11 @@ from ..ir.graph import Node
 from ..ir.registry import Reduction, lowered_as
 from .loop_ir import Acc, Affine, Const, Let, Op, Update, Var, cast
 from .pointwise import kind
+from . import arg_reductions
+
+# argmax / argmin of numbers: one pass over blocks, then one block (arg_reductions.py); False:
+# the two whole passes below (_arg_two_pass)
+ARG_BLOCKED = True
 
 
 @dataclass
@@ -302,6 +307,14 @@ def reduction_phases(b, node: Node, outer_vars: tuple) -> tuple[list, Var]:
     if op in ("argmax", "argmin"):
         if kind(x.dtype.name) == "b":
             return _arg_select(b, op, x.dtype.name, element(p), p)
+        if ARG_BLOCKED and arg_reductions.worth_blocking(extents):
+            def at(red_index):
+                it_outer, it_red = iter(outer_vars), iter(red_index)
+                return b.value(x, tuple(next(it_red) if d in axes else Affine.var(next(it_outer))
+                                        for d in range(x.ndim)))
+            flat = Phase((), ())                # (its loops are its body: their work counted here)
+            b.extra_work.append(sympy.Mul(*[sympy.sympify(d) for d in x.shape]))
+            return [flat], arg_reductions.blocked(b, op, x.dtype.name, axes, extents, at, flat)
         return _arg_two_pass(b, op, x.dtype.name, element, p, b.new_phase(extents))
     raise NotImplementedError(op)
 

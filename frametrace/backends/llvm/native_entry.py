@@ -145,6 +145,7 @@ class _Builder(Launch, ReturnValue):
             self._prechecks(plan, steps, graph)
             self._layout_and_range_checks(plan, steps, graph)
             self._numpy_handoff_checks(plan, steps, graph)
+            self._spend_tier_budget(plan, steps, run)
         result = self._plan_return(ast.parse(return_code, mode="eval").body, plan, graph)
         flags = fp_errors.GraphFlags(0)   # what NumPy may report for the kernels' work
         for s in steps:
@@ -338,6 +339,23 @@ class _Builder(Launch, ReturnValue):
             self.size(plan, k.split_extent)
             for j, s in enumerate(k.slots):
                 self.slots[(k.name, j)] = self._slot_value(plan, s)
+
+    def _spend_tier_budget(self, plan, steps, run):
+        """Quick-tier kernels spend their work from the tier-up budget (tiers.py); the call that
+        would exhaust it misses, and the Python path starts the full tier's build. (Last of the
+        checks that may miss: a call missing for another reason spends nothing.)"""
+        up = getattr(run, "tiers", None)
+        works = [self.size(plan, s.kernel.work) for s in steps
+                 if isinstance(s, KernelStep) and s.kernel.tier == "quick"]
+        if up is None or not works:
+            return
+        ir = self.ir
+        cell = ir.op(f"inttoptr i64 {ctypes.addressof(up.cells)} to ptr")
+        left = ir.op(f"load i64, ptr {cell}, align 8")
+        for w in works:
+            left = ir.op(f"sub i64 {left}, {w}")
+        ir.do(f"store i64 {left}, ptr {cell}, align 8")
+        ir.require(ir.op(f"icmp sgt i64 {left}, 0"))
 
     def _plan_product(self, plan, n, use, when):
         """A product a kernel computes when `when` holds (lower/matmul.py), else BLAS before the

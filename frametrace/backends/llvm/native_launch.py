@@ -126,7 +126,12 @@ class Launch:
     def _call_kernel(self, plan, k, run, pack):
         """The call of kernel k over its split extent, without the GIL when its work is large."""
         ir = self.ir
-        fn = ir.op(f"inttoptr i64 {run.module.address(k.name)} to ptr")
+        up = getattr(run, "tiers", None)
+        if k.tier == "quick" and up is not None:   # through the cell the full tier's build rewrites
+            cell = ir.op(f"inttoptr i64 {up.cell(k.name, run.module.address(k.name))} to ptr")
+            fn = ir.op(f"load ptr, ptr {cell}, align 8")
+        else:
+            fn = ir.op(f"inttoptr i64 {run.module.address(k.name)} to ptr")
         call = f"call void {fn}(i64 0, i64 {self.size(plan, k.split_extent)}, ptr {pack})"
         work = self.size(plan, k.work)
         if k.work.isdigit():

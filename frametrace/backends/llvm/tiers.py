@@ -25,9 +25,24 @@ kept its pace during a build), the quick kernels of a large call run 1.0-2.4x sl
 full tier but faster than NumPy (ten `sin` 45 ms against NumPy's 70 ms per call on one
 thread), while running NumPy eagerly meanwhile would be slower still, and a synchronous build
 would make one call 0.1-0.3 s slower than NumPy's.
+
+Mid-size calls tier up too (issue 23 part 5): a graph compiled at a small size and then called
+many times below the threaded size never made a large call, so it kept the quick kernels for
+good (ten `sin` on 3,000 elements 2.4x slower than the full tier). Every small launch of a quick
+kernel spends its work from one budget (TIER_UP_WORK, shared by the module's quick kernels), and
+the call that exhausts it starts the tier-up. The budget is an int64 cell (`cells[0]`) that the
+Python wrapper and the native entry (native_launch.py) both decrement; the native entry misses
+when its call would exhaust it, so the Python path starts the build. The native entry calls a
+quick kernel through a cell holding its address (`cell(name)`), which the finished build
+rewrites: native calls below the threaded size run the full tier too (before, they called the
+quick module by a constant address for good).
+
+    run.tiers.reason       # None, "large call" or "accumulated work": what started the tier-up
+    run.tiers.spent        # quick-kernel work run so far (until the tier-up started)
 """
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import logging
 import threading
@@ -38,6 +53,11 @@ import sympy
 # elements: 8019), but not a graph compiled for ~1000 elements of ten sin (81000), where the quick
 # tier measured 2x slower (22 us vs 12 us) and the call never reaches the tier-up threshold
 QUICK_WORK = 1 << 16
+# quick-kernel work (Kernel.work units: elements x (1 + 8 per math call)) run by small calls
+# before the full tier is built anyway: ~16M is ~0.1-0.3 s of quick-kernel time, the order of
+# one background build (measured: benchmarks/README.md "Mid-size calls tier up")
+TIER_UP_WORK = 1 << 24
+_STARTED = 1 << 62                          # the budget once a tier-up started: never exhausted
 SYNC = False                               # True: tier up synchronously (deterministic tests)
 _log = logging.getLogger("frametrace.backends.llvm")
 _contexts: list = []                       # LLVM contexts of tier-up builds: never disposed
@@ -79,8 +99,36 @@ class TierUp:
         self._lock = threading.Lock()
         self._started = False
         self._done = threading.Event()
+        self.reason = None                  # what started the tier-up (module doc)
+        self._left_at_start = None
+        self._index = {k.name: i for i, k in enumerate(kernels)}
+        # [0]: the work budget left; [1 + i]: the address native entries call for kernels[i]
+        self.cells = (ctypes.c_int64 * (1 + len(kernels)))(TIER_UP_WORK)
 
-    def __call__(self):
+    @property
+    def spent(self) -> int:
+        """Quick-kernel work run by small calls until the tier-up started."""
+        left = self.cells[0] if self._left_at_start is None else self._left_at_start
+        return TIER_UP_WORK - left
+
+    def spend(self, work: int):
+        """A small launch of a quick kernel (the wrapper's path): spend its work; start the tier-up
+        when the budget is exhausted."""
+        c = self.cells
+        c[0] -= work
+        if c[0] <= 0:
+            self(reason="accumulated work")
+
+    def cell(self, name: str, address: int) -> int:
+        """The address of the int64 cell a native entry loads kernel `name`'s address from:
+        `address` (the quick kernel) until the full tier is in place, then the full kernel."""
+        i = 1 + self._index[name]
+        with self._lock:
+            if self.cells[i] == 0:
+                self.cells[i] = self.module.address(name) if self.module is not None else address
+        return ctypes.addressof(self.cells) + 8 * i
+
+    def __call__(self, reason="large call"):
         if self._started:
             if self._surface is not None:    # strict: a failed background build surfaces here
                 exc, self._surface = self._surface, None
@@ -90,6 +138,11 @@ class TierUp:
             if self._started:
                 return
             self._started = True
+            self.reason = reason
+            self._left_at_start = self.cells[0]
+            self.cells[0] = _STARTED         # no call spends from it any more
+        _log.info("frametrace: tiering up %s (%s: %d units of quick-kernel work run)",
+                  ", ".join(k.name for k in self.kernels if k.tier == "quick"), reason, self.spent)
         if SYNC:
             self._run()
         else:                               # not a daemon: exit waits rather than kill it inside LLVM
@@ -103,7 +156,11 @@ class TierUp:
             context = llvm.create_context()
             _contexts.append(context)        # outlives every module built in it
             module = self.build(full, context)
-            self.module = module
+            with self._lock:
+                self.module = module
+                for name, i in self._index.items():
+                    if self.cells[1 + i]:        # native entries call it through its cell
+                        self.cells[1 + i] = module.address(name)
             for name, ref in self.refs.items():
                 self.ns[ref] = module.functions[name]
         except Exception as exc:            # stay on the quick tier: correct, only slower

@@ -263,10 +263,13 @@ class _Gen:
             self.lines.append(f"{ind}{fn}(0, {k.split_extent}, {packed})")
         elif k.work.isdigit():
             self.lines.append(f"{ind}_call({fn}, {k.split_extent}, {k.work}, {packed})")
+        elif k.tier == "quick":                   # small calls spend a budget, a large one builds the full tier
+            self.lines.append(f"{ind}if {k.work} < {runtime.PARALLEL_THRESHOLD}: "
+                              f"{fn}(0, {k.split_extent}, {packed}); _tier_up.spend({k.work})")
+            self.lines.append(f"{ind}else: _tier_up(); _call({fn}, {k.split_extent}, {k.work}, {packed})")
         else:                                     # small calls skip the threading helper
             self.lines.append(f"{ind}if {k.work} < {runtime.PARALLEL_THRESHOLD}: {fn}(0, {k.split_extent}, {packed})")
-            up = "_tier_up(); " if k.tier == "quick" else ""      # large: build the full tier (tiers.py)
-            self.lines.append(f"{ind}else: {up}_call({fn}, {k.split_extent}, {k.work}, {packed})")
+            self.lines.append(f"{ind}else: _call({fn}, {k.split_extent}, {k.work}, {packed})")
 
     def matmul_call(self, n: Node, out: str | None = None) -> str:
         """NumPy's product (BLAS) of a matmul/dot node; operands of another dtype than the

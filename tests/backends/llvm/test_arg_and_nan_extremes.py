@@ -1,4 +1,5 @@
-"""argmax/argmin (two vectorised passes: the extreme, then its first index), max/min and nanmax/nanmin
+"""argmax/argmin (per-block extremes, then the winning block searched: lower/arg_reductions.py),
+max/min and nanmax/nanmin
 (a NaN-propagating max over NaN-masked elements) equal NumPy exactly: first index of ties,
 first NaN wins, -0.0 == 0.0 ties, all-NaN slices (NaN and NumPy's RuntimeWarning), signed
 zeros of the result; sizes 1 and past a few vector widths, non-contiguous, negative strides,
@@ -135,11 +136,12 @@ def test_max_tracks_nan_apart_from_a_vectorised_max():
     assert np.isnan(got[0]) and got[1] == 0.0 and np.signbit(got[1]) and got[2] == np.inf
 
 
-def test_argmax_is_two_vectorisable_passes():
-    """The extreme, then the first index that equals it: no (best, index) select chain."""
+def test_argmax_is_a_blocked_pass_then_one_block():
+    """Per-block extremes (vectorised), then the first index equal to the extreme in the winning
+    block only (lower/arg_reductions.py): no (best, index) select chain."""
     t = Traced(lambda x: x.argmax(axis=1), A(("n", "m")))
     ir = t.run.loop_ir
-    assert "red_peak_max" in ir and "red_min(" in ir and "argbetter" not in ir
+    assert "red_peak_max" in ir and "minimum(first" in ir and "argbetter" not in ir and "kb" in ir
     t.check(np.array([[1.0, 3.0, 3.0, np.nan, np.nan], [-0.0, 0.0, -1.0, 0.0, -0.0]]))
 
 

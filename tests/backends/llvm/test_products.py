@@ -227,3 +227,42 @@ def test_mixed_precision_model_compiles_once_for_every_length():
         toks = rng.standard_normal(n)
         np.testing.assert_allclose(cm(toks), model(toks), rtol=1e-12, atol=1e-12)
     assert ft.stats().unique_graphs == 1
+
+
+class Layer:
+    """A user's layer: a dense product with bias and activation, its sizes changing per call."""
+
+    def __init__(self, w, c):
+        self.w, self.c = w, c
+
+    def forward(self, x, w, c):
+        return np.tanh(x @ w + c)
+
+
+def test_native_entry_runs_the_nest_and_misses_to_blas():
+    """A product that picks our nest or BLAS by its sizes ("auto") runs from the native entry where
+    our nest computes it (before: no native entry at all, ~4x NumPy's call time for a
+    10x10 matrix-vector product) and misses to the Python path, which calls BLAS, where it does not."""
+    import frametrace as ft
+    w, c = data((64, 96), "f8"), data((96,), "f8")
+    layer = Layer(w, c)
+    f = ft.compile(layer.forward, backend="llvm")
+
+    def hits():
+        return sum(e.native.hits for e in f._frametrace_cache.entries if e.native is not None)
+    for n in (1, 2):                                   # static, then dynamic rows
+        x = data((n, 64), "f8")
+        np.testing.assert_allclose(f(x, w, c), layer.forward(x, w, c), rtol=1e-12, atol=1e-12)
+    for n, native in ((3, True), (SAME_DTYPE_MAX_ROWS, True), (300, False), (2, True), (301, False)):
+        x = data((n, 64), "f8")
+        if n == 300:
+            x = np.asfortranarray(x)
+        before = hits()
+        got = f(x, w, c)
+        np.testing.assert_allclose(got, layer.forward(x, w, c), rtol=1e-12, atol=1e-12)
+        assert got.shape == (n, 96) and (hits() == before + 1) == native, n
+    g = ft.compile(lambda a, v: a @ v, backend="llvm")
+    for n in (4, 10, 33, 64):
+        a, v = data((n, n), "f8"), data((n,), "f8")
+        np.testing.assert_allclose(g(a, v), a @ v, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(g(a[::-1, ::2], v[::2]), a[::-1, ::2] @ v[::2], rtol=1e-12, atol=1e-12)

@@ -278,3 +278,105 @@ def test_both_tiers_give_the_same_bits(fn, shape, dtype):
         x = rng.standard_normal((n,) if len(shape) == 1 else (3, n)).astype(dtype)
         a, b = np.asarray(quick.llvm(x)), np.asarray(full.llvm(x))
         assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), n
+
+
+# -- mid-size calls: the work budget (issue 23 part 5) ----------------------------------------------
+
+def mid(dtype="f8"):
+    """A length whose ten-sin kernel stays below the threaded size: no single call tiers up."""
+    n = runtime.PARALLEL_THRESHOLD // 81 // 4
+    return (rng.standard_normal(n) * 3).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", ["f8", "f4"])
+def test_mid_size_calls_tier_up_once_their_work_adds_up(sync, monkeypatch, dtype):
+    """Called only below the threaded size, a quick kernel used to keep the quick tier for good;
+    now its small calls spend the budget and the call exhausting it builds the full tier."""
+    monkeypatch.setattr(tiers, "TIER_UP_WORK", 5 * 81 * mid().size)
+    t = traced(5, dtype=dtype)
+    up = t.run.tiers
+    rtol = 1e-5 if dtype == "f4" else 1e-12
+    x = mid(dtype)
+    per_call = 81 * x.size
+    for i in range(5):
+        t.check(x, rtol=rtol)
+        assert up.spent == (i + 1) * per_call
+        assert not up.started if i < 4 else up.started   # the 5th call empties the budget
+    assert up.reason == "accumulated work" and up.wait(0) and up.error is None
+    assert INTERLEAVED in up.module.ir
+    ref = t.run.tiers.refs["k0"]
+    assert t.run.__globals__[ref] is up.module.functions["k0"]
+    spent = up.spent
+    for n in (0, 1, 7, x.size):                         # the full tier, at every size; nothing spent
+        t.check((rng.standard_normal(n) * 3).astype(dtype), rtol=rtol)
+        t.check(x[::-3], rtol=rtol)
+    assert up.spent == spent
+
+
+def test_small_calls_below_the_budget_keep_the_quick_tier(sync):
+    t = traced(5)
+    for n in (0, 1, 2, 99, 1000):
+        t.check(rng.standard_normal(n))
+    up = t.run.tiers
+    assert not up.started and up.reason is None
+    assert up.spent == 81 * (0 + 1 + 2 + 99 + 1000)
+
+
+def test_a_large_call_still_tiers_up_at_once(sync):
+    t = traced(5)
+    t.check(large())
+    assert t.run.tiers.reason == "large call" and t.run.tiers.spent == 0
+
+
+def mid_math(x, scale):
+    """A user's step function: a math chain on a mid-size array."""
+    return np.exp(-x * x) * np.tanh(x) * scale + np.log1p(x * x)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "strided", "reversed"])
+def test_native_entry_spends_the_budget_then_calls_the_full_tier(monkeypatch, layout):
+    """End to end under ft.compile: the native entry serves the mid-size calls, spends from the
+    budget, misses once when it would exhaust it (the Python path starts the build) and, once
+    the full tier is in place, calls it through the kernel's cell (before: the quick kernel's
+    constant address for good)."""
+    import frametrace as ft
+    monkeypatch.setattr(tiers, "SYNC", True)
+    made = []
+    real_init = tiers.TierUp.__init__
+    monkeypatch.setattr(tiers.TierUp, "__init__", lambda self, *a: (made.append(self), real_init(self, *a))[1])
+    n = 20_000
+    monkeypatch.setattr(tiers, "TIER_UP_WORK", 30 * n * 25)
+    f = ft.compile(mid_math)
+    for k in (3, 5):                                  # static, then dynamic at a small size: quick
+        x = rng.standard_normal(k)
+        np.testing.assert_allclose(f(x, 0.5), mid_math(x, 0.5), rtol=1e-12, atol=1e-12)
+    assert len(made) == 1 and not made[0].started
+    up = made[0]
+    base = rng.standard_normal(3 * n)
+    x = {"contiguous": base[:n], "strided": base[::3], "reversed": base[::-1][:n]}[layout]
+    want = mid_math(x, 0.5)
+    for _ in range(60):
+        np.testing.assert_allclose(f(x, 0.5), want, rtol=1e-12, atol=1e-12)
+    assert up.started and up.reason == "accumulated work" and up.wait(0) and up.error is None
+    assert native_hits(f) >= 58                        # the native entry served them
+    i = 1 + list(up._index).index("k0")
+    assert up.cells[i] == up.module.address("k0") != up.ns["run"].module.address("k0")
+    hits = native_hits(f)
+    got = f(x, 0.5)                                    # natively, the full tier, the quick tier's bits
+    assert native_hits(f) == hits + 1 and got.tobytes() == quick_bits(up, x)
+
+
+def native_hits(f):
+    return sum(e.native.hits for e in f._frametrace_cache.entries if e.native is not None)
+
+
+def quick_bits(up, x):
+    """The quick kernel's result on x, computed through the wrapper with the quick kernel put back."""
+    run = up.ns["run"]
+    ref = up.refs["k0"]
+    full = up.ns[ref]
+    up.ns[ref] = run.module.functions["k0"]
+    try:
+        return np.asarray(run([x, 0.5], [x.size])[0]).tobytes()
+    finally:
+        up.ns[ref] = full
