@@ -67,6 +67,9 @@ _DEFAULTS = {
     # transcendental functions in kernels computed by NumPy's own ufunc loops (bit-identical to
     # NumPy; codegen/llvm_kernels/numpy_loops.py); False: our own vectorised math (a few ulp)
     "numpy_math": True,
+    # float matrix products of one dtype are NumPy's call (BLAS: NumPy's bits); False: small ones
+    # run in our fused loop nests (faster, summed in another order than BLAS's: last bits differ)
+    "exact_float_products": True,
     # an internal error of a backend raises (tests) instead of falling back to the NumPy backend
     # with a logged warning (users: never a failure because of a backend bug)
     "strict_backend": False,

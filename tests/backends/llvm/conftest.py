@@ -11,3 +11,13 @@ def strict_llvm_backend(monkeypatch):
     """Backend bugs must fail these tests, not fall back to NumPy silently."""
     import frametrace.backends.llvm as backend
     monkeypatch.setattr(backend, "STRICT", True)
+
+
+@pytest.fixture(autouse=True)
+def products_in_our_nests():
+    """These tests exercise our product nests (lower/matmul.py), which by default serve only mixed
+    dtypes and integers (`config.exact_float_products`: one-dtype float products are NumPy's
+    call); tests/soundness/test_exact_products.py checks the default."""
+    from frametrace.config import config
+    with config.patch(exact_float_products=False):
+        yield
