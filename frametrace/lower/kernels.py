@@ -44,7 +44,7 @@ class KernelBuilder:
         self.phases: list[Phase] = []
         self.lets: set = set()
         self._storing = None                    # the value add_store is storing
-        self._stored: set = set()               # depth_cuts values a committed phase of this kernel stored
+        self._stored: set = set()               # math_cuts values a committed phase of this kernel stored
         self.extra_work: list = []              # sympy work of matrix products (their inner loops)
         self._n = 0
 
@@ -228,8 +228,8 @@ class KernelBuilder:
                              cast(self.value(node, idx), node.dtype.name)))
         ph.splittable = True
         self.commit(ph)
-        if node in self.plan.depth_cuts:
-            self._stored.add(node)              # its row is stored before the next phase runs
+        if node in self.plan.math_cuts:         # its row is stored before the next phase runs (a depth
+            self._stored.add(node)              # cut of a long chain: the next kernel reads it instead)
 
     def add_reduction(self, node: Node, stored: bool):
         phases, var = reduction_phases(self, node, self.outer_vars)

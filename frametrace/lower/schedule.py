@@ -170,6 +170,8 @@ class Plan:
         self.read_copies: set = set()         # assigns reading a copy of their destination
         self.depth_cuts: set = set()          # values stored and read back, never recomputed by a kernel
                                               # (_bound_lazy_depth, recomputed_math)
+        self.math_cuts: set = set()           # the recomputed_math ones: later phases of the kernel
+                                              # storing a row read it back (kernels.py)
         self._materialize()
         self.var = self._names()
         self.size_exprs: dict = {}            # wrapper size variable -> sympy expr
@@ -219,6 +221,7 @@ class Plan:
                     rule(self, n) for rule in MATERIALIZE_RULES.values())
                 if self.need[n] and _recomputed_math(self, n):
                     self.depth_cuts.add(n)    # its readers load it, after the kernel storing it
+                    self.math_cuts.add(n)
         for n in self.nodes:
             if self.cat[n] == "assign" and n in self.live:
                 self.need[self.assign_base(n)[0]] = True

@@ -58,9 +58,7 @@ def test_long_elementwise_chain_compiles_exactly(steps):
     f = ft.compile(fn)
     assert_same(f(x), fn(x))
     ks = kernels_of(f)
-    stores = [s for k in ks for s in statements(k.body) if isinstance(s, Store)]
-    assert len(stores) == max(1, -(-2 * steps // (schedule.MAX_LAZY_DEPTH + 1)))   # one per depth cut
-    assert len(ks) == 1             # later phases read each cut's row back (a kernel per cut before)
+    assert len(ks) == max(1, -(-2 * steps // (schedule.MAX_LAZY_DEPTH + 1)))
     for k in ks:
         for s in statements(k.body):
             if isinstance(s, (Store, Update)):
