@@ -81,7 +81,6 @@ class NumpyLoop:
     def __init__(self, name: str, dtype: str, nin: int, capsule, info: _CallInfo):
         self.name, self.dtype, self.nin = name, dtype, nin
         self.capsule, self.info = capsule, info           # keep NumPy's capsule (auxdata) alive
-        self.block = (ctypes.c_void_p * 3)(info.strided_loop, info.context, info.auxdata)
         self.symbol = f"frametrace_nploop_{name}_{'f64' if dtype == 'float64' else 'f32'}"
         self.fn = _LOOP_TYPE(info.strided_loop)
 
@@ -90,7 +89,15 @@ class NumpyLoop:
         return f"@{self.symbol} = external global [3 x ptr]"
 
     def register(self):
-        llvm.add_symbol(self.symbol, ctypes.addressof(self.block))
+        """Point the symbol's block at this (verified) loop. One block per symbol for the whole
+        process, and every registered loop kept alive: kernels linked earlier hold the block's
+        address, which must never be freed (a loop acquired again, as tests do, reuses it)."""
+        block = _BLOCKS.get(self.symbol)
+        if block is None:
+            block = _BLOCKS[self.symbol] = (ctypes.c_void_p * 3)()
+            llvm.add_symbol(self.symbol, ctypes.addressof(block))
+        _KEPT.append(self)                                 # its capsule owns the auxdata
+        block[0], block[1], block[2] = self.info.strided_loop, self.info.context, self.info.auxdata
 
     def __call__(self, ins, out, strides=None):
         """Run the loop on 1-d arrays (tests, verify): `ins` may be 0-d (stride 0)."""
@@ -108,6 +115,8 @@ def enabled() -> bool:
 
 
 _LOOPS: dict = {}
+_BLOCKS: dict = {}          # symbol -> its [3 x ptr] block (process lifetime)
+_KEPT: list = []            # every loop a block has pointed at (process lifetime)
 _lock = threading.Lock()
 
 

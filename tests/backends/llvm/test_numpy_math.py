@@ -307,3 +307,21 @@ def test_statements_reading_what_earlier_ones_stored():
         x = rng.standard_normal(n)
         for got, want in zip(f(x), two_outputs(x)):
             same(got, want)
+
+
+def test_a_loop_acquired_again_keeps_linked_kernels_valid(monkeypatch):
+    """A loop acquired a second time (a fresh table, as the refusal tests make) points the same
+    process-wide block at itself; the block a kernel linked before stays valid after that loop
+    is dropped (it used to be freed with it: the next kernel calling exp2 crashed)."""
+    import gc
+    before = Traced(lambda x: np.exp2(x) - 1.0, A(("n",), "f8"))
+    with monkeypatch.context() as m:
+        m.setattr(numpy_loops, "_LOOPS", {})
+        assert numpy_loops.loop_for("exp2", "float64") is not None
+    gc.collect()
+    after = Traced(lambda x: np.exp2(x) + 1.0, A(("n",), "f8"))
+    assert "nploop" in before.run.llvm_ir and "nploop" in after.run.llvm_ir
+    x = rng.standard_normal(2000) * 50
+    for t, want in ((before, np.exp2(x) - 1.0), (after, np.exp2(x) + 1.0)):
+        got = t.run([x], [2000])[0]
+        assert got.tobytes() == want.tobytes()
