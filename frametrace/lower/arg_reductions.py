@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from .loop_ir import Acc, Affine, Const, Let, Loop, Op, Update, Var
+from .phase_values import limits as _limits, phase_let as _let
 from .pointwise import kind
 
 # elements per block: a power of two, a few vectors of every dtype (64 float64 on AVX-512: 8
@@ -43,7 +44,6 @@ def blocked(b, op, xdt, axes, extents, at, phase):
     """Fill `phase` (no loops of its own: its body is the loop nest) with the blocked argmax /
     argmin over the reduced `axes` of sizes `extents`; `at(index)` is the element at the
     reduced index (one Affine per reduced axis). Returns the Var of the flat index."""
-    from .reductions import _limits, _let
     flt = kind(xdt) == "f"
     lo, hi = _limits(xdt)
     ident = Const(float(lo) if flt else int(lo), xdt) if op == "argmax" else \

@@ -46,9 +46,10 @@ import sympy
 from ..ir import ops as _registered  # noqa: F401  (registers every op the tables below read)
 from ..ir.graph import Node
 from ..ir.registry import Reduction, lowered_as
-from .loop_ir import Acc, Affine, Const, Let, Op, Update, Var, cast
+from .loop_ir import Acc, Affine, Const, Op, Update, Var, cast
 from .pointwise import kind
 from . import arg_reductions
+from .phase_values import limits, phase_let
 
 # argmax / argmin of numbers: one pass over blocks, then one block (arg_reductions.py); False:
 # the two whole passes below (_arg_two_pass)
@@ -108,13 +109,7 @@ def count_expr(node: Node):
     return n
 
 
-def _limits(dt: str):
-    if kind(dt) == "f":
-        return float("-inf"), float("inf")
-    if kind(dt) == "b":
-        return False, True
-    info = np.iinfo(dt)
-    return int(info.min), int(info.max)
+_limits = limits
 
 
 # a reduction's identity (registry.Reduction.identity) in accumulator dtype dt; one line each
@@ -213,11 +208,7 @@ def _zero_sign_phase(b, dt, m, ok, element, extents, m_poison=False):
     return z, Op("fix_zero_sign", dt, (m, neg, pos))
 
 
-def _let(b, phase, value, hint="r"):
-    name = b.fresh(hint)
-    phase.post.append(Let(name, value))
-    phase.defines.add(name)
-    return Var(name, value.dtype)
+_let = phase_let
 
 
 def divisor(b, node: Node, dt: str, ddof=0):
