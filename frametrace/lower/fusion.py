@@ -70,6 +70,21 @@ class KernelStep:
                                                     #   writing, as NumPy's one ufunc call does
 
 
+def evaluated_by(plan, step) -> set:
+    """The nodes `step` evaluates: its own (a kernel's jobs) and the lazy values fused into
+    them, each time a step computes them (two kernels may both recompute `np.hypot(gx, gy)`
+    from a stored array: that array is read by the second one too)."""
+    roots = [j.node for j in step.jobs] if isinstance(step, KernelStep) else [step.node]
+    seen, stack = set(), list(roots)
+    while stack:
+        x = stack.pop()
+        if x in seen:
+            continue
+        seen.add(x)
+        stack += [a for a in x.inputs() if plan.cat.get(a) in ("pw", "view") and not plan.need.get(a)]
+    return seen
+
+
 def _same(a, b) -> bool:
     if isinstance(a, int) and isinstance(b, int):
         return a == b

@@ -122,18 +122,11 @@ def check_positions(plan, steps) -> dict:
     """{step index: [(operand, lo, hi, raise_fn)]}: each range check goes just before the first
     step that evaluates its node (NumPy raises there; a dead node: the first later step, or
     the end, index len(steps)), and after the step computing its operand."""
-    from .fusion import KernelStep
+    from .fusion import KernelStep, evaluated_by
     evaluated, produced = [], {}
     for i, s in enumerate(steps):
         roots = [j.node for j in s.jobs] if isinstance(s, KernelStep) else [s.node]
-        seen, stack = set(), list(roots)
-        while stack:
-            x = stack.pop()
-            if x in seen:
-                continue
-            seen.add(x)
-            stack += [a for a in x.inputs() if plan.cat.get(a) in ("pw", "view") and not plan.need.get(a)]
-        evaluated.append(seen)
+        evaluated.append(evaluated_by(plan, s))
         for r in roots:
             produced.setdefault(r, i)
     backed = set(plan.graph.symbols)

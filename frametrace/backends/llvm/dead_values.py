@@ -22,7 +22,7 @@ view keeps its base's memory anyway, so dropping the base's name earlier would f
 from __future__ import annotations
 
 from ...ir.graph import Node
-from ...lower.fusion import KernelStep
+from ...lower.fusion import KernelStep, evaluated_by
 
 
 def last_uses(plan, steps, redo_reads=()) -> dict:
@@ -33,7 +33,7 @@ def last_uses(plan, steps, redo_reads=()) -> dict:
         names.setdefault(v, []).append(n)
     last, made = {}, {}
     for i, step in enumerate(steps):
-        for x in _evaluated(plan, step):
+        for x in evaluated_by(plan, step):
             made.setdefault(x, i)
             for a in x.inputs():
                 _read(plan, a, i, last)
@@ -51,21 +51,6 @@ def last_uses(plan, steps, redo_reads=()) -> dict:
             continue
         out.setdefault(i, []).append(v)
     return {i: sorted(vs) for i, vs in out.items()}
-
-
-def _evaluated(plan, step) -> set:
-    """The nodes `step` evaluates: its own (its kernel's jobs) and the lazy values fused into
-    them, each time a step computes them (two kernels may both recompute `np.hypot(gx, gy)`
-    from a stored array: that array is read by the second one too)."""
-    roots = [j.node for j in step.jobs] if isinstance(step, KernelStep) else [step.node]
-    seen, stack = set(), list(roots)
-    while stack:
-        x = stack.pop()
-        if x in seen:
-            continue
-        seen.add(x)
-        stack += [a for a in x.inputs() if plan.cat.get(a) in ("pw", "view") and not plan.need.get(a)]
-    return seen
 
 
 def _read(plan, n, i: int, last: dict) -> None:
