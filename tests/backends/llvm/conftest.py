@@ -21,3 +21,16 @@ def products_in_our_nests():
     from frametrace.config import config
     with config.patch(exact_float_products=False):
         yield
+
+
+@pytest.fixture
+def compiled_graphs(monkeypatch):
+    """The compiled graphs (kernels, steps, wrapper source) of the ft.compile'd calls, in order."""
+    import frametrace.backends.llvm as backend
+    runs, original = [], backend.compile_graph
+
+    def capture(*args, **kwargs):
+        runs.append(original(*args, **kwargs))
+        return runs[-1]
+    monkeypatch.setattr(backend, "compile_graph", capture)
+    return runs

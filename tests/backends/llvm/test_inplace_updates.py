@@ -266,28 +266,15 @@ def life(z):
     return z
 
 
-@pytest.fixture
-def last_run(monkeypatch):
-    """The compiled graphs (kernels, steps, wrapper source) of the ft.compile'd calls."""
-    import frametrace.backends.llvm as backend
-    runs, original = [], backend.compile_graph
-
-    def capture(*args, **kwargs):
-        runs.append(original(*args, **kwargs))
-        return runs[-1]
-    monkeypatch.setattr(backend, "compile_graph", capture)
-    return runs
-
-
 @pytest.mark.parametrize("dynamic", [False, True])
-def test_life_stores_the_masks_not_the_partial_sums(last_run, dynamic):
+def test_life_stores_the_masks_not_the_partial_sums(compiled_graphs, dynamic):
     """Values read after `z[...] = 0` are stored before it; only what is read after the write
     (the two masks), not every partial sum of the neighbour count."""
     f = ft.compile(life, backend="llvm", dynamic=dynamic)
     for n in (34, 34, 51):
         z = (rng.random((n, n)) < 0.4).astype(np.int64)
         _same(_run(f, (z,), {}), _run(life, (z,), {}))
-    stored = [n for s in last_run[0].steps for n in getattr(s, "allocs", [])]
+    stored = [n for s in compiled_graphs[0].steps for n in getattr(s, "allocs", [])]
     assert [n.dtype.name for n in stored] == ["bool", "bool"], stored
 
 
@@ -311,18 +298,18 @@ def scaled_rows(cov, data, n):
     return cov
 
 
-def test_flags_raised_before_the_first_write_need_no_copy(last_run):
+def test_flags_raised_before_the_first_write_need_no_copy(compiled_graphs):
     f = ft.compile(scaled_rows, backend="llvm")
     data = rng.standard_normal((7, 5))
     for n in (7.0, 1.0, 7.0):                  # n - 1 == 0: divide by zero
         for _, state in _states():
             cov = np.zeros((5, 5))
             _same(_run(f, (cov, data, n), state), _run(scaled_rows, (cov, data, n), state))
-    assert "if _fpw.value and _fb.flagged(): return _fb.run(" in last_run[0].source
-    assert "_fb.snapshot(" not in last_run[0].source
+    assert "if _fpw.value and _fb.flagged(): return _fb.run(" in compiled_graphs[0].source
+    assert "_fb.snapshot(" not in compiled_graphs[0].source
 
 
-def test_masked_write_with_related_sizes_is_one_kernel(last_run):
+def test_masked_write_with_related_sizes_is_one_kernel(compiled_graphs):
     """mask.shape == z[1:-1, 1:-1].shape is learnt while tracing (a size replacement): the input's
     shape is rewritten with it (passes/sizes.py), so the masked write is a kernel, not NumPy's
     where, for every size of one dynamic graph."""
@@ -331,8 +318,8 @@ def test_masked_write_with_related_sizes_is_one_kernel(last_run):
         z = rng.integers(0, 5, (n, n))
         mask = rng.random((n - 2, n - 2)) < 0.4
         _same(_run(f, (z, mask), {}), _run(fill_masked2, (z, mask), {}))
-    assert len(last_run) == 1 and "_op_where" not in last_run[0].source
-    assert "where(" in last_run[0].loop_ir
+    assert len(compiled_graphs) == 1 and "_op_where" not in compiled_graphs[0].source
+    assert "where(" in compiled_graphs[0].loop_ir
 
 
 def fill_masked2(z, mask):
@@ -482,7 +469,7 @@ def _ops_data(kind, n, dt, fn):
 
 @pytest.mark.parametrize("dt", ["f8", "f4"])
 @pytest.mark.parametrize("fn", [iadd, isub, imul, idiv, ufunc_out])
-def test_one_ufunc_writes_then_reports_as_numpy_does(fn, dt, last_run, capfd):
+def test_one_ufunc_writes_then_reports_as_numpy_does(fn, dt, compiled_graphs, capfd):
     """A graph that is one in-place ufunc (NumPy writes its whole output, then reports): the
     kernel writes and NumPy reports afterwards what it flagged, in every error state: under
     "raise" the destination is written and FloatingPointError raised, as NumPy leaves it; no
@@ -499,7 +486,7 @@ def test_one_ufunc_writes_then_reports_as_numpy_does(fn, dt, last_run, capfd):
                     got = _run(f, (x, y), state)
                     assert capfd.readouterr().out == want_out, (kind, name)
                     _same(got, want)
-    for run in last_run:
+    for run in compiled_graphs:
         assert [k.name for k in run.kernels] == ["k0"]           # no check kernel
         assert "_fb.snapshot(" not in run.source and "_fb.check_wanted()" not in run.source
         assert "_aw_" in run.source
@@ -557,7 +544,7 @@ def _adjacent_max(n):
     return x
 
 
-def test_overlapping_views_keep_the_check_constants_write_then_report(last_run):
+def test_overlapping_views_keep_the_check_constants_write_then_report(compiled_graphs):
     """x[1:] += x[:-1]: NumPy computes into a temporary output and reports before copying it
     into x (under "raise" x stays as it was), so the kernel may not write first: the check
     stays. x[1:-1] *= 1e-300 (underflow only): written, then reported, in every state. A
@@ -570,13 +557,13 @@ def test_overlapping_views_keep_the_check_constants_write_then_report(last_run):
             for _, state in _states():
                 x = make()
                 _same(_run(f, (x,), state), _run(fn, (x,), state))
-        assert ("_aw_" in last_run[-1].source) == after
-        assert ("_fb.check_wanted()" in last_run[-1].source) == (not after)
+        assert ("_aw_" in compiled_graphs[-1].source) == after
+        assert ("_fb.check_wanted()" in compiled_graphs[-1].source) == (not after)
     f = ft.compile(scale, backend="llvm")
     m = np.full((3, 4), np.finfo(np.float32).tiny, dtype=np.float32)        # 0.995 is no float32
     for _, state in _states():
         _same(_run(f, (m,), state), _run(scale, (m,), state))
-    assert "_aw_" not in last_run[-1].source
+    assert "_aw_" not in compiled_graphs[-1].source
 
 
 def ifloordiv(x, y):
@@ -602,7 +589,7 @@ def test_integer_updates_in_every_error_state(dt):
 
 
 @pytest.mark.parametrize("dx,dy", [("f8", "f4"), ("f8", "i4"), ("f4", "u1"), ("f8", "?")])
-def test_an_operand_widened_exactly_still_writes_then_reports(dx, dy, last_run):
+def test_an_operand_widened_exactly_still_writes_then_reports(dx, dy, compiled_graphs):
     """x float64 += y float32 / int32 (x float32 += y uint8), x /= y: NumPy casts y in its
     buffers and writes x directly, then reports; so does the kernel (no check), in every state."""
     f, fd = ft.compile(iadd, backend="llvm"), ft.compile(idiv, backend="llvm")
@@ -616,7 +603,7 @@ def test_an_operand_widened_exactly_still_writes_then_reports(dx, dy, last_run):
         for _, state in _states():
             _same(_run(f, (x, y), state), _run(iadd, (x, y), state))
             _same(_run(fd, (x, y), state), _run(idiv, (x, y), state))
-    assert len(last_run) == 2 and all("_aw_" in r.source and len(r.kernels) == 1 for r in last_run)
+    assert len(compiled_graphs) == 2 and all("_aw_" in r.source and len(r.kernels) == 1 for r in compiled_graphs)
 
 
 def imod(x, y):
@@ -638,7 +625,7 @@ def _int_views(x):
 
 @pytest.mark.parametrize("dt", ["i8", "i4", "i1", "u2", "u8"])
 @pytest.mark.parametrize("fn", [ifloordiv, imod, ifmod])
-def test_integer_divisions_write_then_report(fn, dt, last_run, capfd):
+def test_integer_divisions_write_then_report(fn, dt, compiled_graphs, capfd):
     """`x //= y`, `x %= y`, np.fmod(x, y, out=x) on integers: NumPy computes every element
     (x // 0 == 0), then reports "divide by zero" (and MIN // -1 "overflow"); so does the kernel,
     with no check kernel and no saved copy, in every error state, on views, sizes 0/1/odd/large,
@@ -666,8 +653,8 @@ def test_integer_divisions_write_then_report(fn, dt, last_run, capfd):
     x = rng.integers(info.min, info.max, 40, dtype=dt, endpoint=True)
     for _, state in _states():                     # a narrower divisor, widened exactly
         _same(_run(f, (x, y8), state), _run(fn, (x, y8), state))
-    assert last_run
-    for run in last_run:
+    assert compiled_graphs
+    for run in compiled_graphs:
         assert len(run.kernels) == 1 and "_aw_" in run.source, run.source
         assert "_fb.snapshot(" not in run.source and "_fb.check_wanted()" not in run.source
     natives = _natives(fn)
@@ -675,7 +662,7 @@ def test_integer_divisions_write_then_report(fn, dt, last_run, capfd):
 
 
 @pytest.mark.parametrize("fn", [iadd_mixed, isub, imul, idiv, ufunc_out])
-def test_float64_results_narrowed_into_float32_write_then_report(fn, last_run, capfd):
+def test_float64_results_narrowed_into_float32_write_then_report(fn, compiled_graphs, capfd):
     """x float32 (+= -= *= /=) y float64: NumPy computes in float64, casts into x in its buffers
     and reports the cast's overflow / underflow as the ufunc's, after the whole of x is written
     (also past its buffer size); so does the kernel (no check, no NumPy call), in every error
@@ -695,7 +682,7 @@ def test_float64_results_narrowed_into_float32_write_then_report(fn, last_run, c
                     got = _run(f, (x, y), state)
                     assert capfd.readouterr().out == want_out, (kind, name)
                     _same(got, want)
-    for run in last_run:
+    for run in compiled_graphs:
         assert [k.name for k in run.kernels] == ["k0"] and "_aw_" in run.source
         assert "_fb.snapshot(" not in run.source and "_fb.check_wanted()" not in run.source
     natives = _natives(fn)

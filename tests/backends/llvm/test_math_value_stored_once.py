@@ -29,18 +29,6 @@ def log_energy(x):
     return e.sum(axis=1), e.std(axis=1), e.min(axis=1)
 
 
-@pytest.fixture
-def compiled_graphs(monkeypatch):
-    import frametrace.backends.llvm as backend
-    runs, original = [], backend.compile_graph
-
-    def capture(*args, **kwargs):
-        runs.append(original(*args, **kwargs))
-        return runs[-1]
-    monkeypatch.setattr(backend, "compile_graph", capture)
-    return runs
-
-
 @pytest.mark.parametrize("n", [3, 16, 131])
 def test_gradient_statistics_compute_the_magnitude_once(compiled_graphs, n):
     stats = EdgeStats(1.5)

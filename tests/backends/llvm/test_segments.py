@@ -39,26 +39,13 @@ def _segments_left(t) -> int:
     return out
 
 
-@pytest.fixture
-def last_run(monkeypatch):
-    """The compiled graph (kernels, wrapper source) of the last ft.compile'd call."""
-    import frametrace.backends.llvm as backend
-    runs, original = [], backend.compile_graph
-
-    def capture(*args, **kwargs):
-        runs.append(original(*args, **kwargs))
-        return runs[-1]
-    monkeypatch.setattr(backend, "compile_graph", capture)
-    return runs
-
-
 @pytest.mark.parametrize("fn", [roll_diff, pad_stencil], ids=["roll", "pad"])
-def test_stencils_are_one_kernel_without_branches(fn, last_run):
+def test_stencils_are_one_kernel_without_branches(fn, compiled_graphs):
     ft.reset()
     c = ft.compile(fn, backend="llvm", fullgraph=True, dynamic=True)
     for u in (r(5, 7), r(2, 2), r(64, 33), r(9, 12)[::-1, ::2], r(3, 1), r(1, 3)):
         np.testing.assert_allclose(c(u), fn(u), rtol=1e-13, atol=1e-13)
-    run = last_run[0]
+    run = compiled_graphs[0]
     t = type("T", (), {"run": run})
     assert kernel_count(t) == 1 and _segments_left(t) == 0
     assert "concatenate" not in run.source and "_pad" not in run.source
