@@ -18,7 +18,8 @@ Modules: functions (the lookup table), operators, reductions, shaping, creation,
 indexing + advanced (lists / ranges / integer and boolean arrays as indices, x[idx] = v,
 ufunc.at), data_dependent (unbacked sizes), joining (split, stacks, triangles, repetition,
 flips: native compositions), literals (np.array of lists), python_scalars (int() and math.f
-of traced scalars), ufunc_methods, and the opaque NumPy calls: opaque_api (binding),
+of traced scalars), rounding (np.round with decimals, builtin round()), ufunc_methods,
+and the opaque NumPy calls: opaque_api (binding),
 linalg_calls, library_calls, more_calls, extra_elementwise. catalog writes
 docs/numpy_functions.md.
 
@@ -31,7 +32,8 @@ from .indexing import getitem, setitem
 from .methods import array_attribute, lookup_method
 from .operators import binary_op, compare_op, inplace_op, unary_op
 from .python_scalars import math_function, python_int
+from .rounding import python_round
 
 __all__ = ["lookup_function", "is_traceable_function", "lookup_method", "array_attribute",
            "binary_op", "compare_op", "unary_op", "inplace_op", "getitem", "setitem",
-           "python_int", "math_function"]
+           "python_int", "math_function", "python_round"]

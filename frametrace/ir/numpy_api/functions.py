@@ -22,6 +22,7 @@ from .sorting import FUNCTIONS as SORTING
 from .take_along import FUNCTIONS as TAKE_ALONG
 from .norms import FUNCTIONS as NORMS
 from .padding import FUNCTIONS as PADDING
+from .rounding import round_impl
 from .reductions import PARAMS, nan_reduction_impl, reduction_impl
 from .ufunc_methods import FUNCTIONS as UFUNC_METHODS
 
@@ -51,7 +52,7 @@ FUNCTIONS.update({
     np.squeeze: S.squeeze_impl, np.broadcast_to: S.broadcast_to_impl, np.ravel: S.ravel_impl,
     np.concatenate: S.concatenate_impl, np.stack: S.stack_impl, np.copy: S.copy_impl,
     np.where: S.where_impl, np.clip: S.clip_impl, np.dot: S.dot_impl,
-    np.astype: S.astype_impl, np.round: S.round_impl, np.around: S.round_impl,
+    np.astype: S.astype_impl, np.round: round_impl, np.around: round_impl,
     np.asarray: S.asarray_impl, np.array: S.array_impl,
     np.shape: _shape, np.ndim: _ndim, np.size: _size,
     np.zeros: C.zeros_impl, np.ones: C.ones_impl, np.empty: C.empty_impl, np.full: C.full_impl,

@@ -10,6 +10,7 @@ from . import shaping as S
 from .extra_elementwise import imag_part, real_part
 from .joining import repeat_impl, take_impl
 from .library_calls import FUNCTIONS as LIBRARY
+from .rounding import round_impl
 from .sorting import sort_impl
 
 
@@ -23,7 +24,7 @@ def _dot(b, self, other, out=None):
 
 
 def _round(b, self, decimals=0, out=None):
-    return S.round_impl(b, self, decimals, out)
+    return round_impl(b, self, decimals, out)
 
 
 def _sort_in_place(b, self, axis=-1, kind=None, order=None):

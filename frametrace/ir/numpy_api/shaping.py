@@ -1,6 +1,6 @@
 """Shape functions and methods: reshape, transpose, swapaxes, moveaxis, expand_dims, squeeze,
 broadcast_to, ravel, flatten, concatenate, stack, copy; also where, clip, astype, dot,
-round and the scalar-type calls (np.float32(x)).
+the scalar-type calls (np.float32(x)).
 
 Each `*_impl(b, ...)` takes NumPy's own positional/keyword parameters and emits the ops'
 canonical forms (resolved reshape shapes, full transpose permutations, sorted
@@ -321,16 +321,6 @@ def astype_method(b, self, dtype, order="K", casting="unsafe", subok=True, copy=
 def dot_impl(b, a, b_, out=None):
     reject("np.dot", {"out": out}, out=None)
     return b.emit("dot", array_like(b, a, "np.dot"), array_like(b, b_, "np.dot"))
-
-
-def round_impl(b, a, decimals=0, out=None):
-    reject("np.round", {"decimals": decimals, "out": out}, decimals=0, out=None)
-    x = as_array(b, a, "np.round")
-    if x.dtype.kind in "fc":
-        return b.emit("rint", x)
-    # ints: a copy; bools: NumPy rounds them as float16
-    r = b.emit("astype", x, dtype=np.dtype(np.float16) if x.dtype.kind == "b" else x.dtype)
-    return b.emit("getitem", r, index=()) if r.ndim == 0 and not r.scalar else r
 
 
 def scalar_type_impl(scalar_type):

@@ -260,6 +260,10 @@ class BuiltinVariable(VariableTracker):
     def call_round(self, tx, x, ndigits=None):
         if isinstance(x, SymNumberVariable) and ndigits is None:
             return ConstantVariable(round(x.value))
+        if isinstance(x, ArrayVariable):
+            from ...ir.numpy_api import python_round
+            n = None if ndigits is None else tx.unwrap(ndigits)
+            return tx.wrap_result(python_round(tx.output.builder, x.proxy, n))
         return None
 
     def call_divmod(self, tx, a, b):
