@@ -1,4 +1,5 @@
-"""Python's own scalar functions of values computed in the graph: `int(v)` and `math.f(v)`.
+"""Python's own scalar functions of values computed in the graph: `int(v)`, `math.f(v)` and
+`x.item()`.
 
 `n = int(np.ceil(t_end / dt))`, `math.sqrt(np.linalg.det(c))`, `math.exp(x[i])`: Python
 computes these on a NumPy or Python scalar and returns a Python scalar, with Python's rules:
@@ -10,17 +11,19 @@ exception is Python's own and the graph does not break. An exact integer convers
 
   py_int(v)              int(v); a FakeScalar(int) result
   math_<name>(*vs)       math.<name>(*vs); a FakeScalar of the function's result type
+  item_method(b, x, *i)  x.item(*i): an element as a Python float / int / bool (no new op)
 """
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
-from ...errors import Unsupported
-from ..builder import Proxy
+from ...errors import NumpyError, Unsupported
+from ..builder import Proxy, record_fake
 from ..fake import FakeArray, FakeScalar
-from ..ops.symbolic import is_symbolic
+from ..ops.symbolic import is_symbolic, same_size
 from ..ops.opaque import register_opaque
 
 # math functions of one or two real numbers, by the Python type they return
@@ -77,3 +80,53 @@ def math_function(b, fn, args: list) -> Proxy:
     if MATH_RESULT.get(name) is None or getattr(math, name, None) is not fn:
         raise Unsupported(f"math.{name} of a value computed in the graph", kind="call", context=f"math.{name}")
     return b.emit(f"math_{name}", *args)
+
+
+_ITEM_TYPES = {"f": float, "i": int, "u": int, "b": bool}
+
+
+def item_method(b, x: Proxy, *args) -> Proxy:
+    """x.item(*args) of a traced array or NumPy scalar: the element as a Python float, int or
+    bool (`loss.item()`, `x.item(i)`, `m.item(i, j)`), NumPy's errors when the array is not of
+    size 1 or an index is out of bounds (the frame then runs eagerly: NumPy's own message).
+    A float is a float64 graph value standing for a Python float, as `float(v)` (the tracer
+    marks it: `derived_python_scalar`); an int an exact cast (Python's int() for uint64)."""
+    from .indexing import getitem
+    fake = x.fake
+    pytype = _ITEM_TYPES.get(fake.dtype.kind)
+    if pytype is None:
+        raise Unsupported(f"ndarray.item() of a {fake.dtype} value", kind="call", context="ndarray.item")
+    if len(args) == 1 and isinstance(args[0], tuple):
+        args = args[0]
+    if any(isinstance(a, Proxy) or is_symbolic(a) for a in args):
+        raise Unsupported("ndarray.item() with an index computed at run time", kind="call",
+                          context="ndarray.item", hints=("index first: float(x[i]) or int(x[i])",))
+    if not args:
+        if not same_size(fake.size, 1):
+            raise NumpyError(ValueError("can only convert an array of size 1 to a Python scalar"))
+        element = getitem(b, x, (0,) * fake.ndim) if fake.ndim else x
+    else:
+        index = [operator.index(a) for a in args]
+        if len(index) == 1 and fake.ndim != 1:
+            n = fake.size
+            if not (-n <= index[0]) or not (index[0] < n):            # guards on a symbolic size
+                raise NumpyError(IndexError(f"index {index[0]} is out of bounds for size {n}"))
+            if not all(isinstance(d, int) for d in fake.shape):
+                raise Unsupported("ndarray.item(i) of a multi-dimensional array of a run-time shape",
+                                  kind="call", context="ndarray.item", hints=("use x.flat[i]",))
+            index = list(np.unravel_index(index[0] % n, fake.shape)) if fake.ndim else []
+            index = [int(i) for i in index]
+        elif len(index) != fake.ndim:
+            raise NumpyError(ValueError("incorrect number of indices for array"))
+        element = getitem(b, x, tuple(index)) if index else x
+    if pytype is float:
+        cast = b.emit("astype", element, dtype=np.dtype(np.float64))
+        record_fake(cast.node, FakeScalar(float))        # the NumPy backend makes it a Python float
+        return Proxy(cast.node, FakeScalar(float))
+    if pytype is bool:
+        cast = b.emit("astype", element, dtype=np.dtype(np.bool_))
+        return Proxy(cast.node, FakeScalar(bool))
+    return python_int(b, element)
+
+
+item_method.derived_python_scalar = True      # a float result is float64 in the graph

@@ -112,9 +112,13 @@ class ArrayMethodVariable(VariableTracker):
         if impl is None:
             raise Unsupported(f"ndarray.{self.name} is not supported", kind="call")
         check_mixing([self.array] + list(args) + list(kwargs.values()))
-        return tx.wrap_result(impl(tx.output.builder, self.array.proxy,
-                                   *[tx.unwrap(a) for a in args],
-                                   **{k: tx.unwrap(v) for k, v in kwargs.items()}))
+        out = tx.wrap_result(impl(tx.output.builder, self.array.proxy,
+                                  *[tx.unwrap(a) for a in args],
+                                  **{k: tx.unwrap(v) for k, v in kwargs.items()}))
+        if getattr(impl, "derived_python_scalar", False) and isinstance(out, ArrayVariable) \
+                and out.is_python_scalar and out.python_type() is float:
+            out.derived_python_scalar = True       # x.item(): float64 in the graph (check_mixing)
+        return out
 
     def describe(self):
         return f"ndarray.{self.name}"

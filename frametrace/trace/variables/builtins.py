@@ -255,6 +255,15 @@ class BuiltinVariable(VariableTracker):
     def call_bool(self, tx, x=None):
         if x is None:
             return ConstantVariable(False)
+        if isinstance(x, ArrayVariable) and (x.is_python_scalar or _is_0d(x)):
+            if x.python_type() is bool:
+                return x
+            if x.is_python_scalar or x.proxy.dtype.kind in "biufc":
+                # bool(v) of a number the graph computes: v != 0 (NaN is true), a Python bool
+                from ...ir.numpy_api.common import as_array
+                b = tx.output.builder
+                cast = b.emit("astype", as_array(b, x.proxy, "bool"), dtype=np.dtype(np.bool_))
+                return ArrayVariable(Proxy(cast.node, FakeScalar(bool)))
         return ConstantVariable(x.truth(tx))
 
     def call_round(self, tx, x, ndigits=None):
