@@ -13,6 +13,7 @@ from . import shaping as S
 from .operators import UFUNC_OPS, ufunc_impl
 from .einsum import FUNCTIONS as EINSUM
 from .extra_elementwise import FUNCTIONS as EXTRA
+from .gradient import FUNCTIONS as GRADIENT
 from .joining import FUNCTIONS as JOINING
 from .library_calls import FUNCTIONS as LIBRARY
 from .linalg_calls import FUNCTIONS as LINALG
@@ -85,7 +86,7 @@ def _register_tables():
     from .data_dependent import FUNCTIONS as DD
     FUNCTIONS.update(DD)
     for table in (UFUNC_METHODS, LINALG, EINSUM, LIBRARY, JOINING, EXTRA, MORE, PADDING, NORMS, NAN_REDUCTIONS,
-                  SORTING, TAKE_ALONG, ADVANCED):
+                  SORTING, TAKE_ALONG, ADVANCED, GRADIENT):
         FUNCTIONS.update(table)
 
 
