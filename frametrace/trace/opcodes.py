@@ -17,6 +17,7 @@ from .variables.constant import ConstantVariable, SymNumberVariable
 from .variables.containers import (DictVariable, ListIteratorVariable, ListVariable, SliceVariable,
                                    TupleVariable, constant_key)
 from .variables.functions import NestedUserFunctionVariable
+from .variables.scalar_choice import ScalarChoiceVariable
 from . import errstate, loop_state, loops, while_loops
 from .opcodes_py312 import BoundMethodVariable, VersionedOpcodes
 from .signals import ReturnSignal
@@ -261,7 +262,9 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
     def _unary(self, op):
         from ..ir import numpy_api
         x = self.pop()
-        if isinstance(x, ArrayVariable):
+        if isinstance(x, ScalarChoiceVariable):
+            self.push(x.unary(self, op))
+        elif isinstance(x, ArrayVariable):
             out = self.wrap_result(numpy_api.unary_op(self.output.builder, op, x.proxy))
             out.derived_python_scalar = x.derived_python_scalar and out.is_python_scalar
             self.push(out)

@@ -24,6 +24,7 @@ from .signals import BreakPoint, ReturnSignal
 from .variables.array import ArrayVariable, check_mixing
 from .variables.base import CellBox, VariableTracker
 from .variables.constant import ConstantVariable, SymNumberVariable, wrap_number
+from .variables.scalar_choice import choice_operands
 from .variables.containers import (DictVariable, InputListVariable, ListIteratorVariable, ListVariable,
                                    RangeVariable, SliceVariable, TupleVariable, constant_key)
 
@@ -229,6 +230,7 @@ class InstructionTranslator(OpcodeHandlers):
     # -- operators --
 
     def binary(self, a, b, op: str):
+        a, b = choice_operands(a, b)
         inplace = op.endswith("=") and op not in ("==", "!=", "<=", ">=")
         base = op[:-1] if inplace else op
         from ..ir import numpy_api
@@ -268,6 +270,7 @@ class InstructionTranslator(OpcodeHandlers):
         raise Unsupported(f"operator {op} on {a.describe()} and {b.describe()}", kind="operator")
 
     def compare(self, a, b, op: str):
+        a, b = choice_operands(a, b)
         from ..ir import numpy_api
         if isinstance(a, ArrayVariable) or isinstance(b, ArrayVariable):
             check_mixing([a, b])

@@ -16,6 +16,7 @@ from .containers import (DictVariable, InputListVariable, ListIteratorVariable, 
                          TupleVariable, constant_key)
 from .functions import PartialVariable, SuperVariable, class_variable
 from .indexed import IndexedIterable, indexable
+from .scalar_choice import ScalarChoiceVariable, scalar_choice
 
 
 class BuiltinVariable(VariableTracker):
@@ -32,6 +33,12 @@ class BuiltinVariable(VariableTracker):
         return f"builtin {self.fn.__name__}"
 
     def call_function(self, tx, args, kwargs):
+        if any(isinstance(a, ScalarChoiceVariable) for a in args):
+            # float(), int(), bool() give the same Python value for either candidate
+            if self.fn in (builtins.float, builtins.int, builtins.bool) and len(args) == 1 and not kwargs:
+                args = [args[0].value]
+            elif self.fn not in (builtins.abs, builtins.isinstance):
+                raise next(a for a in args if isinstance(a, ScalarChoiceVariable)).refuse()
         handler = getattr(self, f"call_{self.fn.__name__}", None)
         if handler is not None:
             result = handler(tx, *args, **kwargs)
@@ -210,6 +217,8 @@ class BuiltinVariable(VariableTracker):
         return None if kwargs else self._minmax(tx, args, builtins.max)
 
     def call_abs(self, tx, x):
+        if isinstance(x, ScalarChoiceVariable):
+            return x.unary(tx, "abs")
         if isinstance(x, ArrayVariable):
             from ...ir.numpy_api import unary_op
             return tx.wrap_result(unary_op(tx.output.builder, "abs", x.proxy))
@@ -389,6 +398,9 @@ def _scalar_minmax(tx, args, pick):
         try:
             result = tx.wrap_result(tx.output.builder.emit("select", better.proxy, *raw))
         except Unsupported as exc:
+            choice = scalar_choice(tx, pick.__name__, better, item, result) if len(args) == 2 else None
+            if choice is not None:
+                return choice
             exc.explanation = (f"{pick.__name__}() of {result.describe()} and {item.describe()}: its type "
                                "(a Python or a NumPy scalar) depends on the data")
             exc.hints = (f"start from a value of the items' type, e.g. np.float64(np.inf) for {pick.__name__}()",)

@@ -166,7 +166,8 @@ class NumpyFunctionVariable(VariableTracker):
         if impl is None:
             raise Unsupported(f"numpy.{getattr(self.fn, '__name__', self.fn)} is not supported", kind="call",
                               hints=("file an issue naming this function",))
-        values = [tx.unwrap(a) for a in args]
+        from .scalar_choice import choice_call_args
+        values = [tx.unwrap(a) for a in choice_call_args(self.fn, args, kwargs)]
         if lift:                                 # NumPy scalar constants as graph values
             values = [as_array(tx.output.builder, v, "call") if isinstance(v, np.generic) else v for v in values]
         return tx.wrap_result(impl(tx.output.builder, *values, **{k: tx.unwrap(v) for k, v in kwargs.items()}))

@@ -1,0 +1,139 @@
+"""max()/min() of a NumPy float64 the graph computes and a Python number (issue 23 part 5:
+`x / max(x.std(), 1e-8)`): no graph break where the result's type cannot change the outcome,
+the very object Python returns when it leaves the graph, a clean break elsewhere."""
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import frametrace as ft
+from helpers import BACKENDS
+
+
+def outcome(fn, args):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = "ok", fn(*args)
+        except Exception as e:                              # noqa: BLE001 - part of the outcome
+            result = "raise", (type(e), str(e))
+    return result + ([(w.category, str(w.message)) for w in caught],)
+
+
+def exactly(got, want):
+    if isinstance(want, (tuple, list)):
+        assert type(got) is type(want) and len(got) == len(want), (got, want)
+        for g, w in zip(got, want):
+            exactly(g, w)
+        return
+    assert type(got) is type(want), (type(got), type(want), got, want)
+    if isinstance(want, np.ndarray):
+        assert got.dtype == want.dtype and got.shape == want.shape
+    assert np.array_equal(got, want, equal_nan=True), (got, want)
+
+
+def same(fn, *args, backend="llvm", fullgraph=True):
+    want = outcome(fn, args)
+    got = outcome(ft.compile(fn, backend=backend, fullgraph=fullgraph), args)
+    assert got[0] == want[0] and got[2] == want[2], (got, want)
+    if want[0] == "ok":
+        exactly(got[1], want[1])
+    else:
+        assert got[1] == want[1], (got, want)
+
+
+class Normalizer:
+    """A data pipeline step, as users write it."""
+
+    def __init__(self, eps=1e-8, cap=4.0):
+        self.eps, self.cap = eps, cap
+
+    def __call__(self, x):
+        scale = max(x.std(), self.eps)
+        top = min(np.abs(x).max(), self.cap)
+        z = (x - x.mean()) / scale
+        return np.clip(z, -top, top), scale, top
+
+
+DATA = [np.linspace(-2.0, 3.0, 11), np.zeros(5), np.full(3, 7.0), np.array([np.nan, 1.0]),
+        np.array([-0.0, 0.0]), np.array([np.inf, 1.0]), np.array([1e-300, 2e-300])]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_normalizer_one_graph_and_python_types(backend):
+    f = ft.compile(Normalizer(), backend=backend, fullgraph=True)
+    for x in DATA:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = Normalizer()(x)
+            got = f(x)
+        exactly(got, want)              # scale is np.float64 or the Python float 1e-08, as in Python
+    assert ft.stats().graph_breaks == 0
+
+
+def pairs(x, c):
+    s = x.sum()
+    return (max(s, 0.5), max(0.5, s), min(s, 0.5), min(0.5, s), max(s, 0), min(0, s), max(s, c), min(c, s),
+            x * max(s, 1), np.ones(2, np.complex128) * min(s, 2.0), s / max(s, 1.0), max(s, -1.0) < x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_every_order_and_kind(backend):
+    for x in DATA:
+        for c in (0.25, -3.0, float("nan")):
+            ft.reset()
+            with np.errstate(all="ignore"):
+                same(pairs, x, c, backend=backend)
+
+
+@settings(max_examples=40, deadline=None)
+@given(a=st.floats(allow_nan=True, allow_infinity=True), c=st.floats(allow_nan=True, allow_infinity=True))
+def test_random(a, c):
+    ft.reset()
+    with np.errstate(all="ignore"):
+        same(lambda x, c: (max(x[0] * 1.0, c), min(c, x[0] * 1.0), x / max(x[0] * 1.0, c)), np.array([a]), c)
+
+
+@pytest.mark.parametrize("use", [
+    lambda x, s: x.astype(np.float32) * s,          # float32 keeps float32 with a Python float only
+    lambda x, s: s + 1.0,                           # Python vs NumPy scalar arithmetic
+    lambda x, s: round(s, 2),                       # Python's vs NumPy's rounding
+    lambda x, s: x.astype(np.int64) * s,
+])
+def test_type_dependent_uses_break_cleanly(use):
+    def f(x):
+        s = max(x.std(), 0.5)
+        return use(x, s)
+    x = np.linspace(0, 1, 5)
+    e = ft.explain(f, x)
+    assert e.graph_break_count == 1
+    reason = str(e.break_reasons[0])
+    assert "depends on the data" in reason and "test_scalar_choice.py" in reason and "np.maximum" in reason
+    same(f, x, fullgraph=False)
+
+
+def test_loop_minimum_from_python_inf_still_breaks_cleanly():
+    def f(x):
+        lo = np.inf
+        for i in range(x.shape[0]):
+            lo = min(lo, x[i])
+        return lo
+    same(f, np.array([3.0, 1.0, 2.0]), fullgraph=False)
+    same(f, np.array([]), fullgraph=False)
+
+
+def same_type_uses(x):
+    s = max(x.std(), 0.5)
+    t = min(-1.0, x.min())
+    return (float(s), int(x[0] * s), bool(t), -s, abs(t), +s,
+            np.clip(x, -s, s), np.maximum(x, t), np.where(x > 0.3, x, -t), np.sqrt(x) * s)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_uses_where_the_type_does_not_matter(backend):
+    for x in DATA[:3] + [np.array([3.0, 0.0, -2.5])]:
+        ft.reset()
+        with np.errstate(all="ignore"):
+            same(same_type_uses, x, backend=backend)
+    assert ft.stats().graph_breaks == 0
