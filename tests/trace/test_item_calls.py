@@ -23,6 +23,11 @@ def outcome(fn, args):
 
 
 def exactly(got, want):
+    if isinstance(want, dict):
+        assert type(got) is dict and got.keys() == want.keys(), (got, want)
+        for k in want:
+            exactly(got[k], want[k])
+        return
     if isinstance(want, (tuple, list)):
         assert type(got) is type(want) and len(got) == len(want), (got, want)
         for g, w in zip(got, want):
@@ -164,3 +169,45 @@ def test_bool_of_arrays_still_branches():
     e = ft.explain(lambda x: bool(x > 0), np.ones(1))
     assert e.graph_break_count == 1
     same(lambda x: bool(x > 0), np.ones(3), fullgraph=False)          # NumPy's ValueError
+
+
+# ------------------------------------------------------------------------------- x.tolist()
+
+def summary(m, x):
+    """A data program's JSON-ready summary."""
+    return {"col_sums": m.sum(axis=0).tolist(), "rows": int(m.shape[0]), "head": x[:3].tolist(),
+            "total": x.sum().tolist(), "mask": (m > 3).tolist(), "t": m.T[::-1].tolist(),
+            "f32": x[:2].astype(np.float32).tolist(), "u64": np.array([2**64 - 1], np.uint64).tolist()}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_tolist_summary(backend):
+    for m, x in ((np.arange(12).reshape(3, 4), np.linspace(1, 3, 7)),
+                 (np.arange(6).reshape(2, 3) * -1, np.array([np.nan, -0.0, np.inf])),
+                 (np.ones((1, 1), np.int64), np.array([0.1, 0.2, 0.3, 0.4]))):
+        same(summary, m, x, backend=backend)
+    assert ft.stats().graph_breaks == 0
+
+
+def test_tolist_empty_and_0d():
+    same(lambda x: (x[:0].tolist(), x[:0].reshape(0, 2).tolist(),
+                    np.float32(x.sum()).tolist(), x[1:2].reshape(()).tolist()), np.arange(4.0))
+
+
+def test_tolist_of_large_arrays_breaks_with_a_hint():
+    def f(x):
+        return (x * 2).tolist()
+    e = ft.explain(f, np.ones(100))
+    assert e.graph_break_count == 1
+    reason = str(e.break_reasons[0])
+    assert "more than 64 elements" in reason and "test_item_calls.py" in reason and ".tolist() outside" in reason
+    same(f, np.ones(100), fullgraph=False)
+
+
+def test_tolist_floats_stay_python_floats_against_float32():
+    def f(x, y32):
+        a, b = x[:2].tolist()
+        return y32 * a, b * 2.0
+    e = ft.explain(f, np.arange(3.0), np.ones(2, np.float32))
+    assert e.graph_break_count == 1 and "float32" in str(e.break_reasons[0])
+    same(f, np.arange(3.0), np.ones(2, np.float32), fullgraph=False)

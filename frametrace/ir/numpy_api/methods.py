@@ -10,7 +10,7 @@ from . import shaping as S
 from .extra_elementwise import imag_part, real_part
 from .joining import repeat_impl, take_impl
 from .library_calls import FUNCTIONS as LIBRARY
-from .python_scalars import item_method
+from .python_scalars import item_method, tolist_method
 from .rounding import round_impl
 from .sorting import sort_impl
 
@@ -42,13 +42,13 @@ METHODS.update({
     "clip": S.clip_method, "squeeze": S.squeeze_impl, "ravel": S.ravel_impl,
     "flatten": S.flatten_method, "dot": _dot, "fill": _fill, "round": _round,
 })
-METHODS["item"] = item_method
+METHODS["item"], METHODS["tolist"] = item_method, tolist_method
 METHODS.update({
     "diagonal": LIBRARY[np.diagonal], "trace": LIBRARY[np.trace], "argsort": LIBRARY[np.argsort],
     "repeat": repeat_impl, "take": take_impl, "sort": _sort_in_place,
     "conj": lambda b, self: b.emit("conjugate", self), "conjugate": lambda b, self: b.emit("conjugate", self),
 })
-# tolist(), tobytes(), ... leave NumPy: not listed.
+# tobytes(), ... leave NumPy: not listed.
 
 
 def _register_data_dependent():

@@ -130,3 +130,31 @@ def item_method(b, x: Proxy, *args) -> Proxy:
 
 
 item_method.derived_python_scalar = True      # a float result is float64 in the graph
+
+
+TOLIST_LIMIT = 64       # elements: each is a graph output (a Python scalar made at the end)
+
+
+def tolist_method(b, x: Proxy):
+    """x.tolist() of a small array: nested lists of Python scalars, each the element's
+    `x.item(...)`; the shape is specialised (one graph per shape, as `range(len(x))` unrolled).
+    More than TOLIST_LIMIT elements is a graph break (one output per element): return the array
+    and call .tolist() on it outside the compiled function."""
+    fake = x.fake
+    if fake.dtype.kind not in _ITEM_TYPES:
+        raise Unsupported(f"ndarray.tolist() of a {fake.dtype} array", kind="call", context="ndarray.tolist")
+    if not fake.size <= TOLIST_LIMIT:          # a guard on a run-time size
+        raise Unsupported(f"ndarray.tolist() of more than {TOLIST_LIMIT} elements", kind="call",
+                          context="ndarray.tolist",
+                          hints=("return the array and call .tolist() outside the compiled function",))
+    from ...shapes import guard_int
+    shape = tuple(guard_int(d) for d in fake.shape)     # the list's lengths: one graph per shape
+
+    def build(prefix):
+        if len(prefix) == fake.ndim:
+            return item_method(b, x, *prefix) if prefix else item_method(b, x)
+        return [build(prefix + (i,)) for i in range(shape[len(prefix)])]
+    return build(())
+
+
+tolist_method.derived_python_scalar = True

@@ -97,6 +97,15 @@ class ArrayVariable(VariableTracker):
         return f"ArrayVariable({self.proxy.node!r})"
 
 
+def _mark_derived(vt) -> None:
+    """Python floats a method made of graph data (nested lists too) are float64 graph values:
+    `check_mixing` keeps them away from float32 operands."""
+    if isinstance(vt, ArrayVariable):
+        vt.derived_python_scalar = vt.is_python_scalar and vt.python_type() is float
+    for item in getattr(vt, "items", ()):
+        _mark_derived(item)
+
+
 class ArrayMethodVariable(VariableTracker):
     """A bound ndarray method, e.g. `x.sum`."""
 
@@ -115,9 +124,8 @@ class ArrayMethodVariable(VariableTracker):
         out = tx.wrap_result(impl(tx.output.builder, self.array.proxy,
                                   *[tx.unwrap(a) for a in args],
                                   **{k: tx.unwrap(v) for k, v in kwargs.items()}))
-        if getattr(impl, "derived_python_scalar", False) and isinstance(out, ArrayVariable) \
-                and out.is_python_scalar and out.python_type() is float:
-            out.derived_python_scalar = True       # x.item(): float64 in the graph (check_mixing)
+        if getattr(impl, "derived_python_scalar", False):
+            _mark_derived(out)                     # x.item(), x.tolist(): float64 in the graph
         return out
 
     def describe(self):
