@@ -18,6 +18,7 @@ from .variables.containers import (DictVariable, ListIteratorVariable, ListVaria
                                    TupleVariable, constant_key)
 from .variables.functions import NestedUserFunctionVariable
 from .variables.scalar_choice import ScalarChoiceVariable
+from .variables.strings import build_string, format_value
 from . import errstate, loop_state, loops, while_loops
 from .opcodes_py312 import BoundMethodVariable, VersionedOpcodes
 from .signals import ReturnSignal
@@ -202,12 +203,18 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
         self.push(SliceVariable(*parts))
 
     def op_BUILD_STRING(self, ins):
-        parts = self.popn(ins.arg)
-        self.push(ConstantVariable("".join(p.as_python_constant() for p in parts)))
+        self.push(build_string(self.popn(ins.arg)))
 
     def op_FORMAT_VALUE(self, ins):
-        spec = self.pop().as_python_constant() if (ins.arg & 0x04) else ""
+        spec = self.pop() if (ins.arg & 0x04) else ConstantVariable("")
+        if not spec.is_python_constant():
+            raise Unsupported("a format spec computed from graph values", kind="call")
+        spec = spec.as_python_constant()
         value = self.pop()
+        lazy = format_value(value, ins.arg & 0x03, spec)
+        if lazy is not None:
+            self.push(lazy)
+            return
         if not value.is_python_constant():
             raise Unsupported(f"formatting {value.describe()} into a string", kind="call")
         v = value.as_python_constant()

@@ -15,6 +15,7 @@ from .variables.base import NullVariable, VariableTracker
 from .variables.constant import ConstantVariable
 from .variables.containers import DictVariable, SliceVariable
 from .variables.functions import NestedUserFunctionVariable
+from .variables.strings import format_value
 
 
 def _named(name):
@@ -202,6 +203,10 @@ class VersionedOpcodes:
     # -- strings (3.13) --
 
     def _format(self, value, spec):
+        lazy = format_value(value, 0, spec)
+        if lazy is not None:
+            self.push(lazy)
+            return
         if not value.is_python_constant():
             raise Unsupported(f"formatting {value.describe()} into a string", kind="call")
         self.push(ConstantVariable(format(value.as_python_constant(), spec)))
@@ -210,11 +215,17 @@ class VersionedOpcodes:
         self._format(self.pop(), "")
 
     def op_FORMAT_WITH_SPEC(self, ins):
-        spec = self.pop().as_python_constant()
-        self._format(self.pop(), spec)
+        spec = self.pop()
+        if not spec.is_python_constant():
+            raise Unsupported("a format spec computed from graph values", kind="call")
+        self._format(self.pop(), spec.as_python_constant())
 
     def op_CONVERT_VALUE(self, ins):
         value = self.pop()
+        lazy = format_value(value, ins.arg, "")
+        if lazy is not None:
+            self.push(lazy)
+            return
         if not value.is_python_constant():
             raise Unsupported(f"formatting {value.describe()} into a string", kind="call")
         convert = {1: str, 2: repr, 3: ascii}[ins.arg]

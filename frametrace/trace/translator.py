@@ -25,6 +25,7 @@ from .variables.array import ArrayVariable, check_mixing
 from .variables.base import CellBox, VariableTracker
 from .variables.constant import ConstantVariable, SymNumberVariable, wrap_number
 from .variables.scalar_choice import choice_operands
+from .variables.strings import string_binary
 from .variables.containers import (DictVariable, InputListVariable, ListIteratorVariable, ListVariable,
                                    RangeVariable, SliceVariable, TupleVariable, constant_key)
 
@@ -230,6 +231,9 @@ class InstructionTranslator(OpcodeHandlers):
     # -- operators --
 
     def binary(self, a, b, op: str):
+        text = string_binary(a, b, op)           # a string formatted from graph values
+        if text is not None:
+            return text
         a, b = choice_operands(a, b)
         inplace = op.endswith("=") and op not in ("==", "!=", "<=", ">=")
         base = op[:-1] if inplace else op

@@ -414,7 +414,7 @@ def _is_builtin(value) -> bool:
         and (isinstance(value, types.BuiltinFunctionType) or value in _BUILTIN_TYPES)
 
 
-_BUILTIN_TYPES = (range, enumerate, zip, int, float, bool, tuple, list, dict, reversed, type, iter, map, filter,
+_BUILTIN_TYPES = (range, enumerate, zip, int, float, bool, str, tuple, list, dict, reversed, type, iter, map, filter,
                   super)
 
 

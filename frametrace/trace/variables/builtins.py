@@ -17,6 +17,7 @@ from .containers import (DictVariable, InputListVariable, ListIteratorVariable, 
 from .functions import PartialVariable, SuperVariable, class_variable
 from .indexed import IndexedIterable, indexable
 from .scalar_choice import ScalarChoiceVariable, scalar_choice
+from .strings import convert
 
 
 class BuiltinVariable(VariableTracker):
@@ -37,7 +38,7 @@ class BuiltinVariable(VariableTracker):
             # float(), int(), bool() give the same Python value for either candidate
             if self.fn in (builtins.float, builtins.int, builtins.bool) and len(args) == 1 and not kwargs:
                 args = [args[0].value]
-            elif self.fn not in (builtins.abs, builtins.isinstance):
+            elif self.fn not in (builtins.abs, builtins.isinstance, builtins.str, builtins.repr):
                 raise next(a for a in args if isinstance(a, ScalarChoiceVariable)).refuse()
         handler = getattr(self, f"call_{self.fn.__name__}", None)
         if handler is not None:
@@ -260,6 +261,12 @@ class BuiltinVariable(VariableTracker):
                 return _as_python_scalar(tx, x, float)
             raise _data_dependent("float")
         return None
+
+    def call_str(self, tx, x=None, *rest):
+        return None if rest or x is None else convert("str", x)
+
+    def call_repr(self, tx, x):
+        return convert("repr", x)
 
     def call_bool(self, tx, x=None):
         if x is None:
