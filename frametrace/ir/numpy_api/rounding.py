@@ -55,7 +55,7 @@ def power_of_ten(n: int) -> float:
 
 
 def _decimals(fname: str, decimals) -> int:
-    if isinstance(decimals, Proxy) or not isinstance(decimals, (int, np.integer)) or isinstance(decimals, bool):
+    if isinstance(decimals, Proxy) or not isinstance(decimals, (int, np.integer)):
         if isinstance(decimals, Proxy) or hasattr(decimals, "__index__"):
             raise Unsupported(f"{fname} with decimals computed at run time", kind="call", context=fname,
                               hints=("pass decimals as a constant",))
