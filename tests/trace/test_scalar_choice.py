@@ -137,3 +137,18 @@ def test_uses_where_the_type_does_not_matter(backend):
         with np.errstate(all="ignore"):
             same(same_type_uses, x, backend=backend)
     assert ft.stats().graph_breaks == 0
+
+
+def relu_sum(x):
+    s = np.float64(0)
+    for i in range(x.shape[0]):
+        s = s + max(x[i], 0.0)            # the choice meets a NumPy float64: its value
+    return s, np.float64(2.5) * min(x[0], 3)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_in_a_loop_body_with_numpy_scalars(backend):
+    for x in (np.linspace(-1, 2, 7), np.array([np.nan, -1.0, 4.0]), np.array([-0.0])):
+        ft.reset()
+        same(relu_sum, x, backend=backend)
+    assert ft.stats().graph_breaks == 0

@@ -65,6 +65,8 @@ class ScalarChoiceVariable(VariableTracker):
         """The float64 value, where `other` makes both candidates give the same result."""
         if isinstance(other, ArrayVariable) and not other.is_python_scalar and other.proxy.dtype in _WIDE:
             return self.value
+        if isinstance(other, ConstantVariable) and type(other.value) in (np.float64, np.complex128):
+            return self.value
         raise self.refuse()
 
     def unary(self, tx, op: str) -> "ScalarChoiceVariable":
