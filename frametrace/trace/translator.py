@@ -25,7 +25,7 @@ from .variables.array import ArrayVariable, check_mixing
 from .variables.base import CellBox, VariableTracker
 from .variables.constant import ConstantVariable, SymNumberVariable, wrap_number
 from .variables.scalar_choice import choice_operands
-from .variables.strings import string_binary
+from .variables.strings import join as join_strings, string_binary
 from .variables.containers import (DictVariable, InputListVariable, ListIteratorVariable, ListVariable,
                                    RangeVariable, SliceVariable, TupleVariable, constant_key)
 
@@ -384,6 +384,8 @@ class InstructionTranslator(OpcodeHandlers):
 
     def call(self, fn, args, kwargs):
         result = frame_builtins.call(self, fn, args, kwargs)
+        if result is None:
+            result = join_strings(self, fn, args, kwargs)    # ", ".join(f"{v:.3f}" for v in vs)
         if result is not None:
             return result
         return fn.call_function(self, list(args), dict(kwargs))

@@ -106,3 +106,18 @@ def test_arrays_and_other_uses_break_cleanly():
         s = f"{x.sum()}"
         return x + 1 if s else x
     same(in_if, np.arange(3.0), fullgraph=False)
+
+
+def summary_line(x):
+    stats = [x.min(), x.max(), x.mean()]
+    line = ", ".join(f"{v:.3f}" for v in stats)
+    return x * 2, line, " | ".join(["n", f"{len(x)}", str(x.sum())]), "-".join(["p", "q"]), "".join([])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_join(backend):
+    for x in (np.linspace(-1, 2, 7), np.array([np.nan, 1.0])):
+        ft.reset()
+        same(summary_line, x, backend=backend)
+    assert ft.stats().graph_breaks == 0
+    same(lambda x: ", ".join([f"{x[0]}", 3]), np.ones(2), fullgraph=False)     # Python's TypeError

@@ -123,3 +123,35 @@ def convert(fn_name: str, value) -> LazyStringVariable | None:
     if value.is_python_constant() or not formattable(value):
         return None
     return LazyStringVariable([("format", value, fn_name, "")])
+
+
+def join(tx, fn, args, kwargs) -> VariableTracker | None:
+    """`sep.join(items)`: a lazy string when an item is one, the str when all are constants;
+    None for other calls."""
+    if kwargs or len(args) != 1:
+        return None
+    obj, name = getattr(fn, "obj", None), getattr(fn, "name", None)     # a method load: s.join
+    if isinstance(obj, ConstantVariable) and name == "join":
+        sep = obj.value
+    elif isinstance(fn, ConstantVariable):
+        sep = getattr(fn.value, "__self__", None) if getattr(fn.value, "__name__", "") == "join" else None
+    else:
+        return None
+    if type(sep) is not str:
+        return None
+    try:
+        items = args[0].unpack(tx)
+    except Unsupported:
+        return None
+    if all(isinstance(i, ConstantVariable) and type(i.value) is str for i in items):
+        return ConstantVariable(sep.join(i.value for i in items))
+    if not any(isinstance(i, LazyStringVariable) for i in items):
+        return None
+    pieces = []
+    for k, item in enumerate(items):
+        if k:
+            pieces.append(sep)
+        if isinstance(item, ConstantVariable) and not isinstance(item.value, str):
+            raise Unsupported(f"str.join of {item.describe()}", kind="call")   # Python's TypeError, eagerly
+        pieces += _pieces(item)
+    return LazyStringVariable(pieces)
