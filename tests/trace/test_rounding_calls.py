@@ -105,13 +105,14 @@ def test_overflowing_factor_breaks_cleanly():
     same(f, x, fullgraph=False)
 
 
-@pytest.mark.parametrize("layout", ["c", "f", "strided", "transposed", "negative", "0d", "empty", "one"])
-def test_layouts(layout):
+@pytest.mark.parametrize("dtype", [np.float64, np.int16])
+@pytest.mark.parametrize("layout", ["c", "f", "strided", "transposed", "negative", "3d", "0d", "empty", "one"])
+def test_layouts(layout, dtype):
     """decimals != 0: NumPy's result is C-ordered, F for an F-contiguous input (not K)."""
-    base = np.random.default_rng(1).normal(size=(6, 8)) * 100
+    base = (np.random.default_rng(1).normal(size=(6, 8)) * 100).astype(dtype)
     x = {"c": base, "f": np.asfortranarray(base), "strided": base[::2, 1::3],
-         "transposed": base[::2].T, "negative": base[::-1, ::-2], "0d": np.array(2.675),
-         "empty": base[:0], "one": base[:1, :1]}[layout]
+         "transposed": base[::2].T, "negative": base[::-1, ::-2], "0d": np.array(2.675).astype(dtype),
+         "3d": base.reshape(2, 3, 8).transpose(1, 2, 0), "empty": base[:0], "one": base[:1, :1]}[layout]
     for d in (0, 2, -1):
         same(lambda x, d=d: np.round(x, d), x)
         same(lambda x, d=d: np.round(x[...], d) * 2, x)
