@@ -83,7 +83,7 @@ def round_array(b, x, decimals: int, fname: str = "np.round"):
             return _scalar_if_0d(b, b.emit("astype", x, dtype=x.dtype))
         from .operators import binary_op
         f = power_of_ten(-decimals)
-        v = _as_1d(b, x)
+        v = b.emit("copy", x, order="A") if x.ndim >= 2 else _as_1d(b, x)    # NumPy's C/F result
         y = b.emit("rint", binary_op(b, "/", v, f))
         y = binary_op(b, "*", y, f)
         return _back(b, x, b.emit("astype", y, dtype=x.dtype))
