@@ -7,6 +7,7 @@ from contextlib import redirect_stdout
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import frametrace as ft
 from helpers import BACKENDS
@@ -121,3 +122,17 @@ def test_join(backend):
         same(summary_line, x, backend=backend)
     assert ft.stats().graph_breaks == 0
     same(lambda x: ", ".join([f"{x[0]}", 3]), np.ones(2), fullgraph=False)     # Python's TypeError
+
+
+def many_specs(x, v):
+    s, t = x[0] * 1.0, float(x[1])
+    return (f"{s}|{s:.3g}|{s:e}|{s:>+12.4f}|{s!r}|{t}|{t:.2%}|{v:,.2f}|{np.float32(s)}|{x.argmax():03d}",
+            "%g %.10f %r %s" % (s, t, s, np.float32(t)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(a=st.floats(allow_nan=True, allow_infinity=True), b=st.floats(allow_nan=True, allow_infinity=True),
+       v=st.floats(allow_nan=False, allow_infinity=False, min_value=-1e12, max_value=1e12))
+def test_random_values_and_specs(a, b, v):
+    with np.errstate(all="ignore"):
+        same(many_specs, np.array([a, b]), v)
