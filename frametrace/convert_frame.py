@@ -222,8 +222,9 @@ def _add_entry(cache, entry, compile_id, start):
     if brk is not None:
         counters.bump("graph_breaks")
         with compile_context(compile_id):
-            breaks_log.info("Graph break in user code at %s\nReason: %s\nUser code traceback:\n  %s",
-                            brk.location, brk.explanation, brk.source_line)
+            breaks_log.info("Graph break in user code at %s\nReason: %s\nUser code traceback:\n  %s%s",
+                            brk.location, brk.explanation, brk.source_line,
+                            "".join(f"\nHint: {h}" for h in getattr(brk, "hints", ())))
     if entry.info.graph_nodes:
         counters.bump("unique_graphs")
     if cache.entries:

@@ -18,7 +18,7 @@ from .variables.containers import (DictVariable, ListIteratorVariable, ListVaria
                                    TupleVariable, constant_key)
 from .variables.functions import NestedUserFunctionVariable
 from .variables.scalar_choice import ScalarChoiceVariable
-from .variables.strings import build_string, format_value
+from .variables.strings import build_string, format_value, not_formattable
 from . import errstate, loop_state, loops, while_loops
 from .opcodes_py312 import BoundMethodVariable, VersionedOpcodes
 from .signals import ReturnSignal
@@ -216,7 +216,7 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
             self.push(lazy)
             return
         if not value.is_python_constant():
-            raise Unsupported(f"formatting {value.describe()} into a string", kind="call")
+            raise not_formattable(value)
         v = value.as_python_constant()
         conv = ins.arg & 0x03
         v = {0: v, 1: str(v), 2: repr(v), 3: ascii(v)}[conv]

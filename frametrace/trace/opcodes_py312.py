@@ -15,7 +15,7 @@ from .variables.base import NullVariable, VariableTracker
 from .variables.constant import ConstantVariable
 from .variables.containers import DictVariable, SliceVariable
 from .variables.functions import NestedUserFunctionVariable
-from .variables.strings import format_value
+from .variables.strings import format_value, not_formattable
 
 
 def _named(name):
@@ -208,7 +208,7 @@ class VersionedOpcodes:
             self.push(lazy)
             return
         if not value.is_python_constant():
-            raise Unsupported(f"formatting {value.describe()} into a string", kind="call")
+            raise not_formattable(value)
         self.push(ConstantVariable(format(value.as_python_constant(), spec)))
 
     def op_FORMAT_SIMPLE(self, ins):
@@ -227,7 +227,7 @@ class VersionedOpcodes:
             self.push(lazy)
             return
         if not value.is_python_constant():
-            raise Unsupported(f"formatting {value.describe()} into a string", kind="call")
+            raise not_formattable(value)
         convert = {1: str, 2: repr, 3: ascii}[ins.arg]
         self.push(ConstantVariable(convert(value.as_python_constant())))
 

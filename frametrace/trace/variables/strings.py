@@ -155,3 +155,11 @@ def join(tx, fn, args, kwargs) -> VariableTracker | None:
             raise Unsupported(f"str.join of {item.describe()}", kind="call")   # Python's TypeError, eagerly
         pieces += _pieces(item)
     return LazyStringVariable(pieces)
+
+
+def not_formattable(value) -> Unsupported:
+    """The graph break for formatting a value that is neither a constant nor a scalar."""
+    return Unsupported(f"formatting {value.describe()} into a string", kind="call",
+                       hints=("scalars are formatted without a break (x.sum(), x[i], float(v)); an array is "
+                              "formatted where the line runs: return it and format it outside the compiled "
+                              "function",))
