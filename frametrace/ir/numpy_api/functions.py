@@ -11,6 +11,7 @@ from . import creation as C
 from .advanced import FUNCTIONS as ADVANCED
 from . import shaping as S
 from .operators import UFUNC_OPS, ufunc_impl
+from .contiguous import FUNCTIONS as CONTIGUOUS
 from .einsum import FUNCTIONS as EINSUM
 from .extra_elementwise import FUNCTIONS as EXTRA
 from .gradient import FUNCTIONS as GRADIENT
@@ -86,7 +87,7 @@ def _register_tables():
     from .data_dependent import FUNCTIONS as DD
     FUNCTIONS.update(DD)
     for table in (UFUNC_METHODS, LINALG, EINSUM, LIBRARY, JOINING, EXTRA, MORE, PADDING, NORMS, NAN_REDUCTIONS,
-                  SORTING, TAKE_ALONG, ADVANCED, GRADIENT):
+                  SORTING, TAKE_ALONG, ADVANCED, GRADIENT, CONTIGUOUS):
         FUNCTIONS.update(table)
 
 

@@ -137,6 +137,19 @@ def is_c_contiguous(b, x):
         return None
 
 
+def is_contiguous(b, x, order: str):
+    """True / False as NumPy's C_CONTIGUOUS ("C") or F_CONTIGUOUS ("F") flag of x, or None when
+    x's layout is not known."""
+    node = _node(x)
+    st = strides_of(b, node)
+    if st is None:
+        return None
+    try:
+        return _contiguous([_size(b, d) for d in node.shape], st, node.dtype.itemsize, order)
+    except _UNDECIDED:
+        return None
+
+
 def always_c_order(node: Node) -> bool:
     """NumPy allocates node's value in C order whatever its operands' layouts: a C-order op,
     a value of at most one dim, or `x[idx]` (take) with a 1-d index on an x of at most 2 dims
