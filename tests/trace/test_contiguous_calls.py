@@ -62,3 +62,29 @@ def test_scalars_and_lists():
         return np.ascontiguousarray(x.sum()), np.ascontiguousarray([x[0], 2.0]), np.asfortranarray(7)
     x = np.arange(3.0)
     check(ft.compile(f, fullgraph=True)(x), f(x))
+
+
+# ------------------------------------------------- reductions of lists and tuples (np.asarray)
+
+def list_reductions(x, m):
+    a, b = x.min(), x.max()
+    return (np.sum([a, b, 1.0]), np.prod(m.shape), np.mean([x[0], x[1]]), np.max((a, b)), np.argmax([a, b]),
+            np.cumsum([1, 2, 3]), np.std([x[0], 2.0, 4.0]), np.sum([[1, 2], [3, x.shape[0]]], axis=0),
+            np.any([x[0] > 1, False]), np.min([np.int8(3), 2]))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_reductions_of_sequences(backend):
+    for x, m in ((np.linspace(-1, 2, 5), np.ones((3, 4))), (np.array([np.nan, 1.0]), np.ones((2, 0)))):
+        ft.reset()
+        got = ft.compile(list_reductions, backend=backend, fullgraph=True)(x, m)
+        want = list_reductions(x, m)
+        for g, w in zip(got, want):
+            assert type(g) is type(w) and g.dtype == w.dtype and np.array_equal(g, w, equal_nan=True), (g, w)
+
+
+def test_size_from_np_prod_breaks_with_a_hint():
+    def f(m):
+        return m.reshape(int(np.prod(m.shape)))
+    e = ft.explain(f, np.ones((2, 3)))
+    assert e.graph_break_count == 1 and "math.prod(x.shape)" in str(e.break_reasons[0])

@@ -111,7 +111,9 @@ def size_arg(x, fname: str):
     if is_symbolic(x) and pytype_of(x) is int:
         return x
     if isinstance(x, Proxy):
-        raise unsupported(fname, "a size computed from array data", kind="data_dependent")
+        raise unsupported(fname, "a size computed from array data", "compute sizes from shapes with Python "
+                          "ints: x.size, math.prod(x.shape), len(x) (not np.prod(x.shape), a NumPy value)",
+                          kind="data_dependent")
     raise NumpyError(TypeError(f"'{type(x).__name__}' object cannot be interpreted as an integer"))
 
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from ...errors import Unsupported
 from ..registry import Reduction, Scan, lowered_as
+from .literals import array_from_sequence, is_sequence
 from .common import (as_array, as_dtype, bind, const_bool, normalize_axes, normalize_axis,
                      reject, unwrap_out, write_reduction_out)
 
@@ -56,6 +57,11 @@ def attrs_for(name: str, x, p: dict, fname: str) -> dict:
     return attrs
 
 
+def array_like_input(b, a, fname: str):
+    """The array a reduction reads: a list or tuple becomes `np.asarray` of it, as NumPy does."""
+    return array_from_sequence(b, a, None, fname) if is_sequence(a) else as_array(b, a, fname)
+
+
 def reduction_impl(name: str, fname: str | None = None):
     """impl(b, a, *args, **kwargs) for np.<name>(a, ...) and a.<name>(...)."""
     fname = fname or f"np.{name}"
@@ -65,7 +71,7 @@ def reduction_impl(name: str, fname: str | None = None):
         p = bind(fname, params, args, kwargs)
         reject(fname, p, initial=np._NoValue, where=(True, np._NoValue), mean=np._NoValue,
                correction=np._NoValue)
-        x = as_array(b, a, fname)
+        x = array_like_input(b, a, fname)             # np.sum([a, b]), np.prod(x.shape): NumPy's array of it
         if x.ndim == 0 and name in _ZERO_D_AXIS_OK and _is_int_axis(p.get("axis")):
             # NumPy accepts axis=0 / -1 on a 0-d operand here and reduces over nothing
             normalize_axis(p["axis"], 1, fname)
