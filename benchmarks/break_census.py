@@ -336,6 +336,41 @@ def f_fstring_array(x):
     return x * 2, f"{x[:3]}"
 
 
+@idiom(3, "np.ascontiguousarray(img[:, ::-1])", IMG)
+def f_ascontiguous(img):
+    return np.ascontiguousarray(img[:, ::-1]) * 2
+
+
+@idiom(3, "np.sum([a, b, c]) / np.mean([x[0], x[1]])", X)
+def f_sum_list_np(x):
+    return np.sum([x.min(), x.max(), 1.0]) + np.mean([x[0], x[1]])
+
+
+@idiom(3, "m.reshape(int(np.prod(m.shape)))", M)
+def f_prod_shape(m):
+    return m.reshape(int(np.prod(m.shape))) * 2
+
+
+@idiom(3, "np.unravel_index(np.argmax(m), m.shape)", M)
+def f_unravel(m):
+    return np.unravel_index(np.argmax(m), m.shape)
+
+
+@idiom(4, "np.fft.rfft", X)
+def f_fft(x):
+    return np.abs(np.fft.rfft(x))
+
+
+@idiom(4, "x.view(np.int64)", X)
+def f_view(x):
+    return x.view(np.int64) & 1
+
+
+@idiom(4, "sorted(x[:5])", X)
+def f_sorted(x):
+    return sorted(x[:5])
+
+
 class _Sink:
     def write(self, s):
         return len(s)

@@ -253,6 +253,8 @@ HAND.update({f"math_{n}": ((lambda f: lambda i: i * 2 + f(i[0], i[-1]))(getattr(
              for n in ("gcd", "lcm", "comb", "perm")})
 HAND.update({"math_ldexp": (lambda v: v * 2 + math.ldexp(v[0], 3), V),
              "py_int": (lambda v: v * int(v[0]), V),
+             **{f"fft_{n}": ((lambda f: lambda v: np.abs(f(v)) * 2)(getattr(np.fft, n)), V)
+                for n in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")},
              "py_round_float": (lambda v: v * round(float(v[0]), 2), V),
              "py_round_int": (lambda i: i * round(int(i[0]), -1), VI),
              "slice_by_values": (lambda i: i[np.abs(i[0]):].sum() + i[-3:i[-1]] * 2, VI)})

@@ -13,6 +13,7 @@ from . import shaping as S
 from .operators import UFUNC_OPS, ufunc_impl
 from .contiguous import FUNCTIONS as CONTIGUOUS
 from .einsum import FUNCTIONS as EINSUM
+from .fft_calls import FUNCTIONS as FFT
 from .extra_elementwise import FUNCTIONS as EXTRA
 from .gradient import FUNCTIONS as GRADIENT
 from .joining import FUNCTIONS as JOINING
@@ -87,7 +88,7 @@ def _register_tables():
     from .data_dependent import FUNCTIONS as DD
     FUNCTIONS.update(DD)
     for table in (UFUNC_METHODS, LINALG, EINSUM, LIBRARY, JOINING, EXTRA, MORE, PADDING, NORMS, NAN_REDUCTIONS,
-                  SORTING, TAKE_ALONG, ADVANCED, GRADIENT, CONTIGUOUS):
+                  SORTING, TAKE_ALONG, ADVANCED, GRADIENT, CONTIGUOUS, FFT):
         FUNCTIONS.update(table)
 
 
