@@ -255,6 +255,8 @@ HAND.update({"math_ldexp": (lambda v: v * 2 + math.ldexp(v[0], 3), V),
              "py_int": (lambda v: v * int(v[0]), V),
              **{f"fft_{n}": ((lambda f: lambda v: np.abs(f(v)) * 2)(getattr(np.fft, n)), V)
                 for n in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")},
+             **{f"unravel_index_{k}": ((lambda d: lambda i: np.unravel_index(np.abs(i) % 4, (4,) * (d + 1))[d] * 2)(k),
+                                         VI) for k in range(8)},
              "py_round_float": (lambda v: v * round(float(v[0]), 2), V),
              "py_round_int": (lambda i: i * round(int(i[0]), -1), VI),
              "slice_by_values": (lambda i: i[np.abs(i[0]):].sum() + i[-3:i[-1]] * 2, VI)})

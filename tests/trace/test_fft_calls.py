@@ -38,3 +38,20 @@ def test_errors_as_numpy():
         with pytest.raises(type(want.value), match=None) as got:
             ft.compile(fn)(x)
         assert str(got.value) == str(want.value)
+
+
+def peak(m, idx):
+    """Where the maximum is, as image and data programs find it."""
+    i, j = np.unravel_index(np.argmax(m), m.shape)
+    return i, j, m[i, j], np.unravel_index(idx, (3, 4)), np.unravel_index(5, m.shape, order="F")
+
+
+def test_unravel_index():
+    f = ft.compile(peak, fullgraph=True)
+    rng = np.random.default_rng(0)
+    for shape in ((3, 4), (5, 2), (1, 7)):
+        m, idx = rng.random(shape), np.array([0, 5, 11])
+        got, want = f(m, idx), peak(m, idx)
+        assert repr(got) == repr(want)
+    with pytest.raises(ValueError, match="out of bounds"):
+        ft.compile(lambda m: np.unravel_index(np.argmax(m) + 100, m.shape))(np.ones((2, 2)))

@@ -1,6 +1,7 @@
-"""np.fft's one-axis transforms as opaque calls (NumPy's pocketfft inside the graph; the values
-around them fuse): fft, ifft, rfft, irfft, hfft, ihfft, with NumPy's dtypes (float32 input gives
-complex64 since NumPy 2) and NumPy's errors (n < 1, a bad axis, a bad norm) from NumPy itself."""
+"""Opaque NumPy calls of signal and index programs (NumPy's code inside the graph; the values
+around them fuse): np.fft's one-axis transforms fft, ifft, rfft, irfft, hfft, ihfft (NumPy's
+dtypes: float32 input gives complex64 since NumPy 2) and np.unravel_index (one op per
+coordinate); NumPy's errors (n < 1, a bad axis or norm, an index out of range) from NumPy."""
 from __future__ import annotations
 
 import numpy as np
@@ -42,3 +43,31 @@ for _name in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft"):
     _fn = getattr(np.fft, _name)
     register_opaque(f"fft_{_name}", _fn, _length_rule(_name))
     FUNCTIONS[_fn] = opaque_function(f"fft_{_name}", f"np.fft.{_name}", _PARAMS, ("a",))
+
+
+# np.unravel_index(indices, shape): one opaque op per coordinate (NumPy's tuple result, item k),
+# each shaped like the indices; NumPy's ValueError for an index out of range, raised by NumPy
+_MAX_DIMS = 8
+
+
+def _unravel_rule(indices, shape=None, order="C"):
+    return tuple(shape_of(indices))
+
+
+for _k in range(_MAX_DIMS):
+    register_opaque(f"unravel_index_{_k}", np.unravel_index, _unravel_rule, item=_k)
+
+
+def unravel_index_impl(b, indices, shape, order="C"):
+    from .opaque_api import constant
+    from .common import check_operand
+    dims = constant(shape, "np.unravel_index", "shape")
+    dims = dims if isinstance(dims, tuple) else (dims,)
+    if not 1 <= len(dims) <= _MAX_DIMS:
+        from ...errors import Unsupported
+        raise Unsupported(f"np.unravel_index into {len(dims)} dimensions", kind="call", context="np.unravel_index")
+    x = check_operand(indices, "np.unravel_index")
+    return tuple(b.emit(f"unravel_index_{k}", x, shape=dims, order=order) for k in range(len(dims)))
+
+
+FUNCTIONS[np.unravel_index] = unravel_index_impl
