@@ -186,6 +186,8 @@ class GraphBuilder:
             self.mutations += 1
             if args and isinstance(args[0], Proxy):
                 _check_write_target(args[0].node, op)
+        elif op == "loop" and attrs["body"].writes:      # a loop node writing captured arrays
+            self.mutations += 1
         result = opdef.meta(*_meta_arg(args), **{k: _meta_arg(v) for k, v in attrs.items()})
         node_attrs = tuple(sorted((k, self.lift_args(to_expr(v))) for k, v in attrs.items()))
         scalar_math = self.operator and isinstance(result, FakeArray) and result.scalar

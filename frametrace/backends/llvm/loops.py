@@ -55,6 +55,7 @@ from .loop_arrays import ArrayBody, ArrayVal
 from .loop_ints import _COMPARE, _PY_INT_EXACT, _PY_INT_OPS, IntBody, _constant, _nep50_only, _py_int
 from .loop_elements import ElementBody
 from .loop_call import NativeLoop, NotNative, runs  # noqa: F401  (runs: the call counters, for tests)
+from .loop_data_slices import DataBody
 from .loop_reductions import MaskedVal, ReductionBody
 
 _PY_FLOAT_OPS = frozenset({"add", "subtract", "multiply", "negative", "positive", "absolute"})
@@ -67,7 +68,7 @@ def native_loop(node: Node, name: str, object_abi: bool) -> NativeLoop:
     return _Builder(node, name).build(object_abi)
 
 
-class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
+class _Builder(ArrayBody, ReductionBody, DataBody, IntBody, ElementBody):
     NotNative = NotNative
 
     def __init__(self, node: Node, name: str):
@@ -89,6 +90,7 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
         self.free: set = set()        # top-level lets and carried values no write changes (_free)
         self.store_log: list = []     # buffers of the array writes so far, in order (loop_arrays)
         self.scratches: dict = {}     # buffer -> its scratch buffer (loop_arrays.assign_array)
+        self.data_sizes: dict = {}    # unbacked size of a data-bounded slice -> its length (loop_data_slices)
 
     # -- arguments --------------------------------------------------------------------------------
     def slot(self, source_index, dtype: str, kind: str = "slot"):
@@ -137,8 +139,6 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
             self.sym[body.index] = Affine(((var, step),)) + start
         self.free.update(f"c{k}" for k in range(len(carried)))
         inner, until = self._body(body.graph, [f"c{k}" for k in range(len(carried))])
-        if self.inner_checks and self.stored:
-            raise NotNative("a checked op in an inner loop of a loop that writes arrays")
         if self.checks:
             inner = _hoist(inner, self.free)
         bail = None
@@ -216,7 +216,9 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
     def checked(self, op: str, args) -> Op:
         """A checked int64 op: it may leave the kernel, so only where no write of this
         iteration precedes it (the generic path redoes the whole iteration)."""
-        if self.depth:                    # leaving redoes the outer iteration: no writes in it at all
+        if self.depth:                    # leaving redoes the outer iteration: no write may precede it
+            if self.stored:
+                raise NotNative(f"{op} in an inner loop after a write in the same iteration")
             self.inner_checks += 1
         elif self.stored and not all(self._free(a) for a in args):
             raise NotNative(f"{op} after a write in the same iteration, of a value that depends on it")
@@ -281,7 +283,8 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
         if isinstance(a, sympy.Basic) and not isinstance(a, sympy.Expr):
             return self.condition(a)
         if isinstance(a, sympy.Basic):
-            return Op("affine", "int64", (self.affine(a),))
+            data = self.data_extent(a)          # `row.size`, `max(row.size, 1)` of a data-bounded slice
+            return data if data is not None else Op("affine", "int64", (self.affine(a),))
         return None
 
     def condition(self, expr):
@@ -339,6 +342,11 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
             return self._take_checks() + self.dot_array(n)
         if n.op == "mask_select":
             self.masked_array(n)
+            return []
+        if n.op == "slice_by_values":
+            return self.data_slice_array(n)
+        if n.op == "take" and n.shape != () and self.array_of(n.args[1]) is not None:
+            self.gather_array(n)
             return []
         if n.op in ("sum", "prod", "mean") and (self.array_of(n.args[0]) is not None or
                                                  isinstance(self.env.get(n.args[0]), MaskedVal)):
@@ -464,9 +472,12 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
         var = self._loop_var()
         self.sym[body.index] = Affine(((var, step),)) + lo
         self.depth += 1
-        before = len(self.store_log)
+        before, checks_before, stored_before = len(self.store_log), self.inner_checks, self.stored
         inner, until = self._body(body.graph, accs)
         self.depth -= 1
+        if self.inner_checks > checks_before and self.stored and not stored_before:
+            # a later inner iteration's check would leave after an earlier one's write
+            raise NotNative("a checked op in an inner loop that writes arrays")
         self.captured_unchanged(captured, set(self.store_log[before:]))
         stmts.append(Loop(var, trip, inner, until=until))
         self.env[n] = [Var(a, _dtype_of(inp)) for a, inp in zip(accs, body.graph.inputs)]
