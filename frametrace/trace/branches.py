@@ -322,7 +322,7 @@ def _loud_in_branch(node, branch_nodes):
         seen.add(n)
         op = get_op(n.op)
         if op.kind not in ("elementwise", "view", "copy") or may_raise(n) or \
-                (n.op != "select" and reports_fp(n)):
+                (op.kind == "elementwise" and n.op != "select" and reports_fp(n)):
             return n
         stack.extend(n.inputs())
     return None
