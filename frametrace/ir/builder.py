@@ -89,12 +89,18 @@ def _check_write_target(node: Node, op: str, chosen=frozenset()):
     copy of one side, Python's name is bound to that side itself)."""
     while node.op != "input" and get_op(node.op).kind == "view":
         node = node.args[0]
-    if node in chosen:
-        raise Unsupported("writing into an array chosen by a data-dependent `if` (or into one of its sides)",
-                          kind="loop", context=op, hints=("compute the value with np.where",))
+    _check_chosen(node, op, chosen)
     if node.op != "input" and get_op(node.op).aliases:
         raise Unsupported(f"writing into the result of {node.op} (a view of another array)",
                           kind="mutation", context=op, hints=("write into the base array instead",))
+
+
+def _check_chosen(node: Node, op: str, chosen) -> None:
+    while node.op != "input" and get_op(node.op).kind == "view":
+        node = node.args[0]
+    if node in chosen:
+        raise Unsupported("writing into an array chosen by a data-dependent `if` (or into one of its sides)",
+                          kind="loop", context=op, hints=("compute the value with np.where",))
 
 
 class GraphBuilder:
@@ -196,8 +202,8 @@ class GraphBuilder:
             self.mutations += 1
             captured = attrs["body"].split_args(args)[2]
             for k in attrs["body"].writes:
-                if isinstance(captured[k], Proxy):
-                    _check_write_target(captured[k].node, op, self.chosen_arrays)
+                if isinstance(captured[k], Proxy) and self.chosen_arrays:
+                    _check_chosen(captured[k].node, op, self.chosen_arrays)
         result = opdef.meta(*_meta_arg(args), **{k: _meta_arg(v) for k, v in attrs.items()})
         node_attrs = tuple(sorted((k, self.lift_args(to_expr(v))) for k, v in attrs.items()))
         scalar_math = self.operator and isinstance(result, FakeArray) and result.scalar

@@ -184,3 +184,38 @@ def test_refused_selections_stay_correct(fn):
     s[2] = 0.0
     run_both(fn, A, s)
     run_both(fn, A, s[::-1].copy())
+
+
+def _carried_pair(A, s):
+    r = A[0] * 1
+    q = r
+    for i in range(A.shape[0]):
+        r = A[i] + r
+        q = r
+        if s[i] > 0:
+            q = -r
+    r += 1.0                                        # Python: q is r where the last branch was not taken
+    return q, r
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_carried_next_to_its_side_stays_correct(backend):
+    rng = np.random.default_rng(4)
+    A = rng.random((5, 3))
+    for s in (np.ones(5), -np.ones(5), rng.standard_normal(5)):
+        run_both(_carried_pair, A, s, backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_carried_selection_is_one_loop_node(backend):
+    def decay(x, s):
+        for i in range(s.shape[0]):
+            x = x * 0.5
+            if s[i] > 0:
+                x = -x
+        return x
+    rng = np.random.default_rng(5)
+    for s in (rng.standard_normal(7), np.array([np.nan, 1.0, -1.0])):
+        run_both(decay, rng.random(4), s, backend=backend)
+    assert ft.stats().graph_breaks == 0
+    assert len(loop_nodes(decay, rng.random(4), rng.standard_normal(7))) == 1
