@@ -221,7 +221,7 @@ def lower_elementwise(node: Node, exprs: list):
     out = _check(node.dtype)
     if name == "astype":
         return cast(operand(node.args[0], exprs[0], _check(operand_dt(node.args[0]))), out)
-    if name == "where":
+    if name in ("where", "select"):           # (select: an array a data-dependent `if` chose)
         c = operand(node.args[0], exprs[0], "bool") if not isinstance(node.args[0], (int, float)) \
             else constant(bool(node.args[0]), "bool")
         a, b = (operand(x, e, out) for x, e in zip(node.args[1:], exprs[1:]))

@@ -393,6 +393,10 @@ class _Builder(ArrayBody, ReductionBody, DataBody, IntBody, ElementBody):
             value = n.args[0]
             e = self.expr(value)
             return self._let(n, e if e is not None else _constant(value, _dtype_of(n)))
+        if n.op == "select" and any(self.array_of(x) is not None for x in n.args[1:]):
+            # an array a data-dependent `if` chose (trace/branches.select_arrays): elementwise
+            self.elementwise_array(n, [None if self.array_of(x) is not None else self.expr(x) for x in n.args])
+            return self._take_checks()
         if n.op == "select":
             c, a, b = (self.expr(x) if self.expr(x) is not None else _constant(x, _dtype_of(n)) for x in n.args)
             dt = _dtype_of(n)
