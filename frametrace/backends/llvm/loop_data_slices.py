@@ -21,16 +21,18 @@ become inner loops of the one loop kernel, as the slices moving with the loop in
                 (loop_arrays._written_since)
 
 An index out of bounds leaves the kernel (the iteration and the rest of the loop run on the
-generic path, where NumPy raises its IndexError after the earlier iterations' writes): so a
-checked read may not follow a write of the same iteration (then NotNative), and a write whose
-value gathers goes through a scratch buffer first (loop_arrays.assign_array).
+generic path, where NumPy raises its IndexError after the earlier iterations' writes), so no
+write of the iteration may precede the check: a gather read after a write has its indices
+checked by a loop of their own before that write (their bounds may read nothing the iteration
+writes, else NotNative), and a write whose value gathers goes through a scratch buffer first
+(loop_arrays.assign_array).
 """
 from __future__ import annotations
 
 import sympy
 
 from ...ir.graph import Node
-from ...lower.loop_ir import Affine, Const, DataLoad, Gather, Let, Load, Op, Var, cast
+from ...lower.loop_ir import Affine, Const, DataLoad, Gather, Let, Load, Loop, Op, Var, cast
 from .loop_arrays import ArrayVal
 from .loop_call import NotNative
 
@@ -150,11 +152,33 @@ class DataBody:
 
         def at(p):
             value = cast(self.element(ia, tuple(p[:k])), _I64)
-            pos = self.inline_checked("checked_index", (value, extent))
+            if self.stored:                   # checked before the iteration's first write instead
+                self._prechecked(n, ia, extent)
+                wrapped = Op("add", _I64, (value, extent))
+                pos = Op("where", _I64, (Op("less", "bool", (value, Const(0, _I64))), wrapped, value))
+            else:
+                pos = self.inline_checked("checked_index", (value, extent))
             return self.at_position(xa, 0, pos, (Affine(),) + tuple(p[k:]))
         epochs = [e for e in (xa.epoch, ia.epoch) if e is not None]
         self.env[n] = ArrayVal(tuple(ia.shape) + tuple(xa.shape[1:]), n.shape, at, xa.dtype, None,
                                min(epochs + [len(self.store_log)]))
+
+    def _prechecked(self, n: Node, ia: ArrayVal, extent) -> None:
+        """The indices of gather `n`, read after a write of the iteration, checked by a loop of
+        their own placed before that write (loops._hoist: after the lets it reads, which must
+        read nothing the iteration writes), so that the gather itself cannot leave the kernel."""
+        if n in self.prechecks:
+            return
+        if self.depth or len(ia.shape) != 1:
+            raise NotNative("a gather after a write in the same iteration, in an inner loop or by a 2-d index")
+        var = self._loop_var()
+        chk = Op("checked_index", _I64, (cast(ia.at((Affine.var(var),)), _I64), extent))
+        if not (self._free(chk) and self._free(ia.shape[0])):
+            raise NotNative("a gather after a write in the same iteration, its indices depend on that write")
+        name = f"t{self.lets}"
+        self.lets += 1
+        self.checks += 1
+        self.prechecks[n] = Loop(var, ia.shape[0], [Let(name, chk)])
 
     def inline_checked(self, op: str, args) -> Op:
         """A checked op evaluated where its value is used (inside an inner loop): it may leave

@@ -91,6 +91,7 @@ class _Builder(ArrayBody, ReductionBody, DataBody, IntBody, ElementBody):
         self.store_log: list = []     # buffers of the array writes so far, in order (loop_arrays)
         self.scratches: dict = {}     # buffer -> its scratch buffer (loop_arrays.assign_array)
         self.data_sizes: dict = {}    # unbacked size of a data-bounded slice -> its length (loop_data_slices)
+        self.prechecks: dict = {}     # gather node -> the loop checking its indices first (loop_data_slices)
 
     # -- arguments --------------------------------------------------------------------------------
     def slot(self, source_index, dtype: str, kind: str = "slot"):
@@ -140,7 +141,7 @@ class _Builder(ArrayBody, ReductionBody, DataBody, IntBody, ElementBody):
         self.free.update(f"c{k}" for k in range(len(carried)))
         inner, until = self._body(body.graph, [f"c{k}" for k in range(len(carried))])
         if self.checks:
-            inner = _hoist(inner, self.free)
+            inner = _hoist(inner, self.free, list(self.prechecks.values()))
         bail = None
         if self.checks:                           # where a checked op left: -1 when none did
             status = self.buffer(None, "int64", 0, True, kind="stat")
@@ -500,11 +501,12 @@ class _Builder(ArrayBody, ReductionBody, DataBody, IntBody, ElementBody):
         return Op("affine", "int64", (self._int_arg(stop, None) + lo.scale(-1),))
 
 
-def _hoist(stmts, free) -> list:
-    """The free lets first (they read nothing the iteration writes): a checked op then leaves
-    the kernel before the iteration's first write, however the body orders them."""
+def _hoist(stmts, free, prechecks=()) -> list:
+    """The free lets first (they read nothing the iteration writes), then the loops checking
+    the indices of gathers read after a write: a checked op then leaves the kernel before the
+    iteration's first write, however the body orders them."""
     first = [s for s in stmts if isinstance(s, Let) and s.name in free]
-    return first + [s for s in stmts if not (isinstance(s, Let) and s.name in free)]
+    return first + list(prechecks) + [s for s in stmts if not (isinstance(s, Let) and s.name in free)]
 
 
 def _dtype_of(n: Node) -> str:

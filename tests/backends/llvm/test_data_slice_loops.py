@@ -235,3 +235,24 @@ def test_gather_read_after_a_write_into_its_array_is_not_native(loop_log):
     check(ft.compile(f), f, rows, cols, rng.random(6), np.zeros(6))
     assert loops.runs["native"] == 0
     assert any("not an element loop" in line for line in loop_log)
+
+
+def _count_then_gather(A_row, A_col, A_val, x, seen, y):
+    for i in range(A_row.size - 1):
+        seen[i] += 1                                  # a write before the gather, not idempotent
+        y[i] = A_val[A_row[i]:A_row[i + 1]] @ x[A_col[A_row[i]:A_row[i + 1]]]
+
+
+@pytest.mark.parametrize("bad", [None, 50, -50])
+def test_gather_after_a_write_checks_its_indices_first(bad):
+    """Indices read after a write of the iteration are checked by a loop of their own before
+    that write: an out-of-range one hands the iteration over before `seen[i] += 1`, so the
+    generic path does it once, then raises as NumPy does."""
+    rng = np.random.default_rng(12)
+    rows, cols, vals = csr(rng, 10, 7, 0.5)
+    if bad is not None:
+        cols[rows[4] + 1 if rows[5] - rows[4] > 1 else rows[4]] = bad
+    check(ft.compile(_count_then_gather), _count_then_gather, rows, cols, vals, rng.random(7),
+          np.zeros(10, np.int64), np.zeros(10))
+    assert loops.runs["native"] == 1
+    assert loops.runs["generic"] == (0 if bad is None else 1)
