@@ -269,12 +269,16 @@ def _run_to_return(tx, bb, predicate, ctx):
 
 
 def merge_values(tx, bb, taken, a, b, name, branch_nodes=None):
-    """The value that is `a` where `taken` holds, else `b` (the two sides of an `if`)."""
+    """The value that is `a` where `taken` holds, else `b` (the two sides of an `if`); arrays
+    only where the caller names the nodes its branches computed (`branch_nodes`)."""
     for v in (a, b):
         if type_key(v) is None:
             raise Unsupported(f"{name} is {v.describe()} after a data-dependent `if`", kind="loop")
     if isinstance(a, ArrayVariable) and isinstance(b, ArrayVariable) and not isinstance(a.proxy.fake, FakeScalar) \
             and a.proxy.ndim > 0:
+        if branch_nodes is None:             # (a `while`'s paths, a `break`, a helper's returns)
+            raise Unsupported(f"{name}: an array chosen by a data-dependent `if`", kind="loop",
+                              hints=("use np.where",))
         return variable(select_arrays(bb, taken, a.proxy, b.proxy, name, branch_nodes), a)
     result = bb.emit("select", taken, _raw(a), _raw(b))
     return variable(result, a)
@@ -298,7 +302,7 @@ def select_arrays(bb, taken, a, b, name, branch_nodes):
         if not _fresh(p.node):
             raise Unsupported(f"{name}: an array chosen by a data-dependent `if` is an input or a view",
                               kind="loop", hints=hint)
-        bad = _loud_in_branch(p.node, branch_nodes or set())
+        bad = _loud_in_branch(p.node, branch_nodes)
         if bad is not None:
             raise Unsupported(f"{name}: an array chosen by a data-dependent `if` is computed by {bad.op}, "
                               "which may raise or warn where Python would not run it", kind="loop", hints=hint)

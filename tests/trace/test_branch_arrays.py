@@ -219,3 +219,21 @@ def test_carried_selection_is_one_loop_node(backend):
         run_both(decay, rng.random(4), s, backend=backend)
     assert ft.stats().graph_breaks == 0
     assert len(loop_nodes(decay, rng.random(4), rng.standard_normal(7))) == 1
+
+
+def _while_picks(x, s):
+    k = 0
+    while k < s.shape[0] and x.sum() > 0.1:
+        x = x * 0.5
+        if s[k] > 0:
+            x = x / s[k]                            # may warn: a `while`'s paths keep the old behaviour
+        k += 1
+    return x
+
+
+def test_while_paths_keep_refusing_array_choices():
+    rng = np.random.default_rng(6)
+    s = rng.standard_normal(6)
+    s[1] = 0.0
+    run_both(_while_picks, rng.random(4), s)
+    assert ft.stats().graph_breaks == 1
