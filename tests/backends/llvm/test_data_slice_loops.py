@@ -256,3 +256,27 @@ def test_gather_after_a_write_checks_its_indices_first(bad):
           np.zeros(10, np.int64), np.zeros(10))
     assert loops.runs["native"] == 1
     assert loops.runs["generic"] == (0 if bad is None else 1)
+
+
+def _paired(p, a, b, out):
+    for i in range(p.size - 1):
+        out[i] = a[p[i]:p[i + 1]] @ b[p[i]:p[i + 1]]
+
+
+def _write_between(p, a, b, out):
+    for i in range(p.size - 1):
+        s = a[p[i]:p[i + 1]]
+        p[i + 1] += 1                                 # the second slice's bound is another value
+        out[i] = s @ b[p[i]:p[i + 1]]
+
+
+@pytest.mark.parametrize("p", [[0, 4, 9], [0, 4, 11], [0, 3, 3, 1]])
+def test_slices_share_a_size_only_when_equal(p):
+    """Equal bounds along axes of different lengths (10 and 12), or a bound read again after a
+    write: different lengths, so no shared size; NumPy's own ValueError where they differ."""
+    rng = np.random.default_rng(8)
+    a, b = rng.random(10), rng.random(12)
+    p = np.array(p)
+    check(ft.compile(_paired), _paired, p, a, b, np.zeros(p.size - 1))
+    check(ft.compile(_write_between), _write_between, p, a, a.copy(), np.zeros(p.size - 1))
+    check(ft.compile(_paired), _paired, p, a, a.copy(), np.zeros(p.size - 1))
