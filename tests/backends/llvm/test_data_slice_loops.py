@@ -280,3 +280,13 @@ def test_slices_share_a_size_only_when_equal(p):
     check(ft.compile(_paired), _paired, p, a, b, np.zeros(p.size - 1))
     check(ft.compile(_write_between), _write_between, p, a, a.copy(), np.zeros(p.size - 1))
     check(ft.compile(_paired), _paired, p, a, a.copy(), np.zeros(p.size - 1))
+
+
+def test_numpy_backend_one_graph():
+    """The tracer's part (one size for the two slices, no break) on the reference backend."""
+    rng = np.random.default_rng(13)
+    f = ft.compile(spmv, backend="numpy")
+    for m, n in ((8, 6), (15, 11)):
+        rows, cols, vals = csr(rng, m, n, 0.3)
+        check(f, spmv, rows, cols, vals, rng.random(n))
+    assert ft.stats().graph_breaks == 0 and ft.stats().eager_fallbacks == 0
