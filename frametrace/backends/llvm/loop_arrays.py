@@ -37,7 +37,7 @@ import sympy
 from ...ir.graph import IndexSlice, Node
 from ...lower.loop_ir import Acc, Affine, Const, DataLoad, Let, Load, Loop, Op, Store, Update, Var, cast, walk_exprs
 from ...lower.peephole import EXPENSIVE
-from ...lower.pointwise import NotLowerable, lower_elementwise
+from ...lower.pointwise import LOOP_DTYPES, NotLowerable, lower_elementwise
 from ...lower.views import broadcast_index, broadcast_ok
 from ...shapes.minmax import start_if_nonempty
 
@@ -205,7 +205,7 @@ class ArrayBody:
 
         def at(idx):
             exprs = [self._operand_at(s, arr, n, idx) for s, arr in zip(scalars, arrays)]
-            return lower_elementwise(n, exprs)
+            return lower_elementwise(n, exprs, LOOP_DTYPES)
         try:
             at(tuple(Affine.var(f"_p{k}") for k in range(n.ndim)))
         except (NotLowerable, KeyError, TypeError) as exc:
@@ -245,11 +245,13 @@ class ArrayBody:
         a, b = (self.array_of(x) for x in n.args[:2])
         if a is None or b is None:
             raise self.NotNative(f"{n.op} with a scalar operand")
-        if n.dtype.kind not in "iuf":
+        if n.dtype.kind not in "iufc":
             raise self.NotNative(f"{n.op} of {n.dtype.name}")
         if len(a.shape) == 1 and len(b.shape) == 1:
             stmts, value = self._inner_product(n, a, b, lambda k: (k,), lambda k: (k,), a.shape[0])
             return stmts + self._let(n, value)
+        if len(a.shape) == 2 and len(b.shape) == 2 and n.op == "matmul" and n.dtype.kind == "c":
+            return self._matrix_product(n, a, b)
         if sorted((len(a.shape), len(b.shape))) != [1, 2]:
             raise self.NotNative(f"{n.op} of arrays other than vectors and matrices")
         matrix = a if len(a.shape) == 2 else b
@@ -276,6 +278,31 @@ class ArrayBody:
         self.store_log.append(out)
         self.env[n] = ArrayVal((extent,), n.shape, lambda idx: Load(out, tuple(idx), dt), dt, None,
                                len(self.store_log))
+        return code
+
+    def _matrix_product(self, n: Node, a: ArrayVal, b: ArrayVal) -> list:
+        """a @ b of two small complex matrices of static extents (`G[k, e] @ dH[i]`): one
+        accumulator per element of the result, stored into a scratch buffer (a captured array
+        at least as large stands for its size, allocated once per call). (Float products in
+        loop nests are the products area's; complex ones have no native loop otherwise.)"""
+        m, p = n.shape
+        if not (isinstance(m, int) and isinstance(p, int)):
+            raise self.NotNative(f"{n.op} of matrices of run-time extents")
+        dt = n.dtype.name
+        big = next((e[1] for inp, e in ((i, self.env.get(i)) for i in self.sources)
+                    if isinstance(e, tuple) and e[0] == "buf" and all(isinstance(d, int) for d in inp.shape)
+                    and _size(inp.shape) >= m * p), None)
+        if big is None:
+            raise self.NotNative(f"{n.op}: no captured array as large as its result")
+        out = self.scratch(n, big, dt)
+        pv, qv = self._loop_var(), self._loop_var()
+        pa, qa = Affine.var(pv), Affine.var(qv)
+        stmts, value = self._inner_product(n, a, b, lambda k: (pa, k), lambda k: (k, qa), a.shape[1])
+        flat = pa.scale(p) + qa
+        code = [Loop(pv, Const(m, "int64"), [Loop(qv, Const(p, "int64"), stmts + [Store(out, (flat,), value)])])]
+        self.store_log.append(out)
+        self.env[n] = ArrayVal((Const(m, "int64"), Const(p, "int64")), n.shape,
+                               lambda idx: Load(out, (idx[0].scale(p) + idx[1],), dt), dt, None, len(self.store_log))
         return code
 
     # -- writes -----------------------------------------------------------------------------------
@@ -324,6 +351,13 @@ class ArrayBody:
         first = _nest(vars_, dst.shape, [Store(scratch, idx, value)])
         back = Store(buf, vmap((Affine.var(copy_var),)), Load(scratch, (Affine.var(copy_var),), dt))
         return first + _nest([copy_var], dst.shape, [back])
+
+
+def _size(shape) -> int:
+    out = 1
+    for d in shape:
+        out *= d
+    return out
 
 
 def _same(a, b) -> bool:

@@ -9,6 +9,7 @@ import sympy
 
 from ...ir.graph import IndexSlice, Node
 from ...ir.ops.advanced_index import ArrayRef
+from ...shapes.minmax import start_if_nonempty
 from ...lower.loop_ir import Affine, Const, DataLoad, Let, Load, Op, Store, Var, cast
 from .loop_call import NotNative
 from .loop_ints import _constant, _py_int
@@ -58,6 +59,48 @@ class ElementBody:
                 raise NotNative(f"index {e!r}")
         return DataLoad(buf, tuple(idx), self.buffers[buf].dtype, tuple(pos))
 
+    def data_array(self, n: Node):
+        """`x[k, idx[a, b], :]` with integer scalars read in the body among the entries and
+        slices for the rest (an index node selecting more than one element): an array value
+        whose elements are loads at the checked positions (loop_arrays.ArrayVal), read where
+        it is used and refused there once a write into `x` came between (a copy in NumPy for
+        0-d arrays, a view for scalars: the value is the same until then)."""
+        from .loop_arrays import ArrayVal
+        base, arrays, entries = n.args[0], n.args[1:], n.attr("entries")
+        entry = self.env.get(base)
+        if not (isinstance(entry, tuple) and entry[0] == "buf"):
+            raise NotNative("indexing a value that is not a captured array")
+        _, buf, inp = entry
+        if len(entries) > inp.ndim or any(e is None for e in entries):
+            raise NotNative("a data index with new axes")
+        if not all(isinstance(arrays[e.k], Node) and arrays[e.k].shape == () for e in entries
+                   if isinstance(e, ArrayRef)):
+            raise NotNative("advanced indexing by arrays (array work in the body)")
+        parts, pos = [], []
+        whole = tuple(IndexSlice(0, inp.shape[d], 1) for d in range(len(entries), inp.ndim))
+        for d, e in enumerate(tuple(entries) + whole):
+            if isinstance(e, ArrayRef):
+                pos.append((d, self._position(arrays[e.k], inp, d)))
+                parts.append(("at", Affine()))
+            elif isinstance(e, IndexSlice):
+                if not isinstance(e.step, int) or e.start is None:
+                    raise NotNative(f"slice {e}")
+                start = start_if_nonempty(e.start, inp.shape[d], e.step)
+                parts.append(("slice", Affine(const=start) if isinstance(start, int) else self.affine(start), e.step))
+            elif isinstance(e, (int, sympy.Basic)) and not isinstance(e, bool):
+                parts.append(("at", Affine(const=e) if isinstance(e, int) else self.affine(e)))
+            else:
+                raise NotNative(f"index {e!r}")
+        if sum(p[0] == "slice" for p in parts) != len(n.shape):
+            raise NotNative("a data index that reorders dimensions")
+        dt, pos = self.buffers[buf].dtype, tuple(pos)
+
+        def at(idx):
+            it = iter(idx)
+            return DataLoad(buf, tuple(p[1] if p[0] == "at" else p[1] + next(it).scale(p[2]) for p in parts),
+                            dt, pos)
+        return ArrayVal(tuple(self._extent(d) for d in n.shape), n.shape, at, dt, None, len(self.store_log))
+
     def _position(self, value, inp: Node, d: int):
         """The checked position along dim `d` of `inp` that the integer scalar `value` names."""
         if not (isinstance(value, Node) and value.shape == () and value.dtype.kind in "iu"
@@ -71,6 +114,12 @@ class ElementBody:
                 size = Op("affine", "int64", (self.affine(extent),))
             except NotNative:
                 size = self._dim_slot(self.sources[inp], d)
+        if self.depth:
+            # in an inner loop a checked op could only leave the kernel when the loop writes no
+            # array (loops.py): NumPy's wrap, and an out-of-bounds position reads element 0 and
+            # sets both zero-sign bits instead (gather_pos): the wrapper then restores what the
+            # call wrote and NumPy runs it, raising its own IndexError (fp_errors.py)
+            return Op("gather_pos", "int64", (self.expr(value), size))
         return self._checked_let(self.checked("checked_index", (cast(self.expr(value), "int64"), size)))
 
     def _checked_let(self, op: Op) -> Var:

@@ -141,6 +141,10 @@ def op_kinds(e) -> int:
     if not isinstance(e, Op):
         return 0
     operand = getattr(e.args[0], "dtype", e.dtype) if e.args else e.dtype
+    if operand.startswith("complex") or e.dtype.startswith("complex"):   # complex_ops.py: native loops
+        quiet = e.op in ("where", "negative", "conjugate") or \
+            e.op == "cast" and not operand.startswith("float") and operand != "complex128"
+        return 0 if quiet else REPORTED
     if e.op == "cast":                            # float -> int: invalid; float64 -> float32: over / under
         if not operand.startswith("float"):
             return 0

@@ -10,6 +10,7 @@ import math
 from ...ir import ops as _registered  # noqa: F401  (registers every op the query below reads)
 from ...ir.registry import Loop, lowered_as
 from ..llvm_math.exp_log import EXP_ZERO_BELOW, EXP_ZERO_BELOW_F32
+from .complex_ops import COMPLEX
 from .fpflags import BIT, ZERO_SIGNS
 from .types import bits, const, reg
 
@@ -582,4 +583,4 @@ RULES = {"f": FLOAT,
                "gather_pos": _i_gather_pos(True)},
          "u": {**_integer(False), "sort_vec": _i_sort_vec(False), "sort_pick": _i_sort_pick,
                "gather_pos": _i_gather_pos(False)},
-         "b": BOOL}
+         "b": BOOL, "c": COMPLEX}
