@@ -294,6 +294,8 @@ def _complex(node: Node, name: str, args: list, out: str):
         return args[0]
     if name == "multiply" and scalar:
         return Op("scalar_multiply", out, tuple(args))
+    if scalar and name in _MIRROR and name not in ("equal", "not_equal"):
+        raise NotLowerable(f"{name} of complex scalars (NumPy's scalar math orders NaN otherwise)")
     if scalar and name == "absolute" or weak_node(node) and name == "true_divide":
         raise NotLowerable(f"{name} of complex scalars (NumPy's scalar math / Python compute it otherwise)")
     if COMPLEX_LOOP_OPS.get(name) != len(args):

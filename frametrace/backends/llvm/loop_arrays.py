@@ -281,29 +281,33 @@ class ArrayBody:
         return code
 
     def _matrix_product(self, n: Node, a: ArrayVal, b: ArrayVal) -> list:
-        """a @ b of two small complex matrices of static extents (`G[k, e] @ dH[i]`): one
-        accumulator per element of the result, stored into a scratch buffer (a captured array
-        at least as large stands for its size, allocated once per call). (Float products in
-        loop nests are the products area's; complex ones have no native loop otherwise.)"""
-        m, p = n.shape
-        if not (isinstance(m, int) and isinstance(p, int)):
-            raise self.NotNative(f"{n.op} of matrices of run-time extents")
+        """a @ b of two small complex matrices (`G[k, e] @ dH[i]`): one accumulator per element
+        of the result, stored into an (m, p) scratch array allocated once per call (m and p
+        ints or extents of captured arrays). (Float products in loop nests are the products
+        area's; complex ones have no native loop otherwise.)"""
+        factors = tuple(self._extent_source(d) for d in n.shape)
         dt = n.dtype.name
-        big = next((e[1] for inp, e in ((i, self.env.get(i)) for i in self.sources)
-                    if isinstance(e, tuple) and e[0] == "buf" and all(isinstance(d, int) for d in inp.shape)
-                    and _size(inp.shape) >= m * p), None)
-        if big is None:
-            raise self.NotNative(f"{n.op}: no captured array as large as its result")
-        out = self.scratch(n, big, dt)
+        if n not in self.scratches:
+            self.scratches[n] = self.buffer(factors, dt, 2, True, kind="scratch_dims")
+        out = self.scratches[n]
         pv, qv = self._loop_var(), self._loop_var()
         pa, qa = Affine.var(pv), Affine.var(qv)
         stmts, value = self._inner_product(n, a, b, lambda k: (pa, k), lambda k: (k, qa), a.shape[1])
-        flat = pa.scale(p) + qa
-        code = [Loop(pv, Const(m, "int64"), [Loop(qv, Const(p, "int64"), stmts + [Store(out, (flat,), value)])])]
+        code = [Loop(pv, a.shape[0], [Loop(qv, b.shape[1], stmts + [Store(out, (pa, qa), value)])])]
         self.store_log.append(out)
-        self.env[n] = ArrayVal((Const(m, "int64"), Const(p, "int64")), n.shape,
-                               lambda idx: Load(out, (idx[0].scale(p) + idx[1],), dt), dt, None, len(self.store_log))
+        self.env[n] = ArrayVal((a.shape[0], b.shape[1]), n.shape, lambda idx: Load(out, tuple(idx), dt), dt, None,
+                               len(self.store_log))
         return code
+
+    def _extent_source(self, d):
+        """An int, or (loop-node argument, dim) of a captured array with that extent."""
+        if sympy.sympify(d).is_Integer:
+            return int(d)
+        for inp, src in self.sources.items():
+            for k, e in enumerate(inp.shape):
+                if sympy.sympify(e) == sympy.sympify(d):
+                    return (src, k)
+        raise self.NotNative(f"a matrix product of extent {d}, no captured array's extent")
 
     # -- writes -----------------------------------------------------------------------------------
     def _same_extents(self, src: ArrayVal, dst: ArrayVal) -> None:
@@ -330,7 +334,8 @@ class ArrayBody:
             raise self.NotNative("a write into an array the loop does not declare written")
         dt = self.buffers[buf].dtype
         vars_ = [self._loop_var() for _ in dst.shape]
-        idx = tuple(Affine.var(v) for v in vars_)
+        # (a dimension of extent 1 at position 0: as a source broadcast along it reads it)
+        idx = tuple(Affine() if isinstance(d, int) and d == 1 else Affine.var(v) for v, d in zip(vars_, dst.dims))
         where = vmap(idx)
         if src_value is not None:
             value = src_value
@@ -351,13 +356,6 @@ class ArrayBody:
         first = _nest(vars_, dst.shape, [Store(scratch, idx, value)])
         back = Store(buf, vmap((Affine.var(copy_var),)), Load(scratch, (Affine.var(copy_var),), dt))
         return first + _nest([copy_var], dst.shape, [back])
-
-
-def _size(shape) -> int:
-    out = 1
-    for d in shape:
-        out *= d
-    return out
 
 
 def _same(a, b) -> bool:

@@ -76,6 +76,8 @@ class NativeLoop:
                 bufs.append(args[src])
             elif kind == "scratch":                       # loop_arrays.assign_array
                 bufs.append(np.empty(args[src].size, dt))
+            elif kind == "scratch_dims":                  # loop_arrays._matrix_product
+                bufs.append(np.empty(tuple(f if isinstance(f, int) else args[f[0]].shape[f[1]] for f in src), dt))
             elif kind in ("out", "stat"):
                 out = np.empty((), dt)
                 if kind == "out":
@@ -173,6 +175,12 @@ def _fast_call(nl: NativeLoop):
             name = f"s{len(packed)}"
             ns[f"_sdt{len(packed)}"] = np.dtype(dt)
             lines.append(f"    {name} = _empty(a{src}.size, _sdt{len(packed)})")
+            packed.append(f"_id({name})")
+        elif kind == "scratch_dims":      # loop_arrays._matrix_product: an array of these extents
+            name = f"s{len(packed)}"
+            ns[f"_sdt{len(packed)}"] = np.dtype(dt)
+            shape = "".join(f"{f}, " if isinstance(f, int) else f"a{f[0]}.shape[{f[1]}], " for f in src)
+            lines.append(f"    {name} = _empty(({shape}), _sdt{len(packed)})")
             packed.append(f"_id({name})")
         elif kind == "stat":
             lines.append("    st = _empty((), 'int64')")

@@ -203,8 +203,8 @@ def uses_status_register(kernel) -> bool:
 def _integer_divide(e) -> bool:
     """An integer division or an integer NumPy-scalar operation: reported through the accumulator."""
     operand = getattr(e.args[0], "dtype", e.dtype) if e.args else e.dtype
-    return (e.op in _INT_DIVIDE or e.op in SCALAR_INT) and not operand.startswith("float") \
-        and not e.dtype.startswith("float")
+    return (e.op in _INT_DIVIDE or e.op in SCALAR_INT) and not operand.startswith(("float", "complex")) \
+        and not e.dtype.startswith(("float", "complex"))
 
 
 def _exprs(body):
