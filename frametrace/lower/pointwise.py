@@ -71,7 +71,7 @@ COMPLEX_LOOP_OPS = {
     **{n: OPS[n].ufunc.nin for n in ("add", "subtract", "multiply", "true_divide", "negative", "conjugate",
                                      "absolute", "equal", "not_equal", "less", "less_equal", "greater",
                                      "greater_equal", "isnan", "isfinite", "isinf", "logical_not")},
-    **{n: 0 for n in ("cast", "where", "red_add", "scalar_multiply")},
+    **{n: 0 for n in ("cast", "where", "red_add", "scalar_multiply", "scalar_absolute")},
 }
 
 
@@ -296,6 +296,8 @@ def _complex(node: Node, name: str, args: list, out: str):
         return Op("scalar_multiply", out, tuple(args))
     if scalar and name in _MIRROR and name not in ("equal", "not_equal"):
         raise NotLowerable(f"{name} of complex scalars (NumPy's scalar math orders NaN otherwise)")
+    if name == "absolute" and node.attr(SCALAR_MATH) and not weak_node(node):
+        return Op("scalar_absolute", out, tuple(args))            # the C library's hypot, as NumPy's
     if scalar and name == "absolute" or weak_node(node) and name == "true_divide":
         raise NotLowerable(f"{name} of complex scalars (NumPy's scalar math / Python compute it otherwise)")
     if COMPLEX_LOOP_OPS.get(name) != len(args):

@@ -520,6 +520,9 @@ def _complex_ok(kernel) -> None:
         if dt.startswith("complex") and not complex_ops.numpy_loops_known(dt):
             raise NotNative(f"NumPy's {dt} loops are not the ones native loops compute")
     for x in exprs:
+        if isinstance(x, Op) and x.op == "scalar_absolute" and x.args[0].dtype.startswith("complex") and \
+                not complex_ops.HYPOT:
+            raise NotNative("abs of a complex scalar: the C library's hypot was not found")
         if isinstance(x, Op) and x.op == "cast" and x.args[0].dtype.startswith("complex") and \
                 not (x.dtype.startswith("complex") or x.dtype == "bool"):
             raise NotNative(f"a complex value cast to {x.dtype} (NumPy warns: ComplexWarning)")

@@ -15,8 +15,9 @@ Each rule computes what NumPy's own loop computes, bit for bit on finite values:
 * absolute (float result): NumPy's vectorised loop (loops_unary_complex.dispatch):
   infinities first (inf), then NaN (nan), then larger * sqrt(fma(r, r, 1)) with r the smaller
   part over the larger (0 where the larger is 0 or both are inf; the division only runs where
-  it is defined, so it raises no flag NumPy's masked division does not). Probed like multiply;
-  NumPy scalars' abs is hypot (not built here: such a node keeps the generic path).
+  it is defined, so it raises no flag NumPy's masked division does not). Probed like multiply.
+  NumPy scalars' abs (`scalar_absolute`) is the C library's hypot, called (Python's complex abs
+  raises OverflowError where hypot overflows: not built).
 * equal / not_equal: both parts; less etc.: NumPy's lexicographic order (real parts first,
   NaN in either imaginary part makes `<` false).
 * cast: from bool / int / float (imaginary part +0.0), between complex types part by part,
@@ -29,10 +30,13 @@ differently, so products are reassociated within the documented bound, as float 
 """
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import functools
 import math
 import struct
 
+import llvmlite.binding as llvm
 import numpy as np
 
 _PART = {"complex128": "float64", "complex64": "float32"}
@@ -195,6 +199,31 @@ def _absolute(e, t, x):
     return _f(e, t, "fmul", root, larger)
 
 
+def _libm_hypot():
+    """The C library's hypot / hypotf as symbols kernels call (NumPy scalars' abs is npy_hypot:
+    the C library's hypot), or None when it cannot be found."""
+    try:
+        libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+        found = {name: ctypes.cast(getattr(libm, name), ctypes.c_void_p).value for name in ("hypot", "hypotf")}
+    except (OSError, AttributeError):
+        return None
+    for name, address in found.items():
+        llvm.add_symbol(f"frametrace_{name}", address)
+    return found
+
+
+HYPOT = _libm_hypot() is not None
+
+
+def _scalar_absolute(e, t, x):
+    """abs of a NumPy complex scalar: the C library's hypot of its parts (as npy_hypot)."""
+    p = _LLPART[t]
+    fn = "frametrace_hypot" if p == "double" else "frametrace_hypotf"
+    e.mod.decls.add(f"declare {p} @{fn}({p}, {p})")
+    re, im = _parts(e, t, x)
+    return e.emit(f"call {p} @{fn}({p} {re}, {p} {im})", p)
+
+
 def _equal(e, t, a, b):
     (ar, ai), (br, bi) = _parts(e, t, a), _parts(e, t, b)
     return e.emit(f"and i1 {_fcmp(e, t, 'oeq', ar, br)}, {_fcmp(e, t, 'oeq', ai, bi)}", "i1")
@@ -251,7 +280,7 @@ def _isinf(e, t, x):
 COMPLEX = {
     "add": _partwise("fadd"), "subtract": _partwise("fsub"), "red_add": _partwise("fadd"),
     "multiply": _multiply, "scalar_multiply": _multiply_plain, "true_divide": _divide,
-    "negative": _negative, "conjugate": _conjugate, "absolute": _absolute,
+    "negative": _negative, "conjugate": _conjugate, "absolute": _absolute, "scalar_absolute": _scalar_absolute,
     "equal": _equal, "not_equal": _not_equal,
     "less": _order(True), "less_equal": _order(False),
     "greater": _swapped(_order(True)), "greater_equal": _swapped(_order(False)),

@@ -260,23 +260,40 @@ def test_an_out_of_bounds_index_raises_numpys_error_after_the_same_writes():
 
 def scalar_abs(z, out):
     for i in range(z.shape[0]):
-        out[i] = abs(z[i]) + abs(z[i] / 3j)       # NumPy scalars: abs is hypot
+        out[i] = abs(z[i]) + abs(z[i] / 3j)       # NumPy scalars: the C library's hypot
     return out
 
 
-def into_real(z, out):
+@pytest.mark.parametrize("dtype", CTYPES)
+def test_abs_of_numpy_scalars_is_hypot(dtype):
+    rng = np.random.default_rng(4)
+    real = np.float32 if dtype == np.complex64 else np.float64
+    z = cplx(rng, (80,), dtype, True)
+    big = np.finfo(real).max
+    z[:4] = [complex(big, big), complex(3e-320, 4e-320), complex(np.inf, np.nan), complex(np.nan, -np.inf)]
+    run_both(scalar_abs, [z, np.empty(80, real)], ft.compile(scalar_abs))
+    assert loops.runs["native"] == 1, loops.runs
+
+
+def roots(z, out):
     for i in range(z.shape[0]):
-        out[i] = z[i] * 2
+        out[i] = np.sqrt(z[i]) + z[i] ** 3               # no native complex sqrt / power: NumPy's
     return out
 
 
 def test_what_numpy_computes_otherwise_keeps_the_generic_path(loop_log):
     rng = np.random.default_rng(4)
     z = cplx(rng, (80,), np.complex128, True)
-    compiled = ft.compile(scalar_abs)
-    run_both(scalar_abs, [z, np.empty(80)], compiled)
+    compiled = ft.compile(roots)
+    run_both(roots, [z, np.empty(80, complex)], compiled)
     assert not loops.runs["native"], loops.runs
     assert any("the wrapper runs it" in line for line in loop_log), loop_log
+
+
+def into_real(z, out):
+    for i in range(z.shape[0]):
+        out[i] = z[i] * 2
+    return out
 
 
 def test_complex_into_a_real_array_warns_as_numpy():
@@ -309,3 +326,31 @@ def test_overflow_warns_as_numpy():
         ft.compile(grow)(z, got_out)
     assert {str(w.message) for w in got} == {str(w.message) for w in want}
     same_bits(got_out, want_out)
+
+
+def _entry(fn):
+    from csrc_free_runtime import all_caches
+    return next(c for c in all_caches() if c.fn is fn and c.entries).entries[0]
+
+
+def test_a_loop_run_per_iteration_is_timed_against_the_eager_frame():
+    # the wrapper calls the body's graph once per iteration (slower than the Python loop in
+    # most such programs): the entry, exact either way, keeps the faster of compiled and eager
+    from csrc_free_runtime import tuning
+    rng = np.random.default_rng(8)
+    compiled = ft.compile(roots)
+    z = cplx(rng, (80,), np.complex128, True)
+    for _ in range(2 * tuning.PAIRS + 3):
+        run_both(roots, [z, np.empty(80, complex)], compiled)
+    extra = _entry(roots).info.extra
+    assert extra["wrapper_loops"] and extra["same_as_eager"]
+    assert extra["tuning"].choice in ("compiled", "eager"), extra["tuning"].describe()
+    assert ft.stats().frames_compiled == 1
+
+
+def test_a_native_loop_is_not_timed():
+    rng = np.random.default_rng(8)
+    compiled = ft.compile(scalar_abs)
+    z = cplx(rng, (80,), np.complex128)
+    run_both(scalar_abs, [z, np.empty(80)], compiled)
+    assert "tuning" not in _entry(scalar_abs).info.extra
