@@ -96,8 +96,15 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
 
     # -- arguments --------------------------------------------------------------------------------
     def slot(self, source_index, dtype: str, kind: str = "slot"):
-        if dtype.startswith("complex"):
-            raise NotNative("a complex scalar passed into the loop")
+        if dtype.startswith("complex"):           # two float64 slots: the parts
+            if kind != "slot":
+                raise NotNative(f"a complex {kind}")
+            parts = []
+            for part in ("re", "im"):
+                self.slots.append(Slot(f"arg{len(self.slots)}", "float64"))
+                self.slot_plan.append((kind, source_index, part))
+                parts.append(cast(Arg(len(self.slots) - 1, "float64"), complex_ops.part(dtype)))
+            return Op("make_complex", dtype, tuple(parts))
         slot_dt = "float64" if dtype.startswith("float") else ("uint64" if dtype == "uint64" else "int64")
         self.slots.append(Slot(f"arg{len(self.slots)}", slot_dt))
         self.slot_plan.append((kind, source_index, "f" if slot_dt == "float64" else "i"))

@@ -289,6 +289,20 @@ COMPLEX = {
 }
 
 
+def _make_complex(e, t, re, im):
+    """make_complex(re, im): a complex value of its parts (a complex scalar passed to a
+    native loop as two float slots, backends/llvm/loops.py); a rule of the parts' kind."""
+    return make(e, "complex128" if _LLPART["complex128"] == reg_of(t) else "complex64", re, im)
+
+
+def reg_of(t: str) -> str:
+    return {"float64": "double", "float32": "float"}[t]
+
+
+# float-kind rules (their operands are the parts)
+FLOAT_RULES = {"make_complex": _make_complex}
+
+
 # ----------------------------------------------------------------------------- casts
 
 def cast(e, x: str, src: str, dst: str, real_cast) -> str:

@@ -142,7 +142,7 @@ def op_kinds(e) -> int:
         return 0
     operand = getattr(e.args[0], "dtype", e.dtype) if e.args else e.dtype
     if operand.startswith("complex") or e.dtype.startswith("complex"):   # complex_ops.py: native loops
-        quiet = e.op in ("where", "negative", "conjugate") or \
+        quiet = e.op in ("where", "negative", "conjugate", "make_complex") or \
             e.op == "cast" and not operand.startswith("float") and operand != "complex128"
         return 0 if quiet else REPORTED
     if e.op == "cast":                            # float -> int: invalid; float64 -> float32: over / under

@@ -354,3 +354,45 @@ def test_a_native_loop_is_not_timed():
     z = cplx(rng, (80,), np.complex128)
     run_both(scalar_abs, [z, np.empty(80)], compiled)
     assert "tuning" not in _entry(scalar_abs).info.extra
+
+
+# ------------------------------------------------------------------ carried complex scalars
+
+def conj_dot(a, b):
+    acc = 0j
+    for i in range(a.shape[0]):
+        acc += a[i] * np.conj(b[i])
+    return acc
+
+
+def escape_times(cs, out, maxiter):
+    """Escape-time iteration (a Mandelbrot set) written with scalars."""
+    for j in range(cs.shape[0]):
+        c = cs[j]
+        z = 0j
+        n = 0
+        while n < maxiter and abs(z) <= 2.0:
+            z = z * z + c
+            n += 1
+        out[j] = n
+    return out
+
+
+@pytest.mark.parametrize("dtype", CTYPES)
+def test_a_carried_complex_sum_is_a_native_loop(dtype):
+    rng = np.random.default_rng(12)
+    compiled = ft.compile(conj_dot)
+    for n in (301, 2, 1, 0):
+        a, b = cplx(rng, (n,), dtype, True), cplx(rng, (n,), dtype, True)
+        with np.errstate(all="ignore"):
+            want, got = conj_dot(a, b), compiled(a, b)
+        assert type(got) is type(want)
+        same_bits(np.array([got]), np.array([want]))
+    assert loops.runs["native"] >= 2, loops.runs
+
+
+def test_escape_times_with_complex_scalars():
+    rng = np.random.default_rng(13)
+    cs = rng.uniform(-2, 1, 400) + 1j * rng.uniform(-1.5, 1.5, 400)
+    run_both(escape_times, [cs, np.empty(400, np.int64), 60], ft.compile(escape_times))
+    assert loops.runs["native"] >= 400, loops.runs      # the inner `while`, once per point
