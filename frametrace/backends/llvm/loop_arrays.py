@@ -234,6 +234,8 @@ class ArrayBody:
         x, y = cast(self.element(a, ia(k)), acc_dt), cast(self.element(b, ib(k)), acc_dt)
         if n.dtype.kind == "f":       # reassociated and fused (within the reduction tolerance)
             body = [Update(name, Op("red_muladd", acc_dt, (Var(name, acc_dt), x, y)))]
+        elif n.dtype.kind == "c":     # in loop order; not BLAS's order (red_add: exact.py tells)
+            body = [Update(name, Op("red_add", acc_dt, (Var(name, acc_dt), Op("multiply", acc_dt, (x, y)))))]
         else:
             body = [Update(name, Op("add", acc_dt, (Var(name, acc_dt), Op("multiply", acc_dt, (x, y)))))]
         return [Acc(name, acc_dt, Const(0, acc_dt)), Loop(var, extent, body)], cast(Var(name, acc_dt), dt)
