@@ -283,12 +283,15 @@ def _complex(node: Node, name: str, args: list, out: str):
     (scalar_multiply), abs as hypot and Python's division by another algorithm (refused)."""
     scalar = bool(node.attr(SCALAR_MATH)) or weak_node(node)
     dt = args[0].dtype
+    if name in ("power", "square") and (scalar or node.shape == ()):
+        # (np.square of a NumPy scalar multiplies unfused, of an array as np.multiply does)
+        raise NotLowerable(f"complex {name} of a scalar")
     if name == "power":
         c = node.args[1].item() if isinstance(node.args[1], np.generic) else node.args[1]
-        if scalar or not isinstance(c, (int, float)) or isinstance(c, bool) or c not in (1, 2):
+        if not isinstance(c, (int, float)) or isinstance(c, bool) or c not in (1, 2):
             raise NotLowerable("a complex power other than z**1 and z**2 of arrays")
         return args[0] if c == 1 else Op("multiply", dt, (args[0], args[0]))
-    if name == "square" and not scalar:
+    if name == "square":
         return Op("multiply", dt, (args[0], args[0]))
     if name == "positive":
         return args[0]

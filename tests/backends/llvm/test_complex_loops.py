@@ -281,6 +281,19 @@ def roots(z, out):
     return out
 
 
+def squares(Z, out, sq):
+    for i in range(Z.shape[0]):
+        out[i] = np.square(Z[i]) + Z[i] ** 2              # rows: NumPy's multiply (fused)
+        sq[i] = np.square(Z[i, 0])                        # a NumPy scalar: unfused, kept generic
+    return out
+
+
+def test_squares_of_rows_and_of_scalars():
+    rng = np.random.default_rng(14)
+    Z = cplx(rng, (50, 9), np.complex128, True)
+    run_both(squares, [Z, np.empty((50, 9), complex), np.empty(50, complex)], ft.compile(squares))
+
+
 def test_what_numpy_computes_otherwise_keeps_the_generic_path(loop_log):
     rng = np.random.default_rng(4)
     z = cplx(rng, (80,), np.complex128, True)
