@@ -60,13 +60,14 @@ class ElementBody:
         return DataLoad(buf, tuple(idx), self.buffers[buf].dtype, tuple(pos))
 
     def data_array(self, n: Node):
-        """`x[k, idx[a, b], :]` with integer scalars read in the body among the entries and
+        """`x[k, idx[a, b], :]` (an index node) or `x[idx[i, j]]` (take) with integer scalars read in the body among the entries and
         slices for the rest (an index node selecting more than one element): an array value
         whose elements are loads at the checked positions (loop_arrays.ArrayVal), read where
         it is used and refused there once a write into `x` came between (a copy in NumPy for
         0-d arrays, a view for scalars: the value is the same until then)."""
         from .loop_arrays import ArrayVal
-        base, arrays, entries = n.args[0], n.args[1:], n.attr("entries")
+        base, arrays = n.args[0], n.args[1:]
+        entries = (ArrayRef(0),) if n.op == "take" else n.attr("entries")      # take: x[i] along axis 0
         entry = self.env.get(base)
         if not (isinstance(entry, tuple) and entry[0] == "buf"):
             raise NotNative("indexing a value that is not a captured array")

@@ -385,6 +385,10 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
                 return self._take_checks()
             load = self._data_element(n.args[0], n.args[1:], n.attr("entries"))
             return self._take_checks() + self._let(n, load)
+        if n.op == "take" and n.shape != () and len(n.args) == 2 and isinstance(n.args[1], Node) and \
+                n.args[1].shape == ():                                                  # X[idx[i]]: a row
+            self.env[n] = self.data_array(n)
+            return self._take_checks()
         if n.op == "take" and n.shape == () and isinstance(n.args[0], Node) and n.args[0].ndim == 1:   # x[idx[i]]
             load = self._data_element(n.args[0], n.args[1:], (ArrayRef(0),))
             return self._take_checks() + self._let(n, load)

@@ -120,9 +120,12 @@ def test_scalar_arithmetic_is_numpys_bits(dtype, specials, loop_log):
         if n > 2:
             w[0] = z[0]
         run_both(rotor.step, [z, w, np.empty(n, dtype), np.empty(n, bool)], compiled)
-    # strided and reversed views of larger arrays
+        if n == 101:
+            assert ft.stats().frames_compiled == 1      # one graph for every size >= 2
+    # strided and reversed views of larger arrays: the same frame
     z, w = cplx(rng, (202,), dtype, specials), cplx(rng, (303,), dtype, specials)
     run_both(rotor.step, [z[::2], w[::-3], np.empty(101, dtype), np.empty(101, bool)], compiled)
+    assert ft.stats().frames_compiled == 3              # sizes 0 and 1 have graphs of their own
     assert any("native loop nest" in line and "test_complex_loops" in line for line in loop_log), loop_log
     assert loops.runs["native"] >= 3 and not loops.runs["generic"], loops.runs
     assert ft.stats().graph_breaks == 0 and ft.stats().eager_fallbacks == 0
@@ -409,3 +412,31 @@ def test_escape_times_with_complex_scalars():
     cs = rng.uniform(-2, 1, 400) + 1j * rng.uniform(-1.5, 1.5, 400)
     run_both(escape_times, [cs, np.empty(400, np.int64), 60], ft.compile(escape_times))
     assert loops.runs["native"] >= 400, loops.runs      # the inner `while`, once per point
+
+
+def gather_rows(idx, X, out):
+    """Rows picked through an index table, accumulated (float and complex alike)."""
+    for i in range(out.shape[0]):
+        for j in range(idx.shape[1]):
+            out[i] += X[idx[i, j]] * (j + 1)
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_rows_picked_by_an_index_table(dtype):
+    rng = np.random.default_rng(15)
+    X = cplx(rng, (9, 5), np.complex128).astype(dtype) if dtype == np.complex128 else rng.standard_normal((9, 5))
+    idx = rng.integers(-9, 9, (40, 3))
+    compiled = ft.compile(gather_rows)
+    run_both(gather_rows, [idx, X, np.zeros((40, 5), dtype)], compiled)
+    run_both(gather_rows, [idx[::-1], X[:, ::-2], np.zeros((40, 3), dtype)], compiled)
+    assert loops.runs["native"] == 2 and not loops.runs["generic"], loops.runs
+    bad = idx.copy()
+    bad[17, 2] = 9                                     # out of bounds: NumPy's IndexError, same writes
+    want_out, got_out = np.zeros((40, 5), dtype), np.zeros((40, 5), dtype)
+    with pytest.raises(IndexError) as want:
+        gather_rows(bad, X, want_out)
+    with pytest.raises(IndexError) as got:
+        compiled(bad, X, got_out)
+    assert str(got.value) == str(want.value)
+    same_bits(got_out, want_out)
