@@ -1,6 +1,7 @@
 """Element reads and writes in a native loop nest's body (loops.py's _Builder): `x[i, j]` at
 affine indices, `x[idx]` at positions read in the body (NumPy's negative wrap and bounds check as
-checked_index lets), one-element stores with NumPy's casts and, for a Python int into a narrower
+checked_index lets; in inner loops gather_pos, which hands an out-of-bounds call to NumPy), and
+sub-arrays at such positions (`G[k, idx[a, b]]`, read where they are used), one-element stores with NumPy's casts and, for a Python int into a narrower
 integer array, its range check (checked_range: NumPy raises OverflowError where int64 wraps)."""
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ import sympy
 
 from ...ir.graph import IndexSlice, Node
 from ...ir.ops.advanced_index import ArrayRef
-from ...shapes.minmax import start_if_nonempty
 from ...lower.loop_ir import Affine, Const, DataLoad, Let, Load, Op, Store, Var, cast
+from ...shapes.minmax import start_if_nonempty
+from .loop_arrays import ArrayVal
 from .loop_call import NotNative
 from .loop_ints import _constant, _py_int
 
@@ -60,12 +62,11 @@ class ElementBody:
         return DataLoad(buf, tuple(idx), self.buffers[buf].dtype, tuple(pos))
 
     def data_array(self, n: Node):
-        """`x[k, idx[a, b], :]` (an index node) or `x[idx[i, j]]` (take) with integer scalars read in the body among the entries and
-        slices for the rest (an index node selecting more than one element): an array value
-        whose elements are loads at the checked positions (loop_arrays.ArrayVal), read where
-        it is used and refused there once a write into `x` came between (a copy in NumPy for
-        0-d arrays, a view for scalars: the value is the same until then)."""
-        from .loop_arrays import ArrayVal
+        """`x[k, idx[a, b], :]` (an index node) or `x[idx[i, j]]` (take): integer scalars read
+        in the body among the entries and slices for the rest, selecting more than one element:
+        an array value whose elements are loads at the checked positions (an ArrayVal), read
+        where it is used and refused there once a write into `x` came between (a copy in NumPy
+        for 0-d arrays, a view for scalars: the value is the same until then)."""
         base, arrays = n.args[0], n.args[1:]
         entries = (ArrayRef(0),) if n.op == "take" else n.attr("entries")      # take: x[i] along axis 0
         entry = self.env.get(base)
