@@ -1,8 +1,9 @@
 """Element reads and writes in a native loop nest's body (loops.py's _Builder): `x[i, j]` at
 affine indices, `x[idx]` at positions read in the body (NumPy's negative wrap and bounds check as
 checked_index lets; in inner loops gather_pos, which hands an out-of-bounds call to NumPy), and
-sub-arrays at such positions (`G[k, idx[a, b]]`, read where they are used), one-element stores with NumPy's casts and, for a Python int into a narrower
-integer array, its range check (checked_range: NumPy raises OverflowError where int64 wraps)."""
+sub-arrays at such positions (`G[k, idx[a, b]]`, read where they are used), one-element
+stores with NumPy's casts and, for a Python int into a narrower integer array, its range check
+(checked_range: NumPy raises OverflowError where int64 wraps)."""
 from __future__ import annotations
 
 import numpy as np
