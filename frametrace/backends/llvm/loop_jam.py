@@ -1,5 +1,6 @@
-"""Unroll-and-jam of a native loop nest's outer loop: JAM consecutive iterations computed in
-one pass over the arrays they read, where the analysis proves it changes nothing.
+"""Unroll-and-jam of a native loop nest's outer loop: JAM consecutive iterations (`config.loop_jam`,
+4; 1 switches it off) computed in one pass over the arrays they read, where the analysis proves
+it changes nothing.
 
 A matrix-vector product in a loop body (`cov[i:, i] = data[:, i] @ data[:, i:]`,
 loop_arrays.dot_array) reads the whole matrix once per outer iteration: bound by reading it
@@ -35,6 +36,8 @@ Jamming the pure statements, position by position across the copies:
     its own first iterations [s_u, max s), then one fused loop runs every copy's body over the
     common rest, loading the shared element once;
   * anything else: the copies' statements one after another.
+A pure loop over the rows of a product's matrix (`for k: t = v[k]; for p: S[p] += t * M[k, p]`)
+first takes ROWS of its iterations per pass (_rows: S loaded and stored once per ROWS rows).
 The transformation is applied only when some innermost loop ends up shared by the copies (an
 aligned fusion, or a jammed innermost loop reading the same element in several copies);
 otherwise nothing is gained and the nest is left as it was.
@@ -47,10 +50,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from ...lower.loop_ir import (Acc, Affine, Append, Arg, Const, DataLoad, Gather, If, Let, Load, Loop, Op, Store,
+from ...config import config
+from ...lower.loop_ir import (Acc, Affine, Append, Const, DataLoad, Gather, If, Let, Load, Loop, Op, Store,
                               Stride, Update, Var, walk_exprs)
 
-JAM = 4            # outer iterations per pass (a C prototype of the same nest: 4 and 8 alike)
+
+ROWS = 2           # rows of a product's matrix per pass over its accumulators (_rows)
 
 
 # ----------------------------------------------------------------------------- rewriting
@@ -325,42 +330,110 @@ def _plus(e, s: int):
 # ----------------------------------------------------------------------------- the entry
 
 
+def _rows(lp: Loop, rows: int) -> list | None:
+    """Loop `lp` (lets and innermost loops, inside one iteration of the outer loop) with `rows`
+    of its iterations per pass: their lets first, then each inner loop once over every copy's
+    body (`S[p] += t0 * M[k, p]; S[p] += t1 * M[k + 1, p]`: S loaded and stored once per `rows`
+    rows of M, as the rows form of lower/matmul.py). Legal when the lets read no array the loop
+    writes and every array it writes is read and written at one index only, in one inner loop,
+    moving with that loop's index and not with `lp`'s: then each element sees its updates in
+    the loop's order. None where that does not hold."""
+    if lp.until is not None or lp.split or lp.pairwise or lp.start != Const(0, "int64") or \
+            not any(isinstance(s, Loop) for s in lp.body):
+        return None
+    written, where = set(), {}
+    for s in lp.body:
+        if isinstance(s, Loop):
+            if not _innermost(s) or s.until is not None or s.pairwise or \
+                    not all(isinstance(t, (Let, Store)) and not (isinstance(t, Store) and t.pos) for t in s.body):
+                return None
+            if any(lp.var in _vars(e) for e in (s.start, s.stop)):
+                return None
+            written |= {t.buf for t in s.body if isinstance(t, Store)}
+        elif not isinstance(s, Let):
+            return None
+    for pos, s in enumerate(lp.body):
+        inner = s.body if isinstance(s, Loop) else [s]
+        for t in inner:
+            accesses = [(x.buf, x) for e in _exprs_of(t) for x in walk_exprs(e) if isinstance(x, Load)]
+            if isinstance(t, Store):
+                accesses.append((t.buf, t))
+            for buf, x in accesses:
+                if buf not in written:
+                    continue
+                if not isinstance(s, Loop) or type(x) not in (Load, Store):
+                    return None
+                index = x.index
+                if where.setdefault(buf, (pos, index)) != (pos, index) or \
+                        not any(a.coef(s.var) for a in index) or any(a.coef(lp.var) for a in index):
+                    return None
+    defined = {t.name for t in _walk(lp.body) if isinstance(t, Let)}
+    block = f"{lp.var}r"
+    copies = [_Map(affine=_substitute(lp.var, Affine.var(block, rows) + Affine(const=r)),
+                   name=lambda n, r=r: f"{n}_r{r}" if n in defined else n).stmts(lp.body) for r in range(rows)]
+    lets = [s for c in copies for s in c if isinstance(s, Let)]
+    loops = [Loop(group[0].var, group[0].stop, [t for g in group for t in g.body], group[0].start)
+             for group in zip(*[[s for s in c if isinstance(s, Loop)] for c in copies])]
+    blocks = Op("floor_divide", "int64", (lp.stop, Const(rows, "int64")))
+    done = Op("multiply", "int64", (blocks, Const(rows, "int64")))
+    return [Loop(block, blocks, lets + loops), Loop(lp.var, lp.stop, lp.body, done)]
+
+
+def _vars(e) -> set:
+    """The loop variables an int64 bound expression reads."""
+    out = set()
+    for x in walk_exprs(e):
+        if isinstance(x, Op) and x.op == "affine":
+            out |= {v for v, _ in x.args[0].terms}
+    return out
+
+
 def unroll_and_jam(outer: Loop, scratch: set, new_scratch) -> list | None:
     """The statements replacing top-level loop `outer` (a native nest's loop over its
     iterations, counted from 0), or None when the transformation does not apply or gains
     nothing (module doc). `scratch`: the scratch buffers; `new_scratch(b)`: a new scratch
     buffer standing for the same array as scratch buffer `b` (a copy's own)."""
-    if outer.until is not None or outer.split or outer.pairwise or outer.start != Const(0, "int64"):
+    jam = config.loop_jam
+    if jam < 2 or outer.until is not None or outer.split or outer.pairwise or outer.start != Const(0, "int64"):
         return None
-    body = outer.body
-    pure = _pure(body, scratch)
+    pure = _pure(outer.body, scratch)
     if not any(pure):
         return None
-    defined = set()
-    for s in _walk(body):
-        if isinstance(s, (Let, Acc)):
-            defined.add(s.name)
+    body = []                     # the pure loops with ROWS of their iterations per pass (_rows)
+    for s, p in zip(outer.body, pure):
+        rows = _rows(s, ROWS) if p and isinstance(s, Loop) else None
+        body.extend(rows or [s])
+    pure = _pure(body, scratch)
+    head, rest = _copies(outer, body, pure, jam, scratch, lambda b: -1 - b)       # dry run: no buffers made
+    if head is None:
+        return None
+    head, rest = _copies(outer, body, pure, jam, scratch, new_scratch)
+    blocks = Op("floor_divide", "int64", (outer.stop, Const(jam, "int64")))
+    done = Op("multiply", "int64", (blocks, Const(jam, "int64")))
+    return [Loop(f"{outer.var}j", blocks, head + rest),
+            Loop(outer.var, outer.stop, outer.body, done)]
+
+
+def _copies(outer: Loop, body: list, pure: list, jam: int, scratch: set, new_scratch) -> tuple:
+    """(the jammed pure statements, the other statements copy after copy) of `jam` copies of
+    `body` (outer's index JAM * block + u in copy u), or (None, None) when no innermost loop
+    is shared by the copies."""
+    defined = {s.name for s in _walk(body) if isinstance(s, (Let, Acc))}
     written = set().union(*(_facts(s)[1] for s in body))
-    block = f"{outer.var}j"
     copies = []
-    for u in range(JAM):
+    for u in range(jam):
         own = {b: (b if u == 0 else new_scratch(b)) for b in sorted(scratch)}
-        m = _Map(affine=_substitute(outer.var, Affine.var(block, JAM) + Affine(const=u)),
+        m = _Map(affine=_substitute(outer.var, Affine.var(f"{outer.var}j", jam) + Affine(const=u)),
                  name=lambda n, u=u: f"{n}_j{u}" if n in defined else n,
                  buf=lambda b, own=own: own.get(b, b))
         copies.append(m.stmts(body))
     unwritten = {x.buf for s in body for t in _walk([s]) for e in _exprs_of(t) for x in walk_exprs(e)
                  if isinstance(x, Load)} - written
-    jam = _Jam(unwritten)
-    head = jam.lists([[s for s, p in zip(c, pure) if p] for c in copies])
-    if not jam.shared:
-        return None
-    rest = [s for c in copies for s, p in zip(c, pure) if not p]
-    trip = outer.stop
-    blocks = Op("floor_divide", "int64", (trip, Const(JAM, "int64")))
-    done = Op("multiply", "int64", (blocks, Const(JAM, "int64")))
-    return [Loop(block, blocks, head + rest),
-            Loop(outer.var, trip, body, done)]
+    jammer = _Jam(unwritten)
+    head = jammer.lists([[s for s, p in zip(c, pure) if p] for c in copies])
+    if not jammer.shared:
+        return None, None
+    return head, [s for c in copies for s, p in zip(c, pure) if not p]
 
 
-__all__ = ["JAM", "unroll_and_jam"]
+__all__ = ["unroll_and_jam"]

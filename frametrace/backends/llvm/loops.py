@@ -45,6 +45,7 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
+from ...config import config
 from ...ir.graph import Node
 from ...ir.ops.advanced_index import ArrayRef
 from ...ir.registry import get_op, may_raise
@@ -158,7 +159,9 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
             out_types.append(_python_type(inp))
         kernel = Kernel(self.name, stmts, self.buffers, self.slots, work=str(2 ** 40),   # never "tiny" (optnone)
                         note=f"loop at {body.location}", bail=bail, wide=jammed is not None)
-        return NativeLoop(node, kernel, self.plan + self.slot_plan, out_types, object_abi)
+        nl = NativeLoop(node, kernel, self.plan + self.slot_plan, out_types, object_abi)
+        nl.jammed = config.loop_jam if jammed else 0
+        return nl
 
     def _jammed(self, outer: Loop) -> list | None:
         """The outer loop unrolled and jammed (loop_jam.py), or None."""
