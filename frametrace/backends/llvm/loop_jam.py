@@ -372,8 +372,11 @@ def _rows(lp: Loop, rows: int) -> list | None:
     copies = [_Map(affine=_substitute(lp.var, Affine.var(block, rows) + Affine(const=r)),
                    name=lambda n, r=r: f"{n}_r{r}" if n in defined else n).stmts(lp.body) for r in range(rows)]
     lets = [s for c in copies for s in c if isinstance(s, Let)]
+    groups = list(zip(*[[s for s in c if isinstance(s, Loop)] for c in copies]))
+    if any(g.start != group[0].start or g.stop != group[0].stop for group in groups for g in group):
+        return None                               # bounds read a let of the copy
     loops = [Loop(group[0].var, group[0].stop, [t for g in group for t in g.body], group[0].start)
-             for group in zip(*[[s for s in c if isinstance(s, Loop)] for c in copies])]
+             for group in groups]
     blocks = Op("floor_divide", "int64", (lp.stop, Const(rows, "int64")))
     done = Op("multiply", "int64", (blocks, Const(rows, "int64")))
     return [Loop(block, blocks, lets + loops), Loop(lp.var, lp.stop, lp.body, done)]
