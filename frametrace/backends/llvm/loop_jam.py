@@ -109,7 +109,7 @@ class _Map:
     def stmt(self, s):
         if isinstance(s, Loop):
             return Loop(s.var, self.expr(s.stop), self.stmts(s.body), self.expr(s.start), s.split,
-                        self.expr(s.until), s.pairwise)
+                        self.expr(s.until), s.pairwise, s.short)
         if isinstance(s, Acc):
             return Acc(self.name(s.name), s.dtype, self.expr(s.init))
         if isinstance(s, Update):
@@ -228,7 +228,8 @@ class _Jam:
                 if all(g.start == s0.start and g.stop == s0.stop and g.var == s0.var for g in group):
                     if _innermost(s0) and self._common_loads([g.body for g in group]):
                         self.shared = True
-                    out.append(Loop(s0.var, s0.stop, self.lists([g.body for g in group]), s0.start))
+                    out.append(Loop(s0.var, s0.stop, self.lists([g.body for g in group]), s0.start,
+                                    short=all(g.short for g in group)))
                     continue
                 fused = self._aligned(group)
                 if fused is not None:
@@ -279,7 +280,7 @@ class _Jam:
         for st, body in zip(starts, bodies):
             if st.value < lo:
                 stop = Op("minimum", "int64", (Const(lo, "int64"), stops[0]))
-                out.append(Loop(var, stop, body, st))
+                out.append(Loop(var, stop, body, st, short=True))
         out.append(Loop(var, stops[0], self.lists(bodies), Const(lo, "int64")))
         self.shared = True
         return out
@@ -375,8 +376,8 @@ def _rows(lp: Loop, rows: int) -> list | None:
     groups = list(zip(*[[s for s in c if isinstance(s, Loop)] for c in copies]))
     if any(g.start != group[0].start or g.stop != group[0].stop for group in groups for g in group):
         return None                               # bounds read a let of the copy
-    loops = [Loop(group[0].var, group[0].stop, [t for g in group for t in g.body], group[0].start)
-             for group in groups]
+    loops = [Loop(group[0].var, group[0].stop, [t for g in group for t in g.body], group[0].start,
+                  short=group[0].short) for group in groups]
     blocks = Op("floor_divide", "int64", (lp.stop, Const(rows, "int64")))
     done = Op("multiply", "int64", (blocks, Const(rows, "int64")))
     return [Loop(block, blocks, lets + loops), Loop(lp.var, lp.stop, lp.body, done)]
@@ -404,7 +405,7 @@ def unroll_and_jam(outer: Loop, scratch: set, new_scratch) -> list | None:
         return None
     body = []                     # the pure loops with ROWS of their iterations per pass (_rows)
     for s, p in zip(outer.body, pure):
-        rows = _rows(s, ROWS) if p and isinstance(s, Loop) else None
+        rows = _rows(s, ROWS) if p and isinstance(s, Loop) and ROWS > 1 else None
         body.extend(rows or [s])
     pure = _pure(body, scratch)
     head, rest = _copies(outer, body, pure, jam, scratch, lambda b: -1 - b)       # dry run: no buffers made
