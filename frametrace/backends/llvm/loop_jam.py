@@ -17,8 +17,9 @@ becomes
 
 Legality. A top-level statement of the body is *pure* when it writes only scratch buffers
 (loop_arrays: a product's accumulators, a write's staging copy), reads no array the loop writes
-other than scratch buffers, reads only lets that are themselves pure, and touches no scratch
-buffer an earlier statement that is not pure touched. Scratch buffers are written before they
+other than scratch buffers, reads only lets and accumulators that are themselves pure (declared
+by a pure statement, and not updated by one that is not since), and touches no scratch buffer
+an earlier statement that is not pure touched. Scratch buffers are written before they
 are read in every iteration (loop_arrays builds them so), so each copy u gets a scratch buffer
 of its own and its pure statements depend on nothing another iteration does: they may run
 before the earlier iterations' other statements, in any interleaving with the other copies'
@@ -169,9 +170,9 @@ def _walk(stmts):
 
 
 def _facts(s) -> tuple:
-    """(buffers read, buffers written, names read, names defined) by statement `s`, nested
-    statements included."""
-    read, written, used, defined = set(), set(), set(), set()
+    """(buffers read, buffers written, names read, names defined, names updated) by statement
+    `s`, nested statements included."""
+    read, written, used, defined, updated = set(), set(), set(), set(), set()
     for t in _walk([s]):
         for e in _exprs_of(t):
             for x in walk_exprs(e):
@@ -187,9 +188,11 @@ def _facts(s) -> tuple:
             defined.add(t.name)
         if isinstance(t, Update):
             used.add(t.name)
+            updated.add(t.name)
         if isinstance(t, Append):
             used.add(t.counter)
-    return read, written, used, defined
+            updated.add(t.counter)
+    return read, written, used, defined, updated
 
 
 def _pure(body: list, scratch: set) -> list:
@@ -198,15 +201,16 @@ def _pure(body: list, scratch: set) -> list:
     written = set().union(*(f[1] for f in facts)) if facts else set()
     shared = written - scratch
     pure_names, impure_touched, out = set(), set(), []
-    for s, (read, wrote, used, defined) in zip(body, facts):
+    for s, (read, wrote, used, defined, updated) in zip(body, facts):
         ok = (not (wrote - scratch) and not (read & shared)
               and used - defined <= pure_names
               and not ((read | wrote) & scratch & impure_touched))
         out.append(ok)
         if ok:
-            pure_names |= {s.name} if isinstance(s, Let) else set()
-        else:
+            pure_names |= {s.name} if isinstance(s, (Let, Acc)) else set()
+        else:                         # an accumulator it updates is no longer pure to read
             impure_touched |= (read | wrote) & scratch
+            pure_names -= updated
     return out
 
 

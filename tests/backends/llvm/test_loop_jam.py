@@ -112,6 +112,14 @@ def recurrence(W, A):
     return W
 
 
+def prefix_sums(A, w):
+    """The sum reads w, which earlier iterations wrote (its accumulation stays in order), and
+    the product only A (computed ahead)."""
+    for i in range(A.shape[1] - 1):
+        w[i + 1] = w[:i + 1].sum() + (A[:, i] @ A[:, i + 1:])[0]
+    return w
+
+
 def running(A):
     """A carried scalar updated from each iteration's product."""
     total = np.float64(0.0)
@@ -255,4 +263,16 @@ def test_carried_value_updated_in_order(loop_log):
         got = compiled(A)
         assert type(got) is type(want)
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    assert jammed(loop_log), loop_log
+
+
+def test_a_sum_of_what_the_loop_writes_is_read_after_it_is_summed(loop_log):
+    """The sum's accumulator is declared ahead with the product, but summed over w in the
+    loop's order: its value is read only after that (not computed ahead from the first value)."""
+    compiled = ft.compile(prefix_sums, dynamic=True)
+    for n, m in ((5, 9), (4, 6), (6, 14)):
+        A, w = rng.standard_normal((n, m)) * 0.3, rng.standard_normal(m) * 0.3
+        want = prefix_sums(A, w.copy())
+        got = compiled(A, w.copy())
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
     assert jammed(loop_log), loop_log
