@@ -382,6 +382,8 @@ def _rows(lp: Loop, rows: int) -> list | None:
         return None                               # bounds read a let of the copy
     loops = [Loop(group[0].var, group[0].stop, [t for g in group for t in g.body], group[0].start,
                   short=group[0].short) for group in groups]
+    if isinstance(lp.stop, Const) and lp.stop.value % rows == 0:      # a static size: no remainder
+        return [Loop(block, Const(lp.stop.value // rows, "int64"), lets + loops)]
     blocks = Op("floor_divide", "int64", (lp.stop, Const(rows, "int64")))
     done = Op("multiply", "int64", (blocks, Const(rows, "int64")))
     return [Loop(block, blocks, lets + loops), Loop(lp.var, lp.stop, lp.body, done)]

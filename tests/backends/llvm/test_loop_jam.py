@@ -276,3 +276,14 @@ def test_a_sum_of_what_the_loop_writes_is_read_after_it_is_summed(loop_log):
         got = compiled(A, w.copy())
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
     assert jammed(loop_log), loop_log
+
+
+@pytest.mark.parametrize("n,m", [(8, 9), (7, 12), (10, 16)])
+def test_static_sizes(n, m, loop_log):
+    """Static trip counts (a rows count that divides the rows per pass, or not)."""
+    stats = Moments()
+    data = rng.standard_normal((n, m))
+    want = stats.covariance(data.copy())
+    got = ft.compile(stats.covariance, dynamic=False)(data.copy())
+    within_bound(got, want, n, gram_magnitude(data - data.mean(axis=0)) / (n - 1))
+    assert jammed(loop_log), loop_log
