@@ -129,8 +129,10 @@ def _loops(graph: Graph):
                 raise NotNative("a carried array")
             natives[n] = native_loop(n, f"loop{len(natives)}", runtime.ARRAY_LAYOUT_OK)
             natives[n].generic = functools.partial(_generic_loop, n)
-            _loop_log.info("loop at %s: native loop nest (one kernel, %d inner loops)", n.attr("body").location,
-                           _inner_loops(natives[n].kernel.body))
+            jammed = natives[n].jammed
+            _loop_log.info("loop at %s: native loop nest (one kernel, %d inner loops%s)", n.attr("body").location,
+                           _inner_loops([s for s in natives[n].kernel.body if isinstance(s, Loop)][-1:]),
+                           f"; {jammed} iterations per pass, unroll-and-jam" if jammed else "")
         except NotNative as not_element:
             runner = compile_graph(n.attr("body").graph)
             try:

@@ -48,6 +48,7 @@ import numpy as np
 import sympy
 
 from ...codegen.llvm_kernels import complex_ops
+from ...config import config
 from ...ir.graph import Node
 from ...ir.ops.advanced_index import ArrayRef
 from ...ir.registry import get_op, may_raise
@@ -55,6 +56,7 @@ from ...lower.loop_ir import (Acc, Affine, Arg, Buffer, Const, Kernel, Let, Load
                               Update, Var, cast, walk_exprs)
 from ...lower.pointwise import LOOP_DTYPES, NotLowerable, lower_elementwise, weak_node
 from .loop_arrays import ArrayBody, ArrayVal
+from .loop_jam import unroll_and_jam
 from .loop_ints import _COMPARE, _PY_INT_EXACT, _PY_INT_OPS, IntBody, _constant, _nep50_only, _py_int
 from .loop_elements import ElementBody
 from .loop_call import NativeLoop, NotNative, runs  # noqa: F401  (runs: the call counters, for tests)
@@ -160,7 +162,9 @@ class _Builder(ArrayBody, ReductionBody, DataBody, IntBody, ElementBody):
             status = self.buffer(None, "int64", 0, True, kind="stat")
             stmts.append(Store(status, (), Const(-1, "int64")))
             bail = (status, var)
-        stmts.append(Loop(var, Arg(trip_slot, "int64"), inner, until=until))
+        outer = Loop(var, Arg(trip_slot, "int64"), inner, until=until)
+        jammed = None if self.checks else self._jammed(outer)
+        stmts.extend(jammed or [outer])
         out_types = []
         for k, inp in enumerate(body.graph.inputs[:len(carried)]):
             dt = _dtype_of(inp)
@@ -168,9 +172,19 @@ class _Builder(ArrayBody, ReductionBody, DataBody, IntBody, ElementBody):
             stmts.append(Store(b, (), Var(f"c{k}", dt)))
             out_types.append(_python_type(inp))
         kernel = Kernel(self.name, stmts, self.buffers, self.slots, work=str(2 ** 40),   # never "tiny" (optnone)
-                        note=f"loop at {body.location}", bail=bail)
+                        note=f"loop at {body.location}", bail=bail, wide=jammed is not None)
         _complex_ok(kernel)
-        return NativeLoop(node, kernel, self.plan + self.slot_plan, out_types, object_abi)
+        nl = NativeLoop(node, kernel, self.plan + self.slot_plan, out_types, object_abi)
+        nl.jammed = config.loop_jam if jammed else 0
+        return nl
+
+    def _jammed(self, outer: Loop) -> list | None:
+        """The outer loop unrolled and jammed (loop_jam.py), or None."""
+        scratch = {b for b, (kind, _, _) in enumerate(self.plan) if kind == "scratch"}
+
+        def new_scratch(b):
+            return self.buffer(self.plan[b][1], self.plan[b][2], 1, True, kind="scratch")
+        return unroll_and_jam(outer, scratch, new_scratch)
 
     def _size_slot(self, index):
         self.slots.append(Slot(f"size{len(self.slots)}", "int64"))
