@@ -252,6 +252,7 @@ class ArrayBody:
             raise self.NotNative(f"{n.op} with a scalar operand")
         if n.dtype.kind not in "iufc":
             raise self.NotNative(f"{n.op} of {n.dtype.name}")
+        self.float_products |= n.dtype.kind in "fc"      # NumPy's call sums in BLAS's order (exact.py)
         if len(a.shape) == 1 and len(b.shape) == 1:
             stmts, value = self._inner_product(n, a, b, lambda k: (k,), lambda k: (k,), a.shape[0])
             return stmts + self._let(n, value)

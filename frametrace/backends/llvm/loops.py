@@ -98,6 +98,7 @@ class _Builder(ArrayBody, ReductionBody, DataBody, IntBody, ElementBody):
         self.scratches: dict = {}     # buffer -> its scratch buffer (loop_arrays.assign_array)
         self.data_sizes: dict = {}    # unbacked size of a data-bounded slice -> its length (loop_data_slices)
         self.prechecks: dict = {}     # gather node -> the loop checking its indices first (loop_data_slices)
+        self.float_products = False   # a float/complex product: summed in another order than NumPy's BLAS
 
     # -- arguments --------------------------------------------------------------------------------
     def slot(self, source_index, dtype: str, kind: str = "slot"):
@@ -176,6 +177,7 @@ class _Builder(ArrayBody, ReductionBody, DataBody, IntBody, ElementBody):
         _complex_ok(kernel)
         nl = NativeLoop(node, kernel, self.plan + self.slot_plan, out_types, object_abi)
         nl.jammed = config.loop_jam if jammed else 0
+        nl.float_products = self.float_products
         return nl
 
     def _jammed(self, outer: Loop) -> list | None:
