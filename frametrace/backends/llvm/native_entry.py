@@ -120,7 +120,7 @@ class _Builder(Launch, ReturnValue):
         self.descs: dict = {}         # wrapper variable -> native_views.Desc of an input or its view
         self.copies: dict = {}        # assign node (a wrapper step) -> (dst Desc, source, cast)
         self.calls: dict = {}         # NumPy-call step node -> (callable, args): native_calls.py
-        self.products: dict = {}      # product node -> (NumPy's product, a var, b var, i1 our nest)
+        self.products: dict = {}      # product node -> (NumPy's product, a var, b var, i1 our nest, cast dtype)
         self.scalar_args: dict = {}   # var of a by-value input -> its object (native_fp.numpy_or_check)
         self.layouts = None           # NativeLayouts of the graph's allocations
         self._cleanups: dict = {}     # owned pointers -> label of the block dropping them (_cleanup)
@@ -366,8 +366,10 @@ class _Builder(Launch, ReturnValue):
         kernel into its output (wrapper.py: `use`, the kernel's flag, and np.matmul(..., out=));
         the sizes decide, before anything is allocated."""
         a, b = n.args
-        if not (isinstance(a, Node) and isinstance(b, Node)) or n.call_attrs or \
-                a.dtype != n.dtype or b.dtype != n.dtype:
+        if not (isinstance(a, Node) and isinstance(b, Node)) or n.call_attrs:
+            raise NotNative("a product with keyword arguments")
+        mixed = a.dtype != n.dtype or b.dtype != n.dtype
+        if mixed and n.dtype.kind not in "fc":
             raise NotNative("a product BLAS computes from operands cast to its dtype")
         for x in (a, b):
             var = plan.var.get(x)
@@ -378,8 +380,8 @@ class _Builder(Launch, ReturnValue):
             tr.sym_bool(when, lambda s: tr.named(plan.sym_names.get(s)))
         tr.env[use] = V("bool", cond)
         fn = get_op(n.op).ref if n.op == "dot" else np.matmul      # (wrapper.matmul_call)
-        tr.keep.append(fn)
-        self.products[n] = (fn, plan.var[a], plan.var[b], cond)
+        tr.keep += [fn, n.dtype]
+        self.products[n] = (fn, plan.var[a], plan.var[b], cond, n.dtype if mixed else None)
 
     def _node_of(self, plan, var):
         nodes = getattr(self, "_nodes", None) or {v: n for n, v in plan.var.items()}

@@ -102,13 +102,19 @@ class Launch:
 
     def _blas(self, plan, n):
         """`fn(a, b, out)` unless our nest computes product n (native_entry._plan_product);
-        NumPy's exception, if any, propagates (NULL) as from the wrapper's call."""
+        operands of another dtype through runtime.matmul_cast (cast into buffers kept across
+        calls), as the wrapper's matmul_call. NumPy's exception, if any, propagates (NULL) as
+        from the wrapper's call."""
         ir = self.ir
-        fn, a, b, ours = self.products[n]
+        fn, a, b, ours, cast = self.products[n]
         blas, done = ir.label("blas"), ir.label("blasdone")
         ir.do(f"br i1 {ours}, label %{done}, label %{blas}")
         ir.block(blas)
-        r = self.py_call(fn, self.objs[a], self.objs[b], self.objs[plan.var[n]])
+        if cast is not None:
+            r = self.py_call(runtime.matmul_cast, ir.const_ptr(fn), self.objs[a], self.objs[b], ir.const_ptr(cast),
+                             self.objs[plan.var[n]])
+        else:
+            r = self.py_call(fn, self.objs[a], self.objs[b], self.objs[plan.var[n]])
         ir.call("void", "Py_DecRef", f"ptr {r}")
         ir.do(f"br label %{done}")
         ir.block(done)
