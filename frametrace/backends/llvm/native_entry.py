@@ -12,18 +12,20 @@ wrapper (wrapper.py) do, in the same order, for the subset it accepts:
     check nargs; type guards; ndim guards; every other guard      (native_guards.py)
     bind the symbols; compute the size variables; check the kernels' preconditions
         (empty reductions, writeable destinations, runtime asserts)
-    if a kernel's work >= runtime.PARALLEL_THRESHOLD: miss (the Python path splits it
-        over the thread pool); the GIL is released around kernels with work >= GIL_WORK
-    allocate outputs and scratch (PyArray_New = np.empty), call the kernels by address
+    allocate outputs and scratch (PyArray_New = np.empty, in NumPy's layout: native_layouts.py),
+        call the kernels by address (the GIL released from GIL_WORK on; from
+        runtime.PARALLEL_THRESHOLD on through runtime.call, which splits them over the pool)
     build the return value (an array, a NumPy scalar of a 0-d result, an input, an int,
         None/bools, or a tuple of those), drop the temporaries, count the hit
 
-Basic-slice views of inputs and same-dtype copies into them (`a[3] = r`, `a[:2, :2] = 0.0`:
-wrapper steps "getitem" and "assign") are done here natively (native_views.py).
-Pure NumPy calls (np.matmul, opaque functions) are made through the C API (native_calls.py).
-Anything else (graph breaks, other NumPy fallback steps, other views built by NumPy, unbacked sizes,
-overlap copies, globals/attributes as graph inputs, float arithmetic in guards) raises
-NotNative and the entry keeps its Python path only. Every check that fails at run time
+Basic-slice views of inputs and copies into them, same dtype or a safe cast (`a[3] = r`,
+`a[:2, :2] = 0.0`: wrapper steps "getitem" and "assign") are done here natively
+(native_views.py); views of values the call computes are array objects made through NumPy's C
+API (native_view_objects.py). Pure NumPy calls (np.matmul, opaque functions) are made through
+the C API (native_calls.py). Anything else (graph breaks, other NumPy fallback steps, unbacked
+sizes, overlap copies, assignments into values the call computes, globals/attributes as graph
+inputs, float arithmetic in guards) raises NotNative (FRAMETRACE_LOGS=native says which) and
+the entry keeps its Python path only. Every check that fails at run time
 returns the miss sentinel *before* anything is allocated, so a miss has no side effects.
 Inputs are borrowed from the caller (alive until we return); outputs are owned by us until
 handed to the result, so every array the kernels touch outlives the kernel call.
@@ -401,8 +403,9 @@ class _Builder(Launch, ReturnValue):
         return self.descs[var]
 
     def _wrapper_step(self, plan, n):
-        """Prechecks of a wrapper step done natively: a basic view of an input, or a
-        same-dtype assignment into one (NumPy's checks: writeable, overlap)."""
+        """Prechecks of a wrapper step done natively: a view (native_view_objects.py; a basic
+        view of an input only written into: a descriptor), an assignment into a view of an
+        input (same dtype or a safe cast; NumPy's checks: writeable, overlap), a NumPy call."""
         ir = self.ir
         if self.vo.plan(plan, n):
             return
