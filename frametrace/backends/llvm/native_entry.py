@@ -150,7 +150,7 @@ class _Builder(Launch, ReturnValue):
                 raise NotNative("a traced np.errstate block (the wrapper decides what its flags report)")
             self._bind_graph(plan, graph, bindings, input_sources or input_codes)
             self._prechecks(plan, steps, graph)
-            self._layout_and_range_checks(plan, steps, graph)
+            self._layout_and_range_checks(plan, steps, graph, getattr(run, "layouts", None))
             self._numpy_handoff_checks(plan, steps, graph)
             self._spend_tier_budget(plan, steps, run)
         result = self._plan_return(ast.parse(return_code, mode="eval").body, plan, graph)
@@ -446,12 +446,12 @@ class _Builder(Launch, ReturnValue):
         self.vw.require_copyable(d, s, same_ok=cast is None)
         self.copies[n] = (d, s, cast)
 
-    def _layout_and_range_checks(self, plan, steps, graph):
+    def _layout_and_range_checks(self, plan, steps, graph, layouts=None):
         """NumPy's layouts of the allocations (native_layouts.py), and a miss (the Python path
         decides) unless every run-time int operand fits the integer dtype it meets (else NumPy
         raises OverflowError: lower/weak_ints.py)."""
         ir, tr = self.ir, self.tr
-        self.layouts = NativeLayouts(self, plan, steps, graph)
+        self.layouts = NativeLayouts(self, plan, steps, graph, layouts)
         for n in plan.nodes:
             checks = range_checks(n) if plan.cat[n] == "pw" else None
             if checks == "numpy":

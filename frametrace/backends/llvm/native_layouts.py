@@ -28,9 +28,10 @@ NPY_ARRAY_C_CONTIGUOUS = 0x0001
 
 
 class NativeLayouts:
-    def __init__(self, b, plan, steps, graph):
+    def __init__(self, b, plan, steps, graph, lay=None):
+        """lay: the wrapper's Layouts of these steps (run.layouts), if it made one."""
         self.b, self.plan, self.graph = b, plan, graph
-        self.lay = lay = Layouts(plan, steps)
+        self.lay = lay = lay if lay is not None else Layouts(plan, steps)
         self.L = None                       # i1 "every allocation is C order" and the result
         if not lay:
             return
