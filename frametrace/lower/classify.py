@@ -117,7 +117,6 @@ def _indexed_gather(node: Node) -> str:
 
 
 def _gather(node: Node) -> str:
-    from .compact import compactable
     if getattr(lowering(node.op), "indexed", False):
         return _indexed_gather(node)
     if node.op not in GATHERS or not compactable(node) or not _dtypes_ok(node, node.args[0].dtype):
@@ -154,3 +153,10 @@ def categorize(node: Node) -> str:
 
 def view_is_inlinable(node: Node) -> bool:
     return node.op != "input" and get_op(node.op).kind == "view" and inlinable(node)
+
+
+def compactable(node: Node) -> bool:
+    """mask_select whose mask covers every dim of x (the meta checked the sizes match)."""
+    x, m = node.args[0], node.args[1]
+    return isinstance(x, Node) and isinstance(m, Node) and x.ndim >= 1 and m.ndim == x.ndim \
+        and m.dtype == np.bool_

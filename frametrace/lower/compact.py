@@ -19,13 +19,6 @@ from .kernels import KernelBuilder
 from .loop_ir import Acc, Affine, Append, Const, Kernel, Loop, cast
 
 
-def compactable(node: Node) -> bool:
-    """mask_select whose mask covers every dim of x (the meta checked the sizes match)."""
-    x, m = node.args[0], node.args[1]
-    return isinstance(x, Node) and isinstance(m, Node) and x.ndim >= 1 and m.ndim == x.ndim \
-        and m.dtype == np.bool_
-
-
 def count_node(plan, node: Node) -> Node:
     """The synthetic `sum(mask)` (int64) whose value the wrapper reads the size from."""
     cnt = Node("sum", (node.args[1],), (("axis", None),), (), np.dtype(np.int64), True, f"{node.name}_cnt")

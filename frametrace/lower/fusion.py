@@ -25,6 +25,7 @@ from .pointwise import NotLowerable
 from .reductions import kept_dims, red_axes
 from .schedule import Plan, kernel_assign, node_args
 from .views import view_index
+from .weak_ints import range_checks
 
 REDUCTIONS = frozenset(lowered_as(Reduction))             # registry (ir/ops/reductions.py)
 NONEMPTY = frozenset(n for n, r in lowered_as(Reduction).items() if r.nonempty)  # no identity
@@ -438,3 +439,35 @@ def group(plan: Plan) -> list:
             g.add(n)
     g.close()
     return g.steps
+
+
+def check_positions(plan, steps) -> dict:
+    """{step index: [(operand, lo, hi, raise_fn)]}: each range check goes just before the first
+    step that evaluates its node (NumPy raises there; a dead node: the first later step, or
+    the end, index len(steps)), and after the step computing its operand."""
+    evaluated, produced = [], {}
+    for i, s in enumerate(steps):
+        roots = [j.node for j in s.jobs] if isinstance(s, KernelStep) else [s.node]
+        evaluated.append(evaluated_by(plan, s))
+        for r in roots:
+            produced.setdefault(r, i)
+    backed = set(plan.graph.symbols)
+    out: dict = {}
+    for n in plan.nodes:
+        checks = range_checks(n) if plan.cat[n] == "pw" else None
+        if not checks or checks == "numpy":
+            continue
+        first = next((i for i, ev in enumerate(evaluated) if n in ev), None)
+        if first is None:
+            first = next((i for i, ev in enumerate(evaluated)
+                          if any(plan.pos.get(x, -1) > plan.pos[n] for x in ev)), len(steps))
+        for a, lo, hi, fn in checks:
+            at = first
+            if isinstance(a, Node) and plan.cat[a] != "input":
+                if a not in produced:
+                    continue                   # never computed (dead): nothing to check
+                at = max(at, produced[a] + 1)
+            elif isinstance(a, sympy.Basic) and not a.free_symbols <= backed:
+                continue                       # a data-dependent size: bound later
+            out.setdefault(at, []).append((a, lo, hi, fn))
+    return out

@@ -187,6 +187,7 @@ def _finish(cache, options, compile_id, output, graph, namespace, return_code, b
                      backend_source, output.shape_env)
     info.extra["backend_time"] = backend_time
     info.extra["same_as_eager"] = brk is None and graph_call is not None and _same_as_eager(namespace[graph_call])
+    info.extra["wrapper_loops"] = graph_call is not None and _wrapper_loops(namespace[graph_call])
     if brk is not None:
         info.extra["graph_break"] = brk.reason
         info.extra["restart_reasons"] = [f"{brk.reason.explanation} at {brk.reason.location}"]
@@ -234,6 +235,16 @@ def _same_as_eager(run) -> bool:
         return False                           # the NumPy backend: nothing to gain
     from ..backends.llvm.exact import same_as_eager
     return same_as_eager(run)
+
+
+def _wrapper_loops(run) -> bool:
+    """Does the compiled graph run a loop per iteration through its body's wrapper? Such an
+    entry is timed against the eager frame whatever config.autotune_entries says (when its
+    results are exact: convert_frame.py)."""
+    if getattr(run, "kernels", None) is None:
+        return False
+    from ..backends.llvm.exact import wrapper_loops
+    return wrapper_loops(run)
 
 
 def _native_entry(cache, guards, bindings, graph_call, input_codes, return_code, namespace, graph, options,

@@ -56,7 +56,7 @@ from ...codegen.llvm_kernels import fpflags, pack_format
 from ...ir.graph import Node
 from ...ir.registry import size_warnings
 from ...lower.fusion import KernelStep
-from ...lower.weak_ints import check_positions
+from ...lower.fusion import check_positions
 from ...shapes import pycode
 from . import reports, runtime
 from .fp_errors import self_overlapping

@@ -42,15 +42,18 @@ word like any kernel's.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import sympy
 
+from ...codegen.llvm_kernels import complex_ops
 from ...ir.graph import Node
 from ...ir.ops.advanced_index import ArrayRef
 from ...ir.registry import get_op, may_raise
 from ...lower.loop_ir import (Acc, Affine, Arg, Buffer, Const, Kernel, Let, Load, Loop, Op, Slot, Store,
                               Update, Var, cast, walk_exprs)
-from ...lower.pointwise import SUPPORTED_DTYPES, NotLowerable, lower_elementwise, weak_node
+from ...lower.pointwise import LOOP_DTYPES, NotLowerable, lower_elementwise, weak_node
 from .loop_arrays import ArrayBody, ArrayVal
 from .loop_ints import _COMPARE, _PY_INT_EXACT, _PY_INT_OPS, IntBody, _constant, _nep50_only, _py_int
 from .loop_elements import ElementBody
@@ -58,6 +61,7 @@ from .loop_call import NativeLoop, NotNative, runs  # noqa: F401  (runs: the cal
 from .loop_reductions import MaskedVal, ReductionBody
 
 _PY_FLOAT_OPS = frozenset({"add", "subtract", "multiply", "negative", "positive", "absolute"})
+_PY_COMPLEX_OPS = frozenset({"add", "subtract", "multiply", "negative", "positive"})   # Python's own formulas
 _RELATIONS = {sympy.Eq: "equal", sympy.Ne: "not_equal", sympy.StrictLessThan: "less", sympy.LessThan: "less_equal",
               sympy.StrictGreaterThan: "greater", sympy.GreaterThan: "greater_equal"}
 
@@ -92,6 +96,15 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
 
     # -- arguments --------------------------------------------------------------------------------
     def slot(self, source_index, dtype: str, kind: str = "slot"):
+        if dtype.startswith("complex"):           # two float64 slots: the parts
+            if kind != "slot":
+                raise NotNative(f"a complex {kind}")
+            parts = []
+            for part in ("re", "im"):
+                self.slots.append(Slot(f"arg{len(self.slots)}", "float64"))
+                self.slot_plan.append((kind, source_index, part))
+                parts.append(cast(Arg(len(self.slots) - 1, "float64"), complex_ops.part(dtype)))
+            return Op("make_complex", dtype, tuple(parts))
         slot_dt = "float64" if dtype.startswith("float") else ("uint64" if dtype == "uint64" else "int64")
         self.slots.append(Slot(f"arg{len(self.slots)}", slot_dt))
         self.slot_plan.append((kind, source_index, "f" if slot_dt == "float64" else "i"))
@@ -155,6 +168,7 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
             out_types.append(_python_type(inp))
         kernel = Kernel(self.name, stmts, self.buffers, self.slots, work=str(2 ** 40),   # never "tiny" (optnone)
                         note=f"loop at {body.location}", bail=bail)
+        _complex_ok(kernel)
         return NativeLoop(node, kernel, self.plan + self.slot_plan, out_types, object_abi)
 
     def _size_slot(self, index):
@@ -367,9 +381,14 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
             return self._take_checks() + [Store(buf, load.index, value)]
         if n.op == "index":
             if n.shape != ():
-                raise NotNative("advanced indexing that selects more than one element")
+                self.env[n] = self.data_array(n)
+                return self._take_checks()
             load = self._data_element(n.args[0], n.args[1:], n.attr("entries"))
             return self._take_checks() + self._let(n, load)
+        if n.op == "take" and n.shape != () and len(n.args) == 2 and isinstance(n.args[1], Node) and \
+                n.args[1].shape == ():                                                  # X[idx[i]]: a row
+            self.env[n] = self.data_array(n)
+            return self._take_checks()
         if n.op == "take" and n.shape == () and isinstance(n.args[0], Node) and n.args[0].ndim == 1:   # x[idx[i]]
             load = self._data_element(n.args[0], n.args[1:], (ArrayRef(0),))
             return self._take_checks() + self._let(n, load)
@@ -402,12 +421,14 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
             return self._let(n, args[0] if n.op == "positive" else Op(n.op, "int64", tuple(args)))
         if op.kind != "elementwise" or may_raise(n) and not _nep50_only(n):
             raise NotNative(f"{n.op} in the body")
-        if n.dtype is None or n.dtype.name not in SUPPORTED_DTYPES:
+        if n.dtype is None or n.dtype.name not in LOOP_DTYPES:
             raise NotNative(f"dtype {n.dtype}")
         if weak_node(n) and n.dtype.kind in "iu" and n.op not in _COMPARE:
             raise NotNative(f"Python int arithmetic ({n.op})")
         if weak_node(n) and n.dtype.kind == "f" and n.op not in _PY_FLOAT_OPS:
             raise NotNative(f"Python float {n.op}")
+        if weak_node(n) and n.dtype.kind == "c" and n.op not in _PY_COMPLEX_OPS:
+            raise NotNative(f"Python complex {n.op}")
         exact = self._weak_int_compare(n)
         if exact is not None:
             return self._let(n, exact)
@@ -419,7 +440,7 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
             self.elementwise_array(n, scalars)
             return self._take_checks()
         try:
-            value = lower_elementwise(n, scalars)
+            value = lower_elementwise(n, scalars, LOOP_DTYPES)
         except (NotLowerable, KeyError, TypeError) as exc:
             raise NotNative(f"{n.op}: {exc}") from None
         return self._take_checks() + self._let(n, value)
@@ -494,13 +515,44 @@ def _hoist(stmts, free) -> list:
 
 def _dtype_of(n: Node) -> str:
     name = n.dtype.name
-    if name not in SUPPORTED_DTYPES:
+    if name not in LOOP_DTYPES:
         raise NotNative(f"dtype {name}")
     return name
+
+
+def _complex_ok(kernel) -> None:
+    """Complex values only where the kernel computes NumPy's values: the running NumPy's
+    multiply / abs loops are the ones complex_ops.py builds, and no complex value is cast to
+    a real type (NumPy warns, ComplexWarning, and drops the imaginary part)."""
+    dts = {b.dtype for b in kernel.buffers}
+    exprs = [x for e in _kernel_exprs(kernel.body) for x in walk_exprs(e)]
+    dts |= {x.dtype for x in exprs if hasattr(x, "dtype")}
+    for dt in dts:
+        if dt.startswith("complex") and not complex_ops.numpy_loops_known(dt):
+            raise NotNative(f"NumPy's {dt} loops are not the ones native loops compute")
+    for x in exprs:
+        if isinstance(x, Op) and x.op == "scalar_absolute" and x.args[0].dtype.startswith("complex") and \
+                not complex_ops.HYPOT:
+            raise NotNative("abs of a complex scalar: the C library's hypot was not found")
+        if isinstance(x, Op) and x.op == "cast" and x.args[0].dtype.startswith("complex") and \
+                not (x.dtype.startswith("complex") or x.dtype == "bool"):
+            raise NotNative(f"a complex value cast to {x.dtype} (NumPy warns: ComplexWarning)")
+
+
+def _kernel_exprs(stmts):
+    for s in stmts:
+        for f in dataclasses.fields(s):
+            v = getattr(s, f.name)
+            if f.name in ("body", "orelse") and isinstance(v, list):
+                yield from _kernel_exprs(v)
+            elif isinstance(v, (Op, Load, Var, Const)):
+                yield v
+            elif isinstance(v, tuple):
+                yield from (x for x in v if isinstance(x, (Op, Load, Var, Const)))
 
 
 def _python_type(inp: Node):
     """How a final carried value is handed back: a Python scalar type, or None (NumPy scalar)."""
     if inp.attr("kind") == "scalar":
-        return {"b": bool, "i": int, "f": float}.get(inp.dtype.kind)
+        return {"b": bool, "i": int, "f": float, "c": complex}.get(inp.dtype.kind)
     return None

@@ -26,7 +26,7 @@ from ...ir.registry import get_op
 from ...lower.fusion import KernelStep, WrapperStep
 from ...lower.matmul import product_of
 from ...lower.schedule import Plan
-from ...lower.weak_ints import check_positions
+from ...lower.fusion import check_positions
 from ...ir.ops.elementwise import scalar_operator
 from ...ir.ops.loops import written_values
 from ...ir.ops.raising import weak_arg
