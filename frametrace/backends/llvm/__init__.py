@@ -111,6 +111,7 @@ def _compile(graph: Graph):
     run.kernels = kernels
     run.tiers = run_tiers                     # quick-tier kernels: their tier-up (tiers.py); else None
     run.plan, run.steps = plan, steps          # for the native entry (native_entry.py)
+    run.layouts = namespace.get("_layouts")    # the wrapper's layouts.Layouts (native_layouts.py asks it too)
     if _log.isEnabledFor(10):
         _log.debug("%s\n%s", source, run.loop_ir)
     return run
