@@ -207,7 +207,12 @@ def _compile_and_run(cache, values, options):
     if result is rt.MISS:      # the guards must accept the values they were built from
         bug = internal_errors.rejects_own_inputs(cache, entry, values)
         return internal_errors.fall_back(cache, values, bug, "checking the new entry of")
-    if config.autotune_entries and entry.info.extra.get("same_as_eager"):
+    # compiled or eager, timed (csrc_free_runtime/tuning.py) when the results are exact either
+    # way: every such entry under config.autotune_entries, and always one whose graph runs a loop
+    # per iteration through its body's wrapper (that Python loop of graph calls is often slower
+    # than the user's own loop: issue 23's "never slower")
+    extra = entry.info.extra
+    if extra.get("same_as_eager") and (config.autotune_entries or extra.get("wrapper_loops")):
         from csrc_free_runtime.tuning import tune
         entry.info.extra["tuning"] = tune(cache, entry)   # compiled or eager: the faster, from now on
     return result

@@ -24,6 +24,9 @@ from .loop_ir import Const, Op, cast
 
 SUPPORTED_DTYPES = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
                               "uint32", "uint64", "float32", "float64"})
+# native loop bodies (backends/llvm/loops.py) compute complex values too
+# (codegen/llvm_kernels/complex_ops.py); fused kernels leave them to NumPy
+LOOP_DTYPES = SUPPORTED_DTYPES | {"complex64", "complex128"}
 
 
 class NotLowerable(Exception):
@@ -63,17 +66,24 @@ LOOP_OPS = {
     **{(n, k): OPS[n].ufunc.nin for n, lw in lowered_as(Loop).items() if lw.body is None for k in lw.kinds},
     **{(n, k): 0 for n in _INTERNAL.split() for k in "biuf"},
 }
+# the same for complex operands (native loop bodies only: NumPy's formulas, codegen's complex_ops.py)
+COMPLEX_LOOP_OPS = {
+    **{n: OPS[n].ufunc.nin for n in ("add", "subtract", "multiply", "true_divide", "negative", "conjugate",
+                                     "absolute", "equal", "not_equal", "less", "less_equal", "greater",
+                                     "greater_equal", "isnan", "isfinite", "isinf", "logical_not")},
+    **{n: 0 for n in ("cast", "where", "red_add", "scalar_multiply", "scalar_absolute")},
+}
 
 
 # ----------------------------------------------------------------------------- operand types
 
-_PY_OF = {"bool": bool, "int64": int, "float64": float}
+_PY_OF = {"bool": bool, "int64": int, "float64": float, "complex128": complex}
 
 
 class _WeakTypes:
     """Membership by identity: np.dtype("int64") == int holds, yet a NumPy operand is strong."""
     def __contains__(self, t):
-        return t is bool or t is int or t is float
+        return t is bool or t is int or t is float or t is complex
 
 
 _WEAK_TYPES = _WeakTypes()
@@ -111,16 +121,16 @@ def operand_type(a):
         return _PY_OF[a.dtype.name] if weak_node(a) else a.dtype
     if isinstance(a, np.generic):              # before float: np.float64 subclasses float
         return a.dtype
-    if isinstance(a, (bool, int, float)):
+    if isinstance(a, (bool, int, float, complex)):
         return type(a)
     if isinstance(a, sympy.Basic):
         return int if a.is_integer is not False else float
     raise NotLowerable(f"operand {a!r}")
 
 
-def _check(dt) -> str:
+def _check(dt, dtypes=SUPPORTED_DTYPES) -> str:
     name = np.dtype(dt).name
-    if name not in SUPPORTED_DTYPES:
+    if name not in dtypes:
         raise NotLowerable(f"dtype {name}")
     return name
 
@@ -136,7 +146,7 @@ def constant(value, dtype: str) -> Const:
 
 def operand(a, expr, dtype: str):
     """Operand `a` (graph argument) whose expression is `expr`, converted to `dtype`."""
-    if isinstance(a, (bool, int, float, np.generic)):
+    if isinstance(a, (bool, int, float, complex, np.generic)):
         return constant(a, dtype)
     return cast(expr, dtype)
 
@@ -214,14 +224,18 @@ def _mixed_sign_compare(name, a, b):
 
 # ----------------------------------------------------------------------------- lowering
 
-def lower_elementwise(node: Node, exprs: list):
+def lower_elementwise(node: Node, exprs: list, dtypes=SUPPORTED_DTYPES):
     """Expression of an elementwise node; `exprs[i]` is the expression of `node.args[i]`
-    (None for Python constants). Raises NotLowerable."""
+    (None for Python constants). `dtypes`: the dtypes the caller computes (LOOP_DTYPES: complex
+    too). Raises NotLowerable."""
     name = node.op
-    out = _check(node.dtype)
+    out = _check(node.dtype, dtypes)
     if name == "astype":
-        return cast(operand(node.args[0], exprs[0], _check(operand_dt(node.args[0]))), out)
-    if name == "where":
+        src = _check(operand_dt(node.args[0]), dtypes)
+        if kind(src) == "c" and kind(out) not in "cb":
+            raise NotLowerable("a complex value cast to a real type (NumPy warns: ComplexWarning)")
+        return cast(operand(node.args[0], exprs[0], src), out)
+    if name in ("where", "select"):           # (select: an array a data-dependent `if` chose)
         c = operand(node.args[0], exprs[0], "bool") if not isinstance(node.args[0], (int, float)) \
             else constant(bool(node.args[0]), "bool")
         a, b = (operand(x, e, out) for x, e in zip(node.args[1:], exprs[1:]))
@@ -237,9 +251,11 @@ def lower_elementwise(node: Node, exprs: list):
         loop = ufunc.resolve_dtypes(types + (None,))
     except Exception as exc:
         raise NotLowerable(f"{name}{types}: {exc}") from exc
-    ins = [_check(d) for d in loop[:-1]]
-    if _check(loop[-1]) != out:
+    ins = [_check(d, dtypes) for d in loop[:-1]]
+    if _check(loop[-1], dtypes) != out:
         raise NotLowerable(f"{name}: loop output {loop[-1]} != node dtype {out}")
+    if kind(ins[0]) == "c":
+        return _complex(node, name, [operand(a, e, d) for a, e, d in zip(node.args, exprs, ins)], out)
     if name == "power":
         return _power(operand(node.args[0], exprs[0], ins[0]), node.args[1], exprs[1], ins[1])
     args = tuple(operand(a, e, d) for a, e, d in zip(node.args, exprs, ins))
@@ -258,7 +274,38 @@ def lower_elementwise(node: Node, exprs: list):
 
 def operand_dt(a) -> str:
     t = operand_type(a)
-    return np.dtype({bool: np.bool_, int: np.int64, float: np.float64}.get(t, t)).name
+    return np.dtype({bool: np.bool_, int: np.int64, float: np.float64, complex: np.complex128}.get(t, t)).name
+
+
+def _complex(node: Node, name: str, args: list, out: str):
+    """A ufunc on complex operands: NumPy's loop where it is known (complex_ops.py). NumPy
+    scalars' operators and Python's complex compute some ops otherwise: multiply unfused
+    (scalar_multiply), abs as hypot and Python's division by another algorithm (refused)."""
+    scalar = bool(node.attr(SCALAR_MATH)) or weak_node(node)
+    dt = args[0].dtype
+    if name in ("power", "square") and (scalar or node.shape == ()):
+        # (np.square of a NumPy scalar multiplies unfused, of an array as np.multiply does)
+        raise NotLowerable(f"complex {name} of a scalar")
+    if name == "power":
+        c = node.args[1].item() if isinstance(node.args[1], np.generic) else node.args[1]
+        if not isinstance(c, (int, float)) or isinstance(c, bool) or c not in (1, 2):
+            raise NotLowerable("a complex power other than z**1 and z**2 of arrays")
+        return args[0] if c == 1 else Op("multiply", dt, (args[0], args[0]))
+    if name == "square":
+        return Op("multiply", dt, (args[0], args[0]))
+    if name == "positive":
+        return args[0]
+    if name == "multiply" and scalar:
+        return Op("scalar_multiply", out, tuple(args))
+    if scalar and name in _MIRROR and name not in ("equal", "not_equal"):
+        raise NotLowerable(f"{name} of complex scalars (NumPy's scalar math orders NaN otherwise)")
+    if name == "absolute" and node.attr(SCALAR_MATH) and not weak_node(node):
+        return Op("scalar_absolute", out, tuple(args))            # the C library's hypot, as NumPy's
+    if scalar and name == "absolute" or weak_node(node) and name == "true_divide":
+        raise NotLowerable(f"{name} of complex scalars (NumPy's scalar math / Python compute it otherwise)")
+    if COMPLEX_LOOP_OPS.get(name) != len(args):
+        raise NotLowerable(f"{name} on {dt}")
+    return Op(name, out, tuple(args))
 
 
 def _clip(node, exprs, out):

@@ -187,6 +187,7 @@ def _finish(cache, options, compile_id, output, graph, namespace, return_code, b
                      backend_source, output.shape_env)
     info.extra["backend_time"] = backend_time
     info.extra["same_as_eager"] = brk is None and graph_call is not None and _same_as_eager(namespace[graph_call])
+    info.extra["wrapper_loops"] = graph_call is not None and _wrapper_loops(namespace[graph_call])
     if brk is not None:
         info.extra["graph_break"] = brk.reason
         info.extra["restart_reasons"] = [f"{brk.reason.explanation} at {brk.reason.location}"]
@@ -236,6 +237,16 @@ def _same_as_eager(run) -> bool:
     return same_as_eager(run)
 
 
+def _wrapper_loops(run) -> bool:
+    """Does the compiled graph run a loop per iteration through its body's wrapper? Such an
+    entry is timed against the eager frame whatever config.autotune_entries says (when its
+    results are exact: convert_frame.py)."""
+    if getattr(run, "kernels", None) is None:
+        return False
+    from ..backends.llvm.exact import wrapper_loops
+    return wrapper_loops(run)
+
+
 def _native_entry(cache, guards, bindings, graph_call, input_codes, return_code, namespace, graph, options,
                   input_sources):
     """The entry as a native builtin (backends/llvm/native_entry.py), for LLVM-compiled graphs."""
@@ -244,8 +255,10 @@ def _native_entry(cache, guards, bindings, graph_call, input_codes, return_code,
             (run is not None and getattr(run, "steps", None) is None):
         return None
     from ..backends.llvm.native_entry import build_native_entry
+    code = cache.code
     return build_native_entry(cache.argnames, guards, bindings, graph_call, input_codes, return_code, namespace,
-                              graph, run, cache.code.co_name, input_sources)
+                              graph, run, code.co_name, input_sources,
+                              where=f"{code.co_filename}:{code.co_firstlineno}")
 
 
 def _walks(guards, graph_inputs) -> bool:

@@ -39,9 +39,9 @@ def carried_type(vt):
         return FakeScalar(int), vt.value
     if isinstance(vt, ConstantVariable):
         v = vt.value
-        if type(v) in (bool, int, float) and not (type(v) is int and not -2 ** 63 <= v < 2 ** 63):
+        if type(v) in (bool, int, float, complex) and not (type(v) is int and not -2 ** 63 <= v < 2 ** 63):
             return FakeScalar(type(v)), v
-        if isinstance(v, np.generic) and v.dtype.kind in "biuf":
+        if isinstance(v, np.generic) and v.dtype.kind in "biufc":
             return FakeArray((), v.dtype, True), v
     return None, None
 

@@ -12,8 +12,12 @@ cannot know). Not exact: other float sums and products, reassociated to vectoris
 rounding of NumPy's); pairwise row sums (`x.sum(axis=-1)`: NumPy's order for C-ordered rows,
 but NumPy sums an F-ordered input's rows one element at a time, and the kernel serves both
 layouts); the transcendental functions of our own vectorised math (float64 sin and cos,
-functions outside an innermost loop: within a few ulp); the structured loops of the graph
-(their bodies are compiled on their own: not examined here).
+functions outside an innermost loop: within a few ulp); dot products, matrix-vector
+products and sums in native loop nests (float ones reassociated or in loop order, complex ones
+in loop order, where NumPy's BLAS has its own);
+array loops (not examined here). Otherwise a native loop nest computes in the Python loop's
+order with NumPy's formulas (complex ones too: codegen/llvm_kernels/complex_ops.py), and a
+loop the wrapper runs per iteration is as exact as its body's compiled graph.
 """
 from __future__ import annotations
 
@@ -26,11 +30,19 @@ _REASSOCIATED = ("red_add", "red_mul")
 
 
 def same_as_eager(run) -> bool:
-    """`run`: a compiled graph (backends/llvm compile_graph's result)."""
+    """`run`: a compiled graph (backends/llvm compile_graph's result). A structured loop the
+    wrapper runs per iteration (its body a compiled graph of its own) is exact when its body is."""
     plan = getattr(run, "plan", None)
-    if plan is None or getattr(plan, "loop_natives", None) or getattr(plan, "loop_runners", None) \
-            or getattr(plan, "array_loops", None):
+    if plan is None or getattr(plan, "array_loops", None):
         return False
+    if not all(same_as_eager(body) for body in getattr(plan, "loop_runners", {}).values()):
+        return False
+    for nl in getattr(plan, "loop_natives", {}).values():      # element arithmetic in loop order
+        if nl.float_products:                                   # BLAS's order is not the loop's
+            return False
+        if any(_inexact(x, set()) or isinstance(x, Op) and x.op == "red_muladd"
+               for e in _exprs(nl.kernel.body) for x in walk_exprs(e)):
+            return False
     for k in run.kernels:
         exact = _numpy_computed(k, k.body)
         if any(_inexact(x, exact) for e in _exprs(_exact_sums_apart(k.body)) for x in walk_exprs(e)):
@@ -64,7 +76,7 @@ def _numpy_computed(kernel, body) -> set:
 
 def _inexact(e, exact: set) -> bool:
     return isinstance(e, Op) and ((e.op in EXPENSIVE and e not in exact)
-                                  or (e.op in _REASSOCIATED and e.dtype.startswith("float")))
+                                  or (e.op in _REASSOCIATED and e.dtype.startswith(("float", "complex"))))
 
 
 def _exprs(body):
@@ -78,4 +90,11 @@ def _exprs(body):
                 yield e
 
 
-__all__ = ["same_as_eager"]
+def wrapper_loops(run) -> bool:
+    """Does the graph run a structured loop per iteration through its body's wrapper? (Each
+    iteration then pays a Python call of the body's graph: often slower than the Python loop.)"""
+    plan = getattr(run, "plan", None)
+    return bool(getattr(plan, "loop_runners", None))
+
+
+__all__ = ["same_as_eager", "wrapper_loops"]

@@ -37,7 +37,7 @@ import sympy
 from ...ir.graph import IndexSlice, Node
 from ...lower.loop_ir import Acc, Affine, Const, DataLoad, Let, Load, Loop, Op, Store, Update, Var, cast, walk_exprs
 from ...lower.peephole import EXPENSIVE
-from ...lower.pointwise import NotLowerable, lower_elementwise
+from ...lower.pointwise import LOOP_DTYPES, NotLowerable, lower_elementwise
 from ...lower.views import broadcast_index, broadcast_ok
 from ...shapes.minmax import start_if_nonempty
 
@@ -62,6 +62,9 @@ class ArrayBody:
         Min / Max of such (a slice clamped to its array's length: `X[i, :i]` of an n x m X)."""
         if isinstance(d, int):
             return Const(d, "int64")
+        data = self.data_extent(d)          # the length of a slice bounded by array data
+        if data is not None:
+            return data
         d = sympy.sympify(d)
         if d.is_Integer:
             return Const(int(d), "int64")
@@ -205,7 +208,7 @@ class ArrayBody:
 
         def at(idx):
             exprs = [self._operand_at(s, arr, n, idx) for s, arr in zip(scalars, arrays)]
-            return lower_elementwise(n, exprs)
+            return lower_elementwise(n, exprs, LOOP_DTYPES)
         try:
             at(tuple(Affine.var(f"_p{k}") for k in range(n.ndim)))
         except (NotLowerable, KeyError, TypeError) as exc:
@@ -234,6 +237,8 @@ class ArrayBody:
         x, y = cast(self.element(a, ia(k)), acc_dt), cast(self.element(b, ib(k)), acc_dt)
         if n.dtype.kind == "f":       # reassociated and fused (within the reduction tolerance)
             body = [Update(name, Op("red_muladd", acc_dt, (Var(name, acc_dt), x, y)))]
+        elif n.dtype.kind == "c":     # in loop order; not BLAS's order (red_add: exact.py tells)
+            body = [Update(name, Op("red_add", acc_dt, (Var(name, acc_dt), Op("multiply", acc_dt, (x, y)))))]
         else:
             body = [Update(name, Op("add", acc_dt, (Var(name, acc_dt), Op("multiply", acc_dt, (x, y)))))]
         return [Acc(name, acc_dt, Const(0, acc_dt)), Loop(var, extent, body)], cast(Var(name, acc_dt), dt)
@@ -245,11 +250,14 @@ class ArrayBody:
         a, b = (self.array_of(x) for x in n.args[:2])
         if a is None or b is None:
             raise self.NotNative(f"{n.op} with a scalar operand")
-        if n.dtype.kind not in "iuf":
+        if n.dtype.kind not in "iufc":
             raise self.NotNative(f"{n.op} of {n.dtype.name}")
+        self.float_products |= n.dtype.kind in "fc"      # NumPy's call sums in BLAS's order (exact.py)
         if len(a.shape) == 1 and len(b.shape) == 1:
             stmts, value = self._inner_product(n, a, b, lambda k: (k,), lambda k: (k,), a.shape[0])
             return stmts + self._let(n, value)
+        if len(a.shape) == 2 and len(b.shape) == 2 and n.op == "matmul" and n.dtype.kind == "c":
+            return self._matrix_product(n, a, b)
         if sorted((len(a.shape), len(b.shape))) != [1, 2]:
             raise self.NotNative(f"{n.op} of arrays other than vectors and matrices")
         matrix = a if len(a.shape) == 2 else b
@@ -278,6 +286,35 @@ class ArrayBody:
                                len(self.store_log))
         return code
 
+    def _matrix_product(self, n: Node, a: ArrayVal, b: ArrayVal) -> list:
+        """a @ b of two small complex matrices (`G[k, e] @ dH[i]`): one accumulator per element
+        of the result, stored into an (m, p) scratch array allocated once per call (m and p
+        ints or extents of captured arrays). (Float products in loop nests are the products
+        area's; complex ones have no native loop otherwise.)"""
+        factors = tuple(self._extent_source(d) for d in n.shape)
+        dt = n.dtype.name
+        if n not in self.scratches:
+            self.scratches[n] = self.buffer(factors, dt, 2, True, kind="scratch_dims")
+        out = self.scratches[n]
+        pv, qv = self._loop_var(), self._loop_var()
+        pa, qa = Affine.var(pv), Affine.var(qv)
+        stmts, value = self._inner_product(n, a, b, lambda k: (pa, k), lambda k: (k, qa), a.shape[1])
+        code = [Loop(pv, a.shape[0], [Loop(qv, b.shape[1], stmts + [Store(out, (pa, qa), value)])])]
+        self.store_log.append(out)
+        self.env[n] = ArrayVal((a.shape[0], b.shape[1]), n.shape, lambda idx: Load(out, tuple(idx), dt), dt, None,
+                               len(self.store_log))
+        return code
+
+    def _extent_source(self, d):
+        """An int, or (loop-node argument, dim) of a captured array with that extent."""
+        if sympy.sympify(d).is_Integer:
+            return int(d)
+        for inp, src in self.sources.items():
+            for k, e in enumerate(inp.shape):
+                if sympy.sympify(e) == sympy.sympify(d):
+                    return (src, k)
+        raise self.NotNative(f"a matrix product of extent {d}, no captured array's extent")
+
     # -- writes -----------------------------------------------------------------------------------
     def _same_extents(self, src: ArrayVal, dst: ArrayVal) -> None:
         """The source of a write broadcasts to its destination. A dimension that is neither
@@ -303,7 +340,8 @@ class ArrayBody:
             raise self.NotNative("a write into an array the loop does not declare written")
         dt = self.buffers[buf].dtype
         vars_ = [self._loop_var() for _ in dst.shape]
-        idx = tuple(Affine.var(v) for v in vars_)
+        # (a dimension of extent 1 at position 0: as a source broadcast along it reads it)
+        idx = tuple(Affine() if isinstance(d, int) and d == 1 else Affine.var(v) for v, d in zip(vars_, dst.dims))
         where = vmap(idx)
         if src_value is not None:
             value = src_value
@@ -311,8 +349,10 @@ class ArrayBody:
             arr = self.array_of(src)
             self._same_extents(arr, dst)
             value = cast(self.element(arr, broadcast_index(arr.dims, idx)), dt)
+        # a value that reads the destination elsewhere, or gathers (a checked index may leave the
+        # kernel: no element of this write may be stored before every index is checked)
         overlap = any(isinstance(x, Load) and x.buf == buf and (isinstance(x, DataLoad) or x.index != where)
-                      for x in walk_exprs(value))
+                      or isinstance(x, Op) and x.op.startswith("checked_") for x in walk_exprs(value))
         self.stored = True
         self.store_log.append(buf)
         if not overlap:

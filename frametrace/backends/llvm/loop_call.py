@@ -48,6 +48,8 @@ class NativeLoop:
         self._fast = None
         self.checked = any(kind == "stat" for kind, _, _ in plan)
         self._written = [src for b, (kind, src, _) in zip(kernel.buffers, plan) if kind == "buf" and b.written]
+        self.jammed = 0                                  # outer iterations per pass (loop_jam.py), 0: none
+        self.float_products = False                      # a float/complex dot or product (not BLAS's order)
 
     @property
     def fn(self):
@@ -76,6 +78,8 @@ class NativeLoop:
                 bufs.append(args[src])
             elif kind == "scratch":                       # loop_arrays.assign_array
                 bufs.append(np.empty(args[src].size, dt))
+            elif kind == "scratch_dims":                  # loop_arrays._matrix_product
+                bufs.append(np.empty(tuple(f if isinstance(f, int) else args[f[0]].shape[f[1]] for f in src), dt))
             elif kind in ("out", "stat"):
                 out = np.empty((), dt)
                 if kind == "out":
@@ -92,7 +96,8 @@ class NativeLoop:
                 slots.append(args[src[0]].shape[src[1]])
             else:
                 value = args[src]
-                slots.append(float(value) if dt == "f" else int(value))
+                slots.append(float(value) if dt == "f" else complex(value).real if dt == "re" else
+                             complex(value).imag if dt == "im" else int(value))
         try:
             if self.object_abi:
                 packed = self._pack(*(id(b) for b in bufs), *slots)
@@ -159,7 +164,7 @@ def _fast_call(nl: NativeLoop):
     params = ", ".join(f"a{i}" for i in range(nargs))
     ns = {"_fn": nl.fn, "_pack": nl._pack, "_share": np.may_share_memory, "_empty": np.empty, "_id": id,
           "_generic": nl._run_generic, "_len": len, "_range": range, "_error": struct.error,
-          "_resume": nl._resume, "_runs": runs}
+          "_resume": nl._resume, "_runs": runs, "_complex": complex}
     lines = [f"def call({params}):"]
     for a, b in nl._checks:
         lines.append(f"    if _share(a{a}, a{b}): return _generic(({params},))")
@@ -173,6 +178,12 @@ def _fast_call(nl: NativeLoop):
             name = f"s{len(packed)}"
             ns[f"_sdt{len(packed)}"] = np.dtype(dt)
             lines.append(f"    {name} = _empty(a{src}.size, _sdt{len(packed)})")
+            packed.append(f"_id({name})")
+        elif kind == "scratch_dims":      # loop_arrays._matrix_product: an array of these extents
+            name = f"s{len(packed)}"
+            ns[f"_sdt{len(packed)}"] = np.dtype(dt)
+            shape = "".join(f"{f}, " if isinstance(f, int) else f"a{f[0]}.shape[{f[1]}], " for f in src)
+            lines.append(f"    {name} = _empty(({shape}), _sdt{len(packed)})")
             packed.append(f"_id({name})")
         elif kind == "stat":
             lines.append("    st = _empty((), 'int64')")
@@ -188,6 +199,8 @@ def _fast_call(nl: NativeLoop):
             packed.append("_len(_range(a0, a1, a2))")
         elif kind == "go":
             packed.append(f"({WHILE_TRIPS} if a0 else 0)")
+        elif kind == "slot" and dt in ("re", "im"):          # a complex scalar's parts (loops.py)
+            packed.append(f"_complex(a{src}).{'real' if dt == 're' else 'imag'}")
         elif kind == "slot":
             packed.append(f"{'float' if dt == 'f' else 'int'}(a{src})")
         elif kind == "dim":

@@ -42,22 +42,29 @@ word like any kernel's.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import sympy
 
+from ...codegen.llvm_kernels import complex_ops
+from ...config import config
 from ...ir.graph import Node
 from ...ir.ops.advanced_index import ArrayRef
 from ...ir.registry import get_op, may_raise
 from ...lower.loop_ir import (Acc, Affine, Arg, Buffer, Const, Kernel, Let, Load, Loop, Op, Slot, Store,
                               Update, Var, cast, walk_exprs)
-from ...lower.pointwise import SUPPORTED_DTYPES, NotLowerable, lower_elementwise, weak_node
+from ...lower.pointwise import LOOP_DTYPES, NotLowerable, lower_elementwise, weak_node
 from .loop_arrays import ArrayBody, ArrayVal
+from .loop_jam import unroll_and_jam
 from .loop_ints import _COMPARE, _PY_INT_EXACT, _PY_INT_OPS, IntBody, _constant, _nep50_only, _py_int
 from .loop_elements import ElementBody
 from .loop_call import NativeLoop, NotNative, runs  # noqa: F401  (runs: the call counters, for tests)
+from .loop_data_slices import DataBody
 from .loop_reductions import MaskedVal, ReductionBody
 
 _PY_FLOAT_OPS = frozenset({"add", "subtract", "multiply", "negative", "positive", "absolute"})
+_PY_COMPLEX_OPS = frozenset({"add", "subtract", "multiply", "negative", "positive"})   # Python's own formulas
 _RELATIONS = {sympy.Eq: "equal", sympy.Ne: "not_equal", sympy.StrictLessThan: "less", sympy.LessThan: "less_equal",
               sympy.StrictGreaterThan: "greater", sympy.GreaterThan: "greater_equal"}
 
@@ -67,7 +74,7 @@ def native_loop(node: Node, name: str, object_abi: bool) -> NativeLoop:
     return _Builder(node, name).build(object_abi)
 
 
-class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
+class _Builder(ArrayBody, ReductionBody, DataBody, IntBody, ElementBody):
     NotNative = NotNative
 
     def __init__(self, node: Node, name: str):
@@ -89,9 +96,21 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
         self.free: set = set()        # top-level lets and carried values no write changes (_free)
         self.store_log: list = []     # buffers of the array writes so far, in order (loop_arrays)
         self.scratches: dict = {}     # buffer -> its scratch buffer (loop_arrays.assign_array)
+        self.data_sizes: dict = {}    # unbacked size of a data-bounded slice -> its length (loop_data_slices)
+        self.prechecks: dict = {}     # gather node -> the loop checking its indices first (loop_data_slices)
+        self.float_products = False   # a float/complex product: summed in another order than NumPy's BLAS
 
     # -- arguments --------------------------------------------------------------------------------
     def slot(self, source_index, dtype: str, kind: str = "slot"):
+        if dtype.startswith("complex"):           # two float64 slots: the parts
+            if kind != "slot":
+                raise NotNative(f"a complex {kind}")
+            parts = []
+            for part in ("re", "im"):
+                self.slots.append(Slot(f"arg{len(self.slots)}", "float64"))
+                self.slot_plan.append((kind, source_index, part))
+                parts.append(cast(Arg(len(self.slots) - 1, "float64"), complex_ops.part(dtype)))
+            return Op("make_complex", dtype, tuple(parts))
         slot_dt = "float64" if dtype.startswith("float") else ("uint64" if dtype == "uint64" else "int64")
         self.slots.append(Slot(f"arg{len(self.slots)}", slot_dt))
         self.slot_plan.append((kind, source_index, "f" if slot_dt == "float64" else "i"))
@@ -137,16 +156,16 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
             self.sym[body.index] = Affine(((var, step),)) + start
         self.free.update(f"c{k}" for k in range(len(carried)))
         inner, until = self._body(body.graph, [f"c{k}" for k in range(len(carried))])
-        if self.inner_checks and self.stored:
-            raise NotNative("a checked op in an inner loop of a loop that writes arrays")
         if self.checks:
-            inner = _hoist(inner, self.free)
+            inner = _hoist(inner, self.free, list(self.prechecks.values()))
         bail = None
         if self.checks:                           # where a checked op left: -1 when none did
             status = self.buffer(None, "int64", 0, True, kind="stat")
             stmts.append(Store(status, (), Const(-1, "int64")))
             bail = (status, var)
-        stmts.append(Loop(var, Arg(trip_slot, "int64"), inner, until=until))
+        outer = Loop(var, Arg(trip_slot, "int64"), inner, until=until)
+        jammed = None if self.checks else self._jammed(outer)
+        stmts.extend(jammed or [outer])
         out_types = []
         for k, inp in enumerate(body.graph.inputs[:len(carried)]):
             dt = _dtype_of(inp)
@@ -154,8 +173,20 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
             stmts.append(Store(b, (), Var(f"c{k}", dt)))
             out_types.append(_python_type(inp))
         kernel = Kernel(self.name, stmts, self.buffers, self.slots, work=str(2 ** 40),   # never "tiny" (optnone)
-                        note=f"loop at {body.location}", bail=bail)
-        return NativeLoop(node, kernel, self.plan + self.slot_plan, out_types, object_abi)
+                        note=f"loop at {body.location}", bail=bail, wide=jammed is not None)
+        _complex_ok(kernel)
+        nl = NativeLoop(node, kernel, self.plan + self.slot_plan, out_types, object_abi)
+        nl.jammed = config.loop_jam if jammed else 0
+        nl.float_products = self.float_products
+        return nl
+
+    def _jammed(self, outer: Loop) -> list | None:
+        """The outer loop unrolled and jammed (loop_jam.py), or None."""
+        scratch = {b for b, (kind, _, _) in enumerate(self.plan) if kind == "scratch"}
+
+        def new_scratch(b):
+            return self.buffer(self.plan[b][1], self.plan[b][2], 1, True, kind="scratch")
+        return unroll_and_jam(outer, scratch, new_scratch)
 
     def _size_slot(self, index):
         self.slots.append(Slot(f"size{len(self.slots)}", "int64"))
@@ -216,7 +247,9 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
     def checked(self, op: str, args) -> Op:
         """A checked int64 op: it may leave the kernel, so only where no write of this
         iteration precedes it (the generic path redoes the whole iteration)."""
-        if self.depth:                    # leaving redoes the outer iteration: no writes in it at all
+        if self.depth:                    # leaving redoes the outer iteration: no write may precede it
+            if self.stored:
+                raise NotNative(f"{op} in an inner loop after a write in the same iteration")
             self.inner_checks += 1
         elif self.stored and not all(self._free(a) for a in args):
             raise NotNative(f"{op} after a write in the same iteration, of a value that depends on it")
@@ -281,7 +314,8 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
         if isinstance(a, sympy.Basic) and not isinstance(a, sympy.Expr):
             return self.condition(a)
         if isinstance(a, sympy.Basic):
-            return Op("affine", "int64", (self.affine(a),))
+            data = self.data_extent(a)          # `row.size`, `max(row.size, 1)` of a data-bounded slice
+            return data if data is not None else Op("affine", "int64", (self.affine(a),))
         return None
 
     def condition(self, expr):
@@ -340,6 +374,11 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
         if n.op == "mask_select":
             self.masked_array(n)
             return []
+        if n.op == "slice_by_values":
+            return self.data_slice_array(n)
+        if n.op == "take" and n.shape != () and self.array_of(n.args[1]) is not None:
+            self.gather_array(n)
+            return []
         if n.op in ("sum", "prod", "mean") and (self.array_of(n.args[0]) is not None or
                                                  isinstance(self.env.get(n.args[0]), MaskedVal)):
             return self.reduce_array(n)
@@ -367,9 +406,14 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
             return self._take_checks() + [Store(buf, load.index, value)]
         if n.op == "index":
             if n.shape != ():
-                raise NotNative("advanced indexing that selects more than one element")
+                self.env[n] = self.data_array(n)
+                return self._take_checks()
             load = self._data_element(n.args[0], n.args[1:], n.attr("entries"))
             return self._take_checks() + self._let(n, load)
+        if n.op == "take" and n.shape != () and len(n.args) == 2 and isinstance(n.args[1], Node) and \
+                n.args[1].shape == ():                                                  # X[idx[i]]: a row
+            self.env[n] = self.data_array(n)
+            return self._take_checks()
         if n.op == "take" and n.shape == () and isinstance(n.args[0], Node) and n.args[0].ndim == 1:   # x[idx[i]]
             load = self._data_element(n.args[0], n.args[1:], (ArrayRef(0),))
             return self._take_checks() + self._let(n, load)
@@ -385,6 +429,10 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
             value = n.args[0]
             e = self.expr(value)
             return self._let(n, e if e is not None else _constant(value, _dtype_of(n)))
+        if n.op == "select" and any(self.array_of(x) is not None for x in n.args[1:]):
+            # an array a data-dependent `if` chose (trace/branches.select_arrays): elementwise
+            self.elementwise_array(n, [None if self.array_of(x) is not None else self.expr(x) for x in n.args])
+            return self._take_checks()
         if n.op == "select":
             c, a, b = (self.expr(x) if self.expr(x) is not None else _constant(x, _dtype_of(n)) for x in n.args)
             dt = _dtype_of(n)
@@ -402,12 +450,14 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
             return self._let(n, args[0] if n.op == "positive" else Op(n.op, "int64", tuple(args)))
         if op.kind != "elementwise" or may_raise(n) and not _nep50_only(n):
             raise NotNative(f"{n.op} in the body")
-        if n.dtype is None or n.dtype.name not in SUPPORTED_DTYPES:
+        if n.dtype is None or n.dtype.name not in LOOP_DTYPES:
             raise NotNative(f"dtype {n.dtype}")
         if weak_node(n) and n.dtype.kind in "iu" and n.op not in _COMPARE:
             raise NotNative(f"Python int arithmetic ({n.op})")
         if weak_node(n) and n.dtype.kind == "f" and n.op not in _PY_FLOAT_OPS:
             raise NotNative(f"Python float {n.op}")
+        if weak_node(n) and n.dtype.kind == "c" and n.op not in _PY_COMPLEX_OPS:
+            raise NotNative(f"Python complex {n.op}")
         exact = self._weak_int_compare(n)
         if exact is not None:
             return self._let(n, exact)
@@ -419,7 +469,7 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
             self.elementwise_array(n, scalars)
             return self._take_checks()
         try:
-            value = lower_elementwise(n, scalars)
+            value = lower_elementwise(n, scalars, LOOP_DTYPES)
         except (NotLowerable, KeyError, TypeError) as exc:
             raise NotNative(f"{n.op}: {exc}") from None
         return self._take_checks() + self._let(n, value)
@@ -464,9 +514,12 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
         var = self._loop_var()
         self.sym[body.index] = Affine(((var, step),)) + lo
         self.depth += 1
-        before = len(self.store_log)
+        before, checks_before, stored_before = len(self.store_log), self.inner_checks, self.stored
         inner, until = self._body(body.graph, accs)
         self.depth -= 1
+        if self.inner_checks > checks_before and self.stored and not stored_before:
+            # a later inner iteration's check would leave after an earlier one's write
+            raise NotNative("a checked op in an inner loop that writes arrays")
         self.captured_unchanged(captured, set(self.store_log[before:]))
         stmts.append(Loop(var, trip, inner, until=until))
         self.env[n] = [Var(a, _dtype_of(inp)) for a, inp in zip(accs, body.graph.inputs)]
@@ -485,22 +538,54 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
         return Op("affine", "int64", (self._int_arg(stop, None) + lo.scale(-1),))
 
 
-def _hoist(stmts, free) -> list:
-    """The free lets first (they read nothing the iteration writes): a checked op then leaves
-    the kernel before the iteration's first write, however the body orders them."""
+def _hoist(stmts, free, prechecks=()) -> list:
+    """The free lets first (they read nothing the iteration writes), then the loops checking
+    the indices of gathers read after a write: a checked op then leaves the kernel before the
+    iteration's first write, however the body orders them."""
     first = [s for s in stmts if isinstance(s, Let) and s.name in free]
-    return first + [s for s in stmts if not (isinstance(s, Let) and s.name in free)]
+    return first + list(prechecks) + [s for s in stmts if not (isinstance(s, Let) and s.name in free)]
 
 
 def _dtype_of(n: Node) -> str:
     name = n.dtype.name
-    if name not in SUPPORTED_DTYPES:
+    if name not in LOOP_DTYPES:
         raise NotNative(f"dtype {name}")
     return name
+
+
+def _complex_ok(kernel) -> None:
+    """Complex values only where the kernel computes NumPy's values: the running NumPy's
+    multiply / abs loops are the ones complex_ops.py builds, and no complex value is cast to
+    a real type (NumPy warns, ComplexWarning, and drops the imaginary part)."""
+    dts = {b.dtype for b in kernel.buffers}
+    exprs = [x for e in _kernel_exprs(kernel.body) for x in walk_exprs(e)]
+    dts |= {x.dtype for x in exprs if hasattr(x, "dtype")}
+    for dt in dts:
+        if dt.startswith("complex") and not complex_ops.numpy_loops_known(dt):
+            raise NotNative(f"NumPy's {dt} loops are not the ones native loops compute")
+    for x in exprs:
+        if isinstance(x, Op) and x.op == "scalar_absolute" and x.args[0].dtype.startswith("complex") and \
+                not complex_ops.HYPOT:
+            raise NotNative("abs of a complex scalar: the C library's hypot was not found")
+        if isinstance(x, Op) and x.op == "cast" and x.args[0].dtype.startswith("complex") and \
+                not (x.dtype.startswith("complex") or x.dtype == "bool"):
+            raise NotNative(f"a complex value cast to {x.dtype} (NumPy warns: ComplexWarning)")
+
+
+def _kernel_exprs(stmts):
+    for s in stmts:
+        for f in dataclasses.fields(s):
+            v = getattr(s, f.name)
+            if f.name in ("body", "orelse") and isinstance(v, list):
+                yield from _kernel_exprs(v)
+            elif isinstance(v, (Op, Load, Var, Const)):
+                yield v
+            elif isinstance(v, tuple):
+                yield from (x for x in v if isinstance(x, (Op, Load, Var, Const)))
 
 
 def _python_type(inp: Node):
     """How a final carried value is handed back: a Python scalar type, or None (NumPy scalar)."""
     if inp.attr("kind") == "scalar":
-        return {"b": bool, "i": int, "f": float}.get(inp.dtype.kind)
+        return {"b": bool, "i": int, "f": float, "c": complex}.get(inp.dtype.kind)
     return None

@@ -141,6 +141,10 @@ def op_kinds(e) -> int:
     if not isinstance(e, Op):
         return 0
     operand = getattr(e.args[0], "dtype", e.dtype) if e.args else e.dtype
+    if operand.startswith("complex") or e.dtype.startswith("complex"):   # complex_ops.py: native loops
+        quiet = e.op in ("where", "negative", "conjugate", "make_complex") or \
+            e.op == "cast" and not operand.startswith("float") and operand != "complex128"
+        return 0 if quiet else REPORTED
     if e.op == "cast":                            # float -> int: invalid; float64 -> float32: over / under
         if not operand.startswith("float"):
             return 0
@@ -199,8 +203,8 @@ def uses_status_register(kernel) -> bool:
 def _integer_divide(e) -> bool:
     """An integer division or an integer NumPy-scalar operation: reported through the accumulator."""
     operand = getattr(e.args[0], "dtype", e.dtype) if e.args else e.dtype
-    return (e.op in _INT_DIVIDE or e.op in SCALAR_INT) and not operand.startswith("float") \
-        and not e.dtype.startswith("float")
+    return (e.op in _INT_DIVIDE or e.op in SCALAR_INT) and not operand.startswith(("float", "complex")) \
+        and not e.dtype.startswith(("float", "complex"))
 
 
 def _exprs(body):

@@ -10,6 +10,7 @@ import math
 from ...ir import ops as _registered  # noqa: F401  (registers every op the query below reads)
 from ...ir.registry import Loop, lowered_as
 from ..llvm_math.exp_log import EXP_ZERO_BELOW, EXP_ZERO_BELOW_F32
+from .complex_ops import COMPLEX, FLOAT_RULES as _COMPLEX_PARTS
 from .fpflags import BIT, ZERO_SIGNS
 from .types import bits, const, reg
 
@@ -392,6 +393,7 @@ FLOAT = {
 for _n, _lw in lowered_as(Loop).items():     # float bodies calling the vectorised math library
     if _lw.math:
         FLOAT[_n] = _math_with_domain(_n, *_DOMAINS[_n]) if _n in _DOMAINS else _math(_n)
+FLOAT.update(_COMPLEX_PARTS)                 # make_complex(re, im): complex_ops.py
 FLOAT["power"] = _f_power
 FLOAT["exp"] = _f_exp
 
@@ -582,4 +584,4 @@ RULES = {"f": FLOAT,
                "gather_pos": _i_gather_pos(True)},
          "u": {**_integer(False), "sort_vec": _i_sort_vec(False), "sort_pick": _i_sort_pick,
                "gather_pos": _i_gather_pos(False)},
-         "b": BOOL}
+         "b": BOOL, "c": COMPLEX}

@@ -5,6 +5,8 @@ import struct
 
 import numpy as np
 
+from . import complex_ops
+
 # dtype name -> (register type, memory type, bits)
 _TYPES = {
     "bool": ("i1", "i8", 8), "int8": ("i8", "i8", 8), "uint8": ("i8", "i8", 8),
@@ -12,6 +14,8 @@ _TYPES = {
     "int32": ("i32", "i32", 32), "uint32": ("i32", "i32", 32),
     "int64": ("i64", "i64", 64), "uint64": ("i64", "i64", 64),
     "float32": ("float", "float", 32), "float64": ("double", "double", 64),
+    # complex: {re, im} structs (complex_ops.py; native loop bodies only)
+    "complex64": ("{float, float}", "{float, float}", 64), "complex128": ("{double, double}", "{double, double}", 128),
 }
 
 
@@ -42,6 +46,8 @@ def const(value, dt: str) -> str:
     k = kind(dt)
     if k == "b":
         return "true" if value else "false"
+    if k == "c":
+        return complex_ops.const(value, dt)
     if k == "f":
         v = float(np.float32(value)) if dt == "float32" else float(value)
         return "0x" + struct.pack(">d", v).hex().upper()
@@ -58,6 +64,8 @@ def cast(e, x: str, src: str, dst: str) -> str:
     if src == dst:
         return x
     ks, kd = kind(src), kind(dst)
+    if "c" in (ks, kd):
+        return complex_ops.cast(e, x, src, dst, cast)
     ts, td = reg(src), reg(dst)
     if kd == "b":                               # nonzero test (NaN is True)
         if ks == "f":
