@@ -47,10 +47,11 @@ _C_FUNCTIONS = ("Py_IncRef", "Py_DecRef", "PyDict_GetItem", "PyDict_Contains", "
                 "PyLong_AsLongLongAndOverflow", "PyFloat_AsDouble", "PyEval_SaveThread",
                 "PyEval_RestoreThread", "PyObject_GetItem", "PyDict_Size", "PyDict_Next",
                 "PyObject_RichCompareBool", "PyObject_IsTrue", "PyList_New", "PyList_SetItem",
-                "PyDict_GetItemWithError")
+                "PyDict_GetItemWithError", "PyBytes_FromStringAndSize")
 
 # NumPy C-API table indices (numpy/_core/include/numpy/__multiarray_api.h, NumPy 2.x)
-_NUMPY_API = {"PyArray_Return": 76, "PyArray_New": 93}
+_NUMPY_API = {"PyArray_Return": 76, "PyArray_New": 93, "PyArray_NewFromDescr": 94, "PyArray_Transpose": 123,
+              "PyArray_Newshape": 135, "PyArray_SetBaseObject": 282}
 
 # PyArrayObject fields (CPython 3.11 / NumPy 2, 64-bit); checked by _verify_layout
 ARRAY_FIELDS = {"data": 16, "nd": 24, "dimensions": 32, "strides": 40, "descr": 56, "flags": 64}
@@ -126,7 +127,36 @@ def _verify_layout(addrs: dict) -> bool:
     z = np.full((), 2.5)
     ctypes.pythonapi.Py_IncRef(ctypes.py_object(z))        # PyArray_Return steals a reference
     s = ret(id(z))
-    return type(s) is np.float64 and s == 2.5
+    return type(s) is np.float64 and s == 2.5 and _verify_views(addrs)
+
+
+def _verify_views(addrs: dict) -> bool:
+    """Views made by the C API (native_view_objects.py): PyArray_Newshape and PyArray_Transpose
+    (a PyArray_Dims {npy_intp *ptr; int len} argument) are ndarray.reshape and .transpose;
+    PyArray_NewFromDescr over a parent's memory plus PyArray_SetBaseObject is a view of it."""
+    obj = ctypes.py_object
+    a = np.arange(24.0).reshape(2, 3, 4).copy()         # owns its data: the views' base
+
+    class Dims(ctypes.Structure):
+        _fields_ = [("ptr", ctypes.c_void_p), ("len", ctypes.c_int)]
+    shape, perm = (ctypes.c_int64 * 2)(4, 6), (ctypes.c_int64 * 3)(2, 0, 1)
+    newshape = ctypes.PYFUNCTYPE(obj, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int)(addrs["PyArray_Newshape"])
+    r = newshape(id(a), ctypes.addressof(Dims(ctypes.addressof(shape), 2)), 0)
+    transpose = ctypes.PYFUNCTYPE(obj, ctypes.c_void_p, ctypes.c_void_p)(addrs["PyArray_Transpose"])
+    t = transpose(id(a), ctypes.addressof(Dims(ctypes.addressof(perm), 3)))
+    if r.base is not a or r.shape != (4, 6) or t.base is not a or t.strides != a.transpose(2, 0, 1).strides:
+        return False
+    new = ctypes.PYFUNCTYPE(obj, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
+                            ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p)(addrs["PyArray_NewFromDescr"])
+    dims, strides = (ctypes.c_int64 * 2)(3, 2), (ctypes.c_int64 * 2)(-8, 32)
+    ctypes.pythonapi.Py_IncRef(obj(a.dtype))               # NewFromDescr steals the descr
+    v = new(id(np.ndarray), id(a.dtype), 2, ctypes.addressof(dims), ctypes.addressof(strides),
+            a.ctypes.data + 16, NPY_ARRAY_WRITEABLE, None)
+    setbase = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)(addrs["PyArray_SetBaseObject"])
+    ctypes.pythonapi.Py_IncRef(obj(a))                     # SetBaseObject steals the base
+    if setbase(id(v), id(a)) != 0 or v.base is not a or not v.flags.writeable:
+        return False
+    return np.array_equal(v, np.lib.stride_tricks.as_strided(a.ravel()[2:], (3, 2), (-8, 32)))
 
 
 def _init():

@@ -44,6 +44,9 @@ _DEFAULTS = {
     # trips x (nodes of its body, nested bodies included) is at most this (a few taps of a stencil,
     # RGB channels); loops over lists and tuples of Python objects are always unrolled
     "loop_unroll_budget": 64,
+    # outer iterations of a native loop nest computed per pass over the arrays their products read
+    # (unroll-and-jam where the analysis proves it changes nothing: backends/llvm/loop_jam.py); 1: off
+    "loop_jam": 4,
     # how deep user calls are inlined
     "max_inline_depth": 32,
     # MPI ranks exchange observed sizes at each compile (frametrace.distributed)

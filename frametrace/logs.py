@@ -1,10 +1,12 @@
 """Log channels (`dynamic`, `recompiles`, `graph_breaks`, `graph_code`, `guards`, `output_code`,
-`loops`, `compile`: what each compile cost, per phase)."""
+`loops`, `compile`: what each compile cost, per phase; `native`: why a cache entry keeps the
+Python wrapper instead of a native entry)."""
 from __future__ import annotations
 
 import logging
 
-CHANNELS = ("dynamic", "recompiles", "graph_breaks", "graph_code", "guards", "output_code", "loops", "compile")
+CHANNELS = ("dynamic", "recompiles", "graph_breaks", "graph_code", "guards", "output_code", "loops", "compile",
+            "native")
 
 
 def get_logger(channel: str) -> logging.Logger:

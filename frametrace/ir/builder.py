@@ -83,13 +83,24 @@ def _meta_arg(a):
     return a
 
 
-def _check_write_target(node: Node, op: str):
-    """Refuse a write through an opaque result that is a view in NumPy (see OpDef.aliases)."""
+def _check_write_target(node: Node, op: str, chosen=frozenset()):
+    """Refuse a write through an opaque result that is a view in NumPy (see OpDef.aliases), and
+    into an array a data-dependent `if` chose (trace/branches.select_arrays: the selection is a
+    copy of one side, Python's name is bound to that side itself)."""
     while node.op != "input" and get_op(node.op).kind == "view":
         node = node.args[0]
+    _check_chosen(node, op, chosen)
     if node.op != "input" and get_op(node.op).aliases:
         raise Unsupported(f"writing into the result of {node.op} (a view of another array)",
                           kind="mutation", context=op, hints=("write into the base array instead",))
+
+
+def _check_chosen(node: Node, op: str, chosen) -> None:
+    while node.op != "input" and get_op(node.op).kind == "view":
+        node = node.args[0]
+    if node in chosen:
+        raise Unsupported("writing into an array chosen by a data-dependent `if` (or into one of its sides)",
+                          kind="loop", context=op, hints=("compute the value with np.where",))
 
 
 class GraphBuilder:
@@ -137,6 +148,7 @@ class GraphBuilder:
 
     operator: bool = False      # emitting a Python operator (emit_operator)
     mutations: int = 0          # mutation nodes emitted so far (a value read before one may differ after it)
+    chosen_arrays: frozenset = frozenset()   # arrays a data-dependent `if` chose, and their sides
 
     def emit_operator(self, op: str, *args):
         """`op` written as a Python operator (`a * b`, `-a`): when the result is a NumPy scalar
@@ -185,7 +197,13 @@ class GraphBuilder:
         if opdef.kind == "mutation":
             self.mutations += 1
             if args and isinstance(args[0], Proxy):
-                _check_write_target(args[0].node, op)
+                _check_write_target(args[0].node, op, self.chosen_arrays)
+        elif op == "loop" and attrs["body"].writes:      # a loop node writing captured arrays
+            self.mutations += 1
+            captured = attrs["body"].split_args(args)[2]
+            for k in attrs["body"].writes:
+                if isinstance(captured[k], Proxy) and self.chosen_arrays:
+                    _check_chosen(captured[k].node, op, self.chosen_arrays)
         result = opdef.meta(*_meta_arg(args), **{k: _meta_arg(v) for k, v in attrs.items()})
         node_attrs = tuple(sorted((k, self.lift_args(to_expr(v))) for k, v in attrs.items()))
         scalar_math = self.operator and isinstance(result, FakeArray) and result.scalar

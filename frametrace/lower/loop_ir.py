@@ -16,6 +16,8 @@ Statements:
       holds (a `break`: only the native loops of backends/llvm/loops.py build it)
       `pairwise`: its float `red_add` accumulators add up the iterations in NumPy's pairwise
       order (codegen/llvm_kernels/pairwise.py; lower/reductions.py decides where)
+      `short`: at most a few iterations (the first ones of an unroll-and-jam copy: backends/
+      llvm/loop_jam.py), compiled as one scalar loop (no vector versions to build)
   Acc(name, dtype, init)        declare an accumulator (mutable scalar) and initialise it
   Update(name, value)           accumulator := value (value may read Var(name))
   Let(name, value)              an immutable scalar computed once (e.g. mean = acc / n)
@@ -196,6 +198,7 @@ class Loop:
     split: bool = False
     until: object = None       # bool expression: leave after this iteration when it holds
     pairwise: bool = False     # float sums in NumPy's pairwise order (module doc)
+    short: bool = False        # a few iterations at most: one scalar version, not vectorised
 
 
 @dataclass

@@ -235,7 +235,7 @@ def lower_elementwise(node: Node, exprs: list, dtypes=SUPPORTED_DTYPES):
         if kind(src) == "c" and kind(out) not in "cb":
             raise NotLowerable("a complex value cast to a real type (NumPy warns: ComplexWarning)")
         return cast(operand(node.args[0], exprs[0], src), out)
-    if name == "where":
+    if name in ("where", "select"):           # (select: an array a data-dependent `if` chose)
         c = operand(node.args[0], exprs[0], "bool") if not isinstance(node.args[0], (int, float)) \
             else constant(bool(node.args[0]), "bool")
         a, b = (operand(x, e, out) for x, e in zip(node.args[1:], exprs[1:]))

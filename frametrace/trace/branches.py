@@ -12,10 +12,14 @@ for `continue`, and the loop context records the break condition (a `for_break` 
 from __future__ import annotations
 
 import numpy as np
+import sympy
 
 from .. import pyversion
 from ..errors import Unsupported
+from ..ir.builder import to_expr
 from ..ir.fake import FakeArray, FakeScalar
+from ..ir.registry import get_op, may_raise, reports_fp
+from ..shapes import statically_known_true
 from .loop_values import PoisonVariable, type_key, variable
 from .signals import ReturnSignal
 from .variables.array import ArrayVariable
@@ -38,6 +42,7 @@ def if_convert(tx, ins, cond) -> None:
     bb = tx.output.builder
     _pull(tx)                                            # state the loops carry goes along with the locals
     saved_locals, saved_stack = dict(tx.locals), list(tx.stack)
+    mark = len(bb.graph.nodes)                           # the nodes after it are the branches'
     lazy_before = set(tx.lazy)                           # arguments not read yet
     not_taken = bb.emit("logical_not", taken)
     outer = bool(bb.predicates)
@@ -91,6 +96,7 @@ def if_convert(tx, ins, cond) -> None:
     if len(stack_t) != len(stack_f):
         raise Unsupported("the branches of an `if` in a loop body leave different stacks", kind="loop")
     merged_locals = {}
+    branch_nodes = set(bb.graph.nodes[mark:])
     for name in set(locals_t) | set(locals_f):
         a, b = locals_t.get(name), locals_f.get(name)
         if a is b:
@@ -100,9 +106,10 @@ def if_convert(tx, ins, cond) -> None:
         elif a is None or b is None or isinstance(a, PoisonVariable) or isinstance(b, PoisonVariable):
             merged_locals[name] = PoisonVariable(name)     # assigned in one branch only
         else:
-            merged_locals[name] = merge_values(tx, bb, taken, a, b, name)
+            merged_locals[name] = merge_values(tx, bb, taken, a, b, name, branch_nodes)
     tx.locals = merged_locals
-    tx.stack = [a if a is b else merge_values(tx, bb, taken, a, b, "a value") for a, b in zip(stack_t, stack_f)]
+    tx.stack = [a if a is b else merge_values(tx, bb, taken, a, b, "a value", branch_nodes)
+                for a, b in zip(stack_t, stack_f)]
     tx.ip = end
     _push(tx, strip=True)
 
@@ -261,16 +268,68 @@ def _run_to_return(tx, bb, predicate, ctx):
     return value
 
 
-def merge_values(tx, bb, taken, a, b, name):
+def merge_values(tx, bb, taken, a, b, name, branch_nodes=None):
+    """The value that is `a` where `taken` holds, else `b` (the two sides of an `if`); arrays
+    only where the caller names the nodes its branches computed (`branch_nodes`)."""
     for v in (a, b):
         if type_key(v) is None:
             raise Unsupported(f"{name} is {v.describe()} after a data-dependent `if`", kind="loop")
     if isinstance(a, ArrayVariable) and isinstance(b, ArrayVariable) and not isinstance(a.proxy.fake, FakeScalar) \
             and a.proxy.ndim > 0:
-        raise Unsupported(f"{name}: an array chosen by a data-dependent `if`", kind="loop",
-                          hints=("use np.where",))
+        if branch_nodes is None:             # (a `while`'s paths, a `break`, a helper's returns)
+            raise Unsupported(f"{name}: an array chosen by a data-dependent `if`", kind="loop",
+                              hints=("use np.where",))
+        return variable(select_arrays(bb, taken, a.proxy, b.proxy, name, branch_nodes), a)
     result = bb.emit("select", taken, _raw(a), _raw(b))
     return variable(result, a)
+
+
+def select_arrays(bb, taken, a, b, name, branch_nodes):
+    """An array rebound by a data-dependent `if` (`X = solve(T, Y); if abs(z) < 1: X = -X`): the
+    loop stays one node, the array is `select(taken, a, b)` computed where the sides meet. Both
+    sides were computed (if-conversion), so each is refused unless it behaves as if only the
+    taken side ran: the sides are new arrays of one shape and dtype (no input, view or alias:
+    their contents change only through them), what a side computed in its branch neither
+    raises nor warns nor calls NumPy (cheap elementwise work: `-X`, `abs(X)`, a copy), and no
+    later write goes into either side or the selection (the builder refuses it: Python would
+    see it in the array the name is bound to)."""
+    hint = ("compute both values and choose with np.where(cond, a, b)",)
+    if a.dtype != b.dtype or len(a.shape) != len(b.shape) or \
+            not all(statically_known_true(sympy.Eq(to_expr(x), to_expr(y))) for x, y in zip(a.shape, b.shape)):
+        raise Unsupported(f"{name}: arrays of different shapes or dtypes chosen by a data-dependent `if`",
+                          kind="loop", hints=hint)
+    for p in (a, b):
+        if not _fresh(p.node):
+            raise Unsupported(f"{name}: an array chosen by a data-dependent `if` is an input or a view",
+                              kind="loop", hints=hint)
+        bad = _loud_in_branch(p.node, branch_nodes)
+        if bad is not None:
+            raise Unsupported(f"{name}: an array chosen by a data-dependent `if` is computed by {bad.op}, "
+                              "which may raise or warn where Python would not run it", kind="loop", hints=hint)
+    out = bb.emit("select", taken, a, b)
+    bb.chosen_arrays = getattr(bb, "chosen_arrays", frozenset()) | {a.node, b.node, out.node}
+    return out
+
+
+def _fresh(node) -> bool:
+    op = get_op(node.op) if node.op != "input" else None
+    return op is not None and op.kind not in ("view", "mutation") and not op.aliases and node.op != "loop_out"
+
+
+def _loud_in_branch(node, branch_nodes):
+    """A node computed in a branch for `node` that may raise, warn or run NumPy; else None."""
+    stack, seen = [node], set()
+    while stack:
+        n = stack.pop()
+        if n in seen or n not in branch_nodes:
+            continue
+        seen.add(n)
+        op = get_op(n.op)
+        if op.kind not in ("elementwise", "view", "copy") or may_raise(n) or \
+                (op.kind == "elementwise" and n.op != "select" and reports_fp(n)):
+            return n
+        stack.extend(n.inputs())
+    return None
 
 
 def _raw(v):

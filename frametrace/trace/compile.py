@@ -255,8 +255,10 @@ def _native_entry(cache, guards, bindings, graph_call, input_codes, return_code,
             (run is not None and getattr(run, "steps", None) is None):
         return None
     from ..backends.llvm.native_entry import build_native_entry
+    code = cache.code
     return build_native_entry(cache.argnames, guards, bindings, graph_call, input_codes, return_code, namespace,
-                              graph, run, cache.code.co_name, input_sources)
+                              graph, run, code.co_name, input_sources,
+                              where=f"{code.co_filename}:{code.co_firstlineno}")
 
 
 def _walks(guards, graph_inputs) -> bool:

@@ -343,6 +343,7 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
             outputs.append(ctx.go.node)
         if ctx.brk is not None:                         # a `for` that may break: `go` is carried too
             outputs.append(body_builder.emit("logical_not", ctx.brk).node)
+        _chosen_apart(body_builder, outputs)
     except loop_state.CarryRequest as exc:
         if exc.slot in slots:                           # carried, yet not found as the same state
             _restart(tx, key, "unroll", f"{_why(exc)} (not found again)")
@@ -485,6 +486,18 @@ def _finish_body(tx, key, bb, kind, carried, ncarried, in_place, index) -> LoopB
     loc = tx.location()
     return LoopBody(graph, kind, ncarried, len(captured), sizes, index, tuple(sorted(writes)),
                     f"{loc.filename.rsplit('/', 1)[-1]}:{loc.lineno}")
+
+
+def _chosen_apart(bb, outputs) -> None:
+    """An array a data-dependent `if` chose (trace/branches.select_arrays) is a copy of one side:
+    carried out of the iteration next to that side, or twice, Python's two names would be one
+    array after the loop and ours two."""
+    chosen = bb.chosen_arrays
+    for n in outputs:
+        if n in chosen and n.op == "select" and (outputs.count(n) > 1 or
+                                                  any(side in outputs for side in n.args[1:])):
+            raise Unsupported("an array chosen by a data-dependent `if` is carried next to one of its sides",
+                              kind="loop", hints=("copy it (`.copy()`) where it is chosen",))
 
 
 def _written_bases(n: Node) -> list:

@@ -111,6 +111,7 @@ def _compile(graph: Graph):
     run.kernels = kernels
     run.tiers = run_tiers                     # quick-tier kernels: their tier-up (tiers.py); else None
     run.plan, run.steps = plan, steps          # for the native entry (native_entry.py)
+    run.layouts = namespace.get("_layouts")    # the wrapper's layouts.Layouts (native_layouts.py asks it too)
     if _log.isEnabledFor(10):
         _log.debug("%s\n%s", source, run.loop_ir)
     return run
@@ -129,8 +130,10 @@ def _loops(graph: Graph):
                 raise NotNative("a carried array")
             natives[n] = native_loop(n, f"loop{len(natives)}", runtime.ARRAY_LAYOUT_OK)
             natives[n].generic = functools.partial(_generic_loop, n)
-            _loop_log.info("loop at %s: native loop nest (one kernel, %d inner loops)", n.attr("body").location,
-                           _inner_loops(natives[n].kernel.body))
+            jammed = natives[n].jammed
+            _loop_log.info("loop at %s: native loop nest (one kernel, %d inner loops%s)", n.attr("body").location,
+                           _inner_loops([s for s in natives[n].kernel.body if isinstance(s, Loop)][-1:]),
+                           f"; {jammed} iterations per pass, unroll-and-jam" if jammed else "")
         except NotNative as not_element:
             runner = compile_graph(n.attr("body").graph)
             try:

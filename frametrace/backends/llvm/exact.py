@@ -12,8 +12,9 @@ cannot know). Not exact: other float sums and products, reassociated to vectoris
 rounding of NumPy's); pairwise row sums (`x.sum(axis=-1)`: NumPy's order for C-ordered rows,
 but NumPy sums an F-ordered input's rows one element at a time, and the kernel serves both
 layouts); the transcendental functions of our own vectorised math (float64 sin and cos,
-functions outside an innermost loop: within a few ulp); dot products and sums in native loop
-nests (float ones reassociated, complex ones in loop order where NumPy's BLAS has its own);
+functions outside an innermost loop: within a few ulp); dot products, matrix-vector
+products and sums in native loop nests (float ones reassociated or in loop order, complex ones
+in loop order, where NumPy's BLAS has its own);
 array loops (not examined here). Otherwise a native loop nest computes in the Python loop's
 order with NumPy's formulas (complex ones too: codegen/llvm_kernels/complex_ops.py), and a
 loop the wrapper runs per iteration is as exact as its body's compiled graph.
@@ -37,6 +38,8 @@ def same_as_eager(run) -> bool:
     if not all(same_as_eager(body) for body in getattr(plan, "loop_runners", {}).values()):
         return False
     for nl in getattr(plan, "loop_natives", {}).values():      # element arithmetic in loop order
+        if nl.float_products:                                   # BLAS's order is not the loop's
+            return False
         if any(_inexact(x, set()) or isinstance(x, Op) and x.op == "red_muladd"
                for e in _exprs(nl.kernel.body) for x in walk_exprs(e)):
             return False

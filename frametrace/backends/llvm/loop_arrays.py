@@ -62,6 +62,9 @@ class ArrayBody:
         Min / Max of such (a slice clamped to its array's length: `X[i, :i]` of an n x m X)."""
         if isinstance(d, int):
             return Const(d, "int64")
+        data = self.data_extent(d)          # the length of a slice bounded by array data
+        if data is not None:
+            return data
         d = sympy.sympify(d)
         if d.is_Integer:
             return Const(int(d), "int64")
@@ -249,6 +252,7 @@ class ArrayBody:
             raise self.NotNative(f"{n.op} with a scalar operand")
         if n.dtype.kind not in "iufc":
             raise self.NotNative(f"{n.op} of {n.dtype.name}")
+        self.float_products |= n.dtype.kind in "fc"      # NumPy's call sums in BLAS's order (exact.py)
         if len(a.shape) == 1 and len(b.shape) == 1:
             stmts, value = self._inner_product(n, a, b, lambda k: (k,), lambda k: (k,), a.shape[0])
             return stmts + self._let(n, value)
@@ -345,8 +349,10 @@ class ArrayBody:
             arr = self.array_of(src)
             self._same_extents(arr, dst)
             value = cast(self.element(arr, broadcast_index(arr.dims, idx)), dt)
+        # a value that reads the destination elsewhere, or gathers (a checked index may leave the
+        # kernel: no element of this write may be stored before every index is checked)
         overlap = any(isinstance(x, Load) and x.buf == buf and (isinstance(x, DataLoad) or x.index != where)
-                      for x in walk_exprs(value))
+                      or isinstance(x, Op) and x.op.startswith("checked_") for x in walk_exprs(value))
         self.stored = True
         self.store_log.append(buf)
         if not overlap:

@@ -48,6 +48,8 @@ class NativeLoop:
         self._fast = None
         self.checked = any(kind == "stat" for kind, _, _ in plan)
         self._written = [src for b, (kind, src, _) in zip(kernel.buffers, plan) if kind == "buf" and b.written]
+        self.jammed = 0                                  # outer iterations per pass (loop_jam.py), 0: none
+        self.float_products = False                      # a float/complex dot or product (not BLAS's order)
 
     @property
     def fn(self):

@@ -48,6 +48,7 @@ import numpy as np
 import sympy
 
 from ...codegen.llvm_kernels import complex_ops
+from ...config import config
 from ...ir.graph import Node
 from ...ir.ops.advanced_index import ArrayRef
 from ...ir.registry import get_op, may_raise
@@ -55,9 +56,11 @@ from ...lower.loop_ir import (Acc, Affine, Arg, Buffer, Const, Kernel, Let, Load
                               Update, Var, cast, walk_exprs)
 from ...lower.pointwise import LOOP_DTYPES, NotLowerable, lower_elementwise, weak_node
 from .loop_arrays import ArrayBody, ArrayVal
+from .loop_jam import unroll_and_jam
 from .loop_ints import _COMPARE, _PY_INT_EXACT, _PY_INT_OPS, IntBody, _constant, _nep50_only, _py_int
 from .loop_elements import ElementBody
 from .loop_call import NativeLoop, NotNative, runs  # noqa: F401  (runs: the call counters, for tests)
+from .loop_data_slices import DataBody
 from .loop_reductions import MaskedVal, ReductionBody
 
 _PY_FLOAT_OPS = frozenset({"add", "subtract", "multiply", "negative", "positive", "absolute"})
@@ -71,7 +74,7 @@ def native_loop(node: Node, name: str, object_abi: bool) -> NativeLoop:
     return _Builder(node, name).build(object_abi)
 
 
-class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
+class _Builder(ArrayBody, ReductionBody, DataBody, IntBody, ElementBody):
     NotNative = NotNative
 
     def __init__(self, node: Node, name: str):
@@ -93,6 +96,9 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
         self.free: set = set()        # top-level lets and carried values no write changes (_free)
         self.store_log: list = []     # buffers of the array writes so far, in order (loop_arrays)
         self.scratches: dict = {}     # buffer -> its scratch buffer (loop_arrays.assign_array)
+        self.data_sizes: dict = {}    # unbacked size of a data-bounded slice -> its length (loop_data_slices)
+        self.prechecks: dict = {}     # gather node -> the loop checking its indices first (loop_data_slices)
+        self.float_products = False   # a float/complex product: summed in another order than NumPy's BLAS
 
     # -- arguments --------------------------------------------------------------------------------
     def slot(self, source_index, dtype: str, kind: str = "slot"):
@@ -150,16 +156,16 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
             self.sym[body.index] = Affine(((var, step),)) + start
         self.free.update(f"c{k}" for k in range(len(carried)))
         inner, until = self._body(body.graph, [f"c{k}" for k in range(len(carried))])
-        if self.inner_checks and self.stored:
-            raise NotNative("a checked op in an inner loop of a loop that writes arrays")
         if self.checks:
-            inner = _hoist(inner, self.free)
+            inner = _hoist(inner, self.free, list(self.prechecks.values()))
         bail = None
         if self.checks:                           # where a checked op left: -1 when none did
             status = self.buffer(None, "int64", 0, True, kind="stat")
             stmts.append(Store(status, (), Const(-1, "int64")))
             bail = (status, var)
-        stmts.append(Loop(var, Arg(trip_slot, "int64"), inner, until=until))
+        outer = Loop(var, Arg(trip_slot, "int64"), inner, until=until)
+        jammed = None if self.checks else self._jammed(outer)
+        stmts.extend(jammed or [outer])
         out_types = []
         for k, inp in enumerate(body.graph.inputs[:len(carried)]):
             dt = _dtype_of(inp)
@@ -167,9 +173,20 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
             stmts.append(Store(b, (), Var(f"c{k}", dt)))
             out_types.append(_python_type(inp))
         kernel = Kernel(self.name, stmts, self.buffers, self.slots, work=str(2 ** 40),   # never "tiny" (optnone)
-                        note=f"loop at {body.location}", bail=bail)
+                        note=f"loop at {body.location}", bail=bail, wide=jammed is not None)
         _complex_ok(kernel)
-        return NativeLoop(node, kernel, self.plan + self.slot_plan, out_types, object_abi)
+        nl = NativeLoop(node, kernel, self.plan + self.slot_plan, out_types, object_abi)
+        nl.jammed = config.loop_jam if jammed else 0
+        nl.float_products = self.float_products
+        return nl
+
+    def _jammed(self, outer: Loop) -> list | None:
+        """The outer loop unrolled and jammed (loop_jam.py), or None."""
+        scratch = {b for b, (kind, _, _) in enumerate(self.plan) if kind == "scratch"}
+
+        def new_scratch(b):
+            return self.buffer(self.plan[b][1], self.plan[b][2], 1, True, kind="scratch")
+        return unroll_and_jam(outer, scratch, new_scratch)
 
     def _size_slot(self, index):
         self.slots.append(Slot(f"size{len(self.slots)}", "int64"))
@@ -230,7 +247,9 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
     def checked(self, op: str, args) -> Op:
         """A checked int64 op: it may leave the kernel, so only where no write of this
         iteration precedes it (the generic path redoes the whole iteration)."""
-        if self.depth:                    # leaving redoes the outer iteration: no writes in it at all
+        if self.depth:                    # leaving redoes the outer iteration: no write may precede it
+            if self.stored:
+                raise NotNative(f"{op} in an inner loop after a write in the same iteration")
             self.inner_checks += 1
         elif self.stored and not all(self._free(a) for a in args):
             raise NotNative(f"{op} after a write in the same iteration, of a value that depends on it")
@@ -295,7 +314,8 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
         if isinstance(a, sympy.Basic) and not isinstance(a, sympy.Expr):
             return self.condition(a)
         if isinstance(a, sympy.Basic):
-            return Op("affine", "int64", (self.affine(a),))
+            data = self.data_extent(a)          # `row.size`, `max(row.size, 1)` of a data-bounded slice
+            return data if data is not None else Op("affine", "int64", (self.affine(a),))
         return None
 
     def condition(self, expr):
@@ -354,6 +374,11 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
         if n.op == "mask_select":
             self.masked_array(n)
             return []
+        if n.op == "slice_by_values":
+            return self.data_slice_array(n)
+        if n.op == "take" and n.shape != () and self.array_of(n.args[1]) is not None:
+            self.gather_array(n)
+            return []
         if n.op in ("sum", "prod", "mean") and (self.array_of(n.args[0]) is not None or
                                                  isinstance(self.env.get(n.args[0]), MaskedVal)):
             return self.reduce_array(n)
@@ -404,6 +429,10 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
             value = n.args[0]
             e = self.expr(value)
             return self._let(n, e if e is not None else _constant(value, _dtype_of(n)))
+        if n.op == "select" and any(self.array_of(x) is not None for x in n.args[1:]):
+            # an array a data-dependent `if` chose (trace/branches.select_arrays): elementwise
+            self.elementwise_array(n, [None if self.array_of(x) is not None else self.expr(x) for x in n.args])
+            return self._take_checks()
         if n.op == "select":
             c, a, b = (self.expr(x) if self.expr(x) is not None else _constant(x, _dtype_of(n)) for x in n.args)
             dt = _dtype_of(n)
@@ -485,9 +514,12 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
         var = self._loop_var()
         self.sym[body.index] = Affine(((var, step),)) + lo
         self.depth += 1
-        before = len(self.store_log)
+        before, checks_before, stored_before = len(self.store_log), self.inner_checks, self.stored
         inner, until = self._body(body.graph, accs)
         self.depth -= 1
+        if self.inner_checks > checks_before and self.stored and not stored_before:
+            # a later inner iteration's check would leave after an earlier one's write
+            raise NotNative("a checked op in an inner loop that writes arrays")
         self.captured_unchanged(captured, set(self.store_log[before:]))
         stmts.append(Loop(var, trip, inner, until=until))
         self.env[n] = [Var(a, _dtype_of(inp)) for a, inp in zip(accs, body.graph.inputs)]
@@ -506,11 +538,12 @@ class _Builder(ArrayBody, ReductionBody, IntBody, ElementBody):
         return Op("affine", "int64", (self._int_arg(stop, None) + lo.scale(-1),))
 
 
-def _hoist(stmts, free) -> list:
-    """The free lets first (they read nothing the iteration writes): a checked op then leaves
-    the kernel before the iteration's first write, however the body orders them."""
+def _hoist(stmts, free, prechecks=()) -> list:
+    """The free lets first (they read nothing the iteration writes), then the loops checking
+    the indices of gathers read after a write: a checked op then leaves the kernel before the
+    iteration's first write, however the body orders them."""
     first = [s for s in stmts if isinstance(s, Let) and s.name in free]
-    return first + [s for s in stmts if not (isinstance(s, Let) and s.name in free)]
+    return first + list(prechecks) + [s for s in stmts if not (isinstance(s, Let) and s.name in free)]
 
 
 def _dtype_of(n: Node) -> str:

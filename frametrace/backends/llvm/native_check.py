@@ -29,7 +29,6 @@ Soundness (see native_guards.py, whose Translator this extends):
 from __future__ import annotations
 
 import ctypes
-import logging
 import sys
 
 import numpy as np
@@ -38,6 +37,7 @@ from csrc_free_runtime import native as rt_native
 
 from ...config import config
 from ...guards.kinds import GuardKind as K
+from ...logs import get_logger
 from ...pyversion import dict_entries
 from ...pyversion.instance_attrs import attr_slot
 from ...sources import AttrSource, GetItemSource, LocalSource, ShapeSource
@@ -45,7 +45,7 @@ from . import runtime, strict
 from .walk_helpers import helper_address, read_attr
 from .native_guards import IR, OVERFLOW_DECLS, NotNative, Translator, V, _function_member
 
-_why = logging.getLogger("frametrace.backends.llvm.native")
+_why = get_logger("native")
 _CALL_OBJ_ARGS = ctypes.cast(ctypes.pythonapi.PyObject_CallFunctionObjArgs, ctypes.c_void_p).value
 # guards emitted first (they make reading inside the value safe), then second, then the rest
 # (a dict's keys are compared where its items are first read: the walk takes their values)

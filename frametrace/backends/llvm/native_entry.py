@@ -12,18 +12,20 @@ wrapper (wrapper.py) do, in the same order, for the subset it accepts:
     check nargs; type guards; ndim guards; every other guard      (native_guards.py)
     bind the symbols; compute the size variables; check the kernels' preconditions
         (empty reductions, writeable destinations, runtime asserts)
-    if a kernel's work >= runtime.PARALLEL_THRESHOLD: miss (the Python path splits it
-        over the thread pool); the GIL is released around kernels with work >= GIL_WORK
-    allocate outputs and scratch (PyArray_New = np.empty), call the kernels by address
+    allocate outputs and scratch (PyArray_New = np.empty, in NumPy's layout: native_layouts.py),
+        call the kernels by address (the GIL released from GIL_WORK on; from
+        runtime.PARALLEL_THRESHOLD on through runtime.call, which splits them over the pool)
     build the return value (an array, a NumPy scalar of a 0-d result, an input, an int,
         None/bools, or a tuple of those), drop the temporaries, count the hit
 
-Basic-slice views of inputs and same-dtype copies into them (`a[3] = r`, `a[:2, :2] = 0.0`:
-wrapper steps "getitem" and "assign") are done here natively (native_views.py).
-Pure NumPy calls (np.matmul, opaque functions) are made through the C API (native_calls.py).
-Anything else (graph breaks, other NumPy fallback steps, other views built by NumPy, unbacked sizes,
-overlap copies, globals/attributes as graph inputs, float arithmetic in guards) raises
-NotNative and the entry keeps its Python path only. Every check that fails at run time
+Basic-slice views of inputs and copies into them, same dtype or a safe cast (`a[3] = r`,
+`a[:2, :2] = 0.0`: wrapper steps "getitem" and "assign") are done here natively
+(native_views.py); views of values the call computes are array objects made through NumPy's C
+API (native_view_objects.py). Pure NumPy calls (np.matmul, opaque functions) are made through
+the C API (native_calls.py). Anything else (graph breaks, other NumPy fallback steps, unbacked
+sizes, overlap copies, assignments into values the call computes, globals/attributes as graph
+inputs, float arithmetic in guards) raises NotNative (FRAMETRACE_LOGS=native says which) and
+the entry keeps its Python path only. Every check that fails at run time
 returns the miss sentinel *before* anything is allocated, so a miss has no side effects.
 Inputs are borrowed from the caller (alive until we return); outputs are owned by us until
 handed to the result, so every array the kernels touch outlives the kernel call.
@@ -50,15 +52,16 @@ from ...lower.views import broadcast_ok
 from ...lower.weak_ints import range_checks
 from ...codegen.llvm_kernels import fpflags
 from . import fp_errors, native_calls, native_fp, runtime, strict
-from .layouts import Layouts
+from .native_layouts import NativeLayouts
 from .native_check import CheckTranslator, emit_release, ordered
 from .native_guards import _FUNCTION_MEMBERS, IR, OVERFLOW_DECLS, NotNative, Translator, V
 from .native_launch import Launch
 from .native_return import ReturnValue
-from .native_views import COPY_KINDS, Views, constant_bytes
+from .native_views import COPY_KINDS, Views, constant_bytes, safe_cast
+from .native_view_objects import ViewObjects
 
 _log = get_logger("output_code")
-_why = logging.getLogger("frametrace.backends.llvm.native")
+_why = get_logger("native")
 
 NPY_ARRAY_C_CONTIGUOUS = 0x0001
 NPY_ARRAY_F_CONTIGUOUS = 0x0002
@@ -68,10 +71,11 @@ OPT_LEVEL = 0          # straight-line code calling optimised kernels: O0 builds
 
 
 def build_native_entry(argnames, guards, bindings, graph_call, input_codes, return_code, namespace,
-                       graph, run, name="entry", input_sources=None):
+                       graph, run, name="entry", input_sources=None, where=""):
     """A csrc_free_runtime.native.NativeEntry for this cache entry, or None (Python path only).
     input_sources: the graph inputs' Sources (their codes are `input_codes`); inputs reached
-    through attributes and items (a model's weights) are read by the guards' walk."""
+    through attributes and items (a model's weights) are read by the guards' walk. `where`: the
+    user's file:line, for the `native` log channel's line saying why there is no native entry."""
     if not getattr(config, "native_dispatch", False) or not rt_native.AVAILABLE or not runtime.ARRAY_LAYOUT_OK:
         return None
     try:
@@ -79,7 +83,8 @@ def build_native_entry(argnames, guards, bindings, graph_call, input_codes, retu
         return _Builder(argnames, namespace, walk).build(guards, bindings, graph_call, input_codes, return_code,
                                                          graph, run, name, input_sources)
     except NotNative as exc:
-        _why.debug("no native entry for %s: %s", name, exc)
+        _why.info("no native entry for %s%s: %s (each call runs the Python wrapper: guards in Python, "
+                  "one ctypes call per kernel)", name, f" ({where})" if where else "", exc)
         return None
     except Exception as exc:                  # a bug here must not cost the user the entry
         if strict():
@@ -113,11 +118,13 @@ class _Builder(Launch, ReturnValue):
         self.slots: dict = {}         # (kernel, slot index) -> (llvm type, value)
         self.will_own: set = set()    # wrapper variables that will hold arrays we allocate
         self.vw = Views(self)
+        self.vo = ViewObjects(self)   # views of computed values as array objects
         self.descs: dict = {}         # wrapper variable -> native_views.Desc of an input or its view
-        self.copies: dict = {}        # assign node (a wrapper step) -> (dst Desc, source)
+        self.copies: dict = {}        # assign node (a wrapper step) -> (dst Desc, source, cast)
         self.calls: dict = {}         # NumPy-call step node -> (callable, args): native_calls.py
-        self.products: dict = {}      # product node -> (NumPy's product, a var, b var, i1 our nest)
+        self.products: dict = {}      # product node -> (NumPy's product, a var, b var, i1 our nest, cast dtype)
         self.scalar_args: dict = {}   # var of a by-value input -> its object (native_fp.numpy_or_check)
+        self.layouts = None           # NativeLayouts of the graph's allocations
         self._cleanups: dict = {}     # owned pointers -> label of the block dropping them (_cleanup)
         self._pending_cleanups: list = []
 
@@ -143,7 +150,7 @@ class _Builder(Launch, ReturnValue):
                 raise NotNative("a traced np.errstate block (the wrapper decides what its flags report)")
             self._bind_graph(plan, graph, bindings, input_sources or input_codes)
             self._prechecks(plan, steps, graph)
-            self._layout_and_range_checks(plan, steps, graph)
+            self._layout_and_range_checks(plan, steps, graph, getattr(run, "layouts", None))
             self._numpy_handoff_checks(plan, steps, graph)
             self._spend_tier_budget(plan, steps, run)
         result = self._plan_return(ast.parse(return_code, mode="eval").body, plan, graph)
@@ -154,6 +161,8 @@ class _Builder(Launch, ReturnValue):
         fp = flags.kinds != 0
         regions = native_fp.written_regions(self, plan, graph) if fp else []
         ir.fail = None                 # from here on, nothing may miss
+        if plan is not None:
+            self.layouts.start()
         test_at = getattr(plan, "flag_test_at", None) if plan is not None else None   # (flag_checks.py)
         after = getattr(plan, "report_after", None) if plan is not None else None
         saved = native_fp.snapshot(self, regions if test_at is None and after is None else [], flags) \
@@ -331,10 +340,7 @@ class _Builder(Launch, ReturnValue):
                     self.size(plan, plan.size_source(d))
             k = step.kernel
             work = self.size(plan, k.work)
-            if k.work.isdigit():
-                if int(k.work) >= runtime.PARALLEL_THRESHOLD:
-                    raise NotNative("a kernel that always runs on the thread pool")
-            else:
+            if not k.work.isdigit() and k.tier == "quick":   # the Python path starts the full tier's build
                 ir.require(ir.op(f"icmp slt i64 {work}, {runtime.PARALLEL_THRESHOLD}"))
             self.size(plan, k.split_extent)
             for j, s in enumerate(k.slots):
@@ -362,8 +368,10 @@ class _Builder(Launch, ReturnValue):
         kernel into its output (wrapper.py: `use`, the kernel's flag, and np.matmul(..., out=));
         the sizes decide, before anything is allocated."""
         a, b = n.args
-        if not (isinstance(a, Node) and isinstance(b, Node)) or n.call_attrs or \
-                a.dtype != n.dtype or b.dtype != n.dtype:
+        if not (isinstance(a, Node) and isinstance(b, Node)) or n.call_attrs:
+            raise NotNative("a product with keyword arguments")
+        mixed = a.dtype != n.dtype or b.dtype != n.dtype
+        if mixed and n.dtype.kind not in "fc":
             raise NotNative("a product BLAS computes from operands cast to its dtype")
         for x in (a, b):
             var = plan.var.get(x)
@@ -374,8 +382,8 @@ class _Builder(Launch, ReturnValue):
             tr.sym_bool(when, lambda s: tr.named(plan.sym_names.get(s)))
         tr.env[use] = V("bool", cond)
         fn = get_op(n.op).ref if n.op == "dot" else np.matmul      # (wrapper.matmul_call)
-        tr.keep.append(fn)
-        self.products[n] = (fn, plan.var[a], plan.var[b], cond)
+        tr.keep += [fn, n.dtype]
+        self.products[n] = (fn, plan.var[a], plan.var[b], cond, n.dtype if mixed else None)
 
     def _node_of(self, plan, var):
         nodes = getattr(self, "_nodes", None) or {v: n for n, v in plan.var.items()}
@@ -395,9 +403,12 @@ class _Builder(Launch, ReturnValue):
         return self.descs[var]
 
     def _wrapper_step(self, plan, n):
-        """Prechecks of a wrapper step done natively: a basic view of an input, or a
-        same-dtype assignment into one (NumPy's checks: writeable, overlap)."""
+        """Prechecks of a wrapper step done natively: a view (native_view_objects.py; a basic
+        view of an input only written into: a descriptor), an assignment into a view of an
+        input (same dtype or a safe cast; NumPy's checks: writeable, overlap), a NumPy call."""
         ir = self.ir
+        if self.vo.plan(plan, n):
+            return
         if n.op == "getitem":
             self.descs[plan.var[n]] = self.vw.getitem(plan, n, self.input_desc(plan, n.args[0]))
             return
@@ -415,39 +426,32 @@ class _Builder(Launch, ReturnValue):
             bits = constant_bytes(src, dst.dtype)
             if bits is None:
                 raise NotNative(f"assignment of {type(src).__name__} into {dst.dtype}")
-            self.copies[n] = (d, ("const", bits))
+            self.copies[n] = (d, ("const", bits), None)
             return
         extra = max(src.ndim - dst.ndim, 0)
-        if src.dtype != dst.dtype or plan.by_value(src) or not broadcast_ok(src.shape[extra:], dst.shape):
-            raise NotNative("an assignment that casts or broadcasts at run time")
+        cast = safe_cast(src.dtype, dst.dtype)
+        if (src.dtype != dst.dtype and cast is None) or plan.by_value(src) or \
+                not broadcast_ok(src.shape[extra:], dst.shape):
+            raise NotNative("an assignment that casts (not safely) or broadcasts at run time")
         var = plan.var[src]
-        if var in self.will_own:                   # fresh memory: disjoint from dst's input
+        if var in self.will_own and self.vo.root(var) not in self.objs:   # fresh memory: disjoint from dst's input
             for size in src.shape:
                 self.size(plan, plan.size_source(size))
-            self.copies[n] = (d, ("owned", src))
+            self.copies[n] = (d, ("owned", src), cast)
             return
         s = self.vw.broadcast(self.input_desc(plan, src), src.shape, d)
-        if s.key == d.key and s.strides == d.strides:
-            self.copies[n] = (d, None)             # x[i] = x[i]: nothing changes
+        if cast is None and s.key == d.key and s.strides == d.strides:
+            self.copies[n] = (d, None, None)       # x[i] = x[i]: nothing changes
             return
-        self.vw.require_copyable(d, s)
-        self.copies[n] = (d, s)
+        self.vw.require_copyable(d, s, same_ok=cast is None)
+        self.copies[n] = (d, s, cast)
 
-    def _layout_and_range_checks(self, plan, steps, graph):
-        """Miss (the Python path decides) unless every allocation is C order as NumPy's (the
-        wrapper's fast path, layouts.py) and every run-time int operand fits the integer
-        dtype it meets (else NumPy raises OverflowError: lower/weak_ints.py)."""
+    def _layout_and_range_checks(self, plan, steps, graph, layouts=None):
+        """NumPy's layouts of the allocations (native_layouts.py), and a miss (the Python path
+        decides) unless every run-time int operand fits the integer dtype it meets (else NumPy
+        raises OverflowError: lower/weak_ints.py)."""
         ir, tr = self.ir, self.tr
-        lay = Layouts(plan, steps)
-        if lay:
-            if not lay.order_keeping or lay.late:
-                raise NotNative("an allocation whose layout follows a transpose or a NumPy result")
-            for i in lay.c_inputs:
-                var = plan.var[graph.inputs[i]]
-                if var not in self.objs:
-                    raise NotNative(f"layout check of {var}")
-                flags = ir.field(self.objs[var], rt_native.ARRAY_FIELDS["flags"], "i32")
-                ir.require(ir.op(f"icmp ne i32 {ir.op(f'and i32 {flags}, {NPY_ARRAY_C_CONTIGUOUS}')}, 0"))
+        self.layouts = NativeLayouts(self, plan, steps, graph, layouts)
         for n in plan.nodes:
             checks = range_checks(n) if plan.cat[n] == "pw" else None
             if checks == "numpy":

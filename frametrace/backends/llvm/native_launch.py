@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...lower.fusion import KernelStep
-from . import native_calls
+from . import native_calls, runtime
 from .native_ir import NotNative
 
 # kernels with at least this much work run with the GIL released (a release costs ~25 ns)
@@ -17,14 +17,17 @@ class Launch:
     """Mixin of native_entry._Builder (uses its ir, tr, objs, owned, slots, copies, calls, products, vw,
     scalar_args, size, _node_of, _cleanups, _pending_cleanups)."""
 
-    def _alloc(self, plan, var, shape, dtype):
+    def _alloc(self, plan, var, shape, dtype, node=None):
+        """np.empty(shape, dtype) as `var`; allocation `node` in NumPy's layout (native_layouts.py)."""
         ir = self.ir
         dims = ir.alloca(f"[{max(len(shape), 1)} x i64]")
-        for i, d in enumerate(shape):
+        values = [self.size(plan, plan.size_source(d)) for d in shape]
+        for i, v in enumerate(values):
             p = ir.op(f"getelementptr inbounds i64, ptr {dims}, i64 {i}")
-            ir.do(f"store i64 {self.size(plan, plan.size_source(d))}, ptr {p}, align 8")
+            ir.do(f"store i64 {v}, ptr {p}, align 8")
+        strides = "null" if node is None or self.layouts is None else self.layouts.strides(node, values)
         arr = ir.call("ptr", "PyArray_New", f"ptr {ir.const_ptr(np.ndarray)}", f"i32 {len(shape)}", f"ptr {dims}",
-                      f"i32 {np.dtype(dtype).num}", "ptr null", "ptr null", "i32 0", "i32 0", "ptr null")
+                      f"i32 {np.dtype(dtype).num}", f"ptr {strides}", "ptr null", "i32 0", "i32 0", "ptr null")
         self.null_fails(arr, self.owned)
         self.owned.append(arr)
         self.objs[var] = arr
@@ -56,11 +59,14 @@ class Launch:
             if step.node in self.calls:
                 native_calls.emit_call(self, plan, step.node)
                 return
-            d, src = self.copies.get(step.node, (None, None))
+            if step.node in self.vo.planned:
+                self.vo.emit(plan, step.node)
+                return
+            d, src, cast = self.copies.get(step.node, (None, None, None))
             if isinstance(src, tuple) and src[0] == "owned":
                 src = self.vw.broadcast(self.vw.of_obj(plan, plan.var[src[1]], src[1]), src[1].shape, d)
             if src is not None:
-                self.vw.copy(d, src)
+                self.vw.copy(d, src, cast)
             return
         for v in step.copies:                      # `{v}_before = v.copy()` (wrapper.py)
             node = self._node_of(plan, v)
@@ -69,7 +75,7 @@ class Launch:
         for name, like, dt in step.scratch:
             self._alloc(plan, name, like.shape, dt)
         for n in step.allocs:
-            self._alloc(plan, plan.var[n], n.shape, n.dtype)
+            self._alloc(plan, plan.var[n], n.shape, n.dtype, n)
         for n, donor in step.reuse:                # (after the allocations: the donor may be one)
             self.objs[plan.var[n]] = self.objs[plan.var[donor]]
         for n, _, _ in step.products:              # BLAS where the sizes say (its out: n's array)
@@ -85,19 +91,30 @@ class Launch:
             ty, value = self.slots[(k.name, j)]
             p = ir.op(f"getelementptr inbounds i64, ptr {pack}, i64 {len(k.buffers) + j}")
             ir.do(f"store {ty} {value}, ptr {p}, align 8")
+        relaid = [n for n, _ in step.reuse if self.layouts is not None and n in self.layouts.lay.index]
         if check is not None:
+            if relaid:
+                raise NotNative("a flag check before a result that may need NumPy's layout")
             check(pack)
         self._call_kernel(plan, k, run, pack)
+        for n in relaid:                           # NumPy's layout: itself or a copy (layouts.relayout)
+            self.layouts.relayout(n, plan.var[n])
 
     def _blas(self, plan, n):
         """`fn(a, b, out)` unless our nest computes product n (native_entry._plan_product);
-        NumPy's exception, if any, propagates (NULL) as from the wrapper's call."""
+        operands of another dtype through runtime.matmul_cast (cast into buffers kept across
+        calls), as the wrapper's matmul_call. NumPy's exception, if any, propagates (NULL) as
+        from the wrapper's call."""
         ir = self.ir
-        fn, a, b, ours = self.products[n]
+        fn, a, b, ours, cast = self.products[n]
         blas, done = ir.label("blas"), ir.label("blasdone")
         ir.do(f"br i1 {ours}, label %{done}, label %{blas}")
         ir.block(blas)
-        r = self.py_call(fn, self.objs[a], self.objs[b], self.objs[plan.var[n]])
+        if cast is not None:
+            r = self.py_call(runtime.matmul_cast, ir.const_ptr(fn), self.objs[a], self.objs[b], ir.const_ptr(cast),
+                             self.objs[plan.var[n]])
+        else:
+            r = self.py_call(fn, self.objs[a], self.objs[b], self.objs[plan.var[n]])
         ir.call("void", "Py_DecRef", f"ptr {r}")
         ir.do(f"br label %{done}")
         ir.block(done)
@@ -124,7 +141,10 @@ class Launch:
         return ufunc, ptrs
 
     def _call_kernel(self, plan, k, run, pack):
-        """The call of kernel k over its split extent, without the GIL when its work is large."""
+        """The call of kernel k over its split extent, without the GIL when its work is large;
+        from runtime.PARALLEL_THRESHOLD on (a full-tier kernel: a quick one misses there, see
+        native_entry._prechecks), through runtime.call, which splits it over the thread pool
+        as the wrapper does (or runs it on this thread: config.num_threads, FRAMETRACE_THREADS)."""
         ir = self.ir
         up = getattr(run, "tiers", None)
         if k.tier == "quick" and up is not None:   # through the cell the full tier's build rewrites
@@ -132,10 +152,13 @@ class Launch:
             fn = ir.op(f"load ptr, ptr {cell}, align 8")
         else:
             fn = ir.op(f"inttoptr i64 {run.module.address(k.name)} to ptr")
-        call = f"call void {fn}(i64 0, i64 {self.size(plan, k.split_extent)}, ptr {pack})"
+        extent = self.size(plan, k.split_extent)
+        call = f"call void {fn}(i64 0, i64 {extent}, ptr {pack})"
         work = self.size(plan, k.work)
         if k.work.isdigit():
-            if int(k.work) >= GIL_WORK:
+            if int(k.work) >= runtime.PARALLEL_THRESHOLD and not (extent.isdigit() and int(extent) < 2):
+                self._pool_call(plan, k, run, pack, extent, work)
+            elif int(k.work) >= GIL_WORK:
                 self._without_gil(call)
             else:
                 ir.do(call)
@@ -143,12 +166,42 @@ class Launch:
         big, small, done = ir.label("gil"), ir.label("nogil"), ir.label("ran")
         ir.do(f"br i1 {ir.op(f'icmp sge i64 {work}, {GIL_WORK}')}, label %{big}, label %{small}")
         ir.block(big)
-        self._without_gil(call)
+        if k.tier == "quick":
+            self._without_gil(call)
+        else:
+            pool, alone = ir.label("pool"), ir.label("alone")
+            ir.do(f"br i1 {ir.op(f'icmp sge i64 {work}, {runtime.PARALLEL_THRESHOLD}')}, label %{pool}, label %{alone}")
+            ir.block(pool)
+            self._pool_call(plan, k, run, pack, extent, work)
+            ir.do(f"br label %{done}")
+            ir.block(alone)
+            self._without_gil(call)
         ir.do(f"br label %{done}")
         ir.block(small)
         ir.do(call)
         ir.do(f"br label %{done}")
         ir.block(done)
+
+    def _pool_call(self, plan, k, run, pack, extent, work):
+        """runtime.call(kernel, extent, work, packed arguments as bytes): the wrapper's call of
+        a kernel large enough for the thread pool (ctypes releases the GIL around each piece)."""
+        ir = self.ir
+        fn = run.module.functions[k.name]
+        self.tr.keep.append(fn)
+        n = max(len(k.buffers) + len(k.slots), 1)
+        args = ir.call("ptr", "PyBytes_FromStringAndSize", f"ptr {pack}", f"i64 {8 * n}")
+        self.null_fails(args, self.owned)
+        live = self.owned + [args]
+        objs = []
+        for v in (extent, work):
+            o = ir.call("ptr", "PyLong_FromLongLong", f"i64 {v}")
+            self.null_fails(o, live + objs)
+            objs.append(o)
+        self.owned += [args] + objs              # (dropped if the call fails)
+        r = self.py_call(runtime.call, ir.const_ptr(fn), *objs, args)
+        del self.owned[-3:]
+        for o in [r, args] + objs:
+            ir.call("void", "Py_DecRef", f"ptr {o}")
 
     def _without_gil(self, call):
         ts = self.ir.call("ptr", "PyEval_SaveThread")

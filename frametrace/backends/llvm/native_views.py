@@ -107,14 +107,14 @@ class Views:
             hi = ir.op(f"add i64 {hi}, {ir.op(f'select i1 {neg}, i64 0, i64 {span}')}")
         return lo, hi, empty
 
-    def require_copyable(self, dst: Desc, src: Desc):
+    def require_copyable(self, dst: Desc, src: Desc, same_ok=True):
         """Miss unless a forward copy src -> dst equals NumPy's (which copies the source first
-        when the two overlap): disjoint memory, or the very same elements."""
+        when the two overlap): disjoint memory, or (same_ok: not a cast) the very same elements."""
         ir = self.ir
         (alo, ahi, ae), (blo, bhi, be) = self.bounds(dst), self.bounds(src)
         cross = ir.op(f"and i1 {ir.op(f'icmp ult i64 {alo}, {bhi}')}, {ir.op(f'icmp ult i64 {blo}, {ahi}')}")
         ok = ir.op(f"or i1 {ir.op(f'or i1 {ae}, {be}')}, {ir.op(f'xor i1 {cross}, true')}")
-        if len(dst.dims) == len(src.dims):
+        if same_ok and len(dst.dims) == len(src.dims):
             same = ir.op(f"icmp eq i64 {dst.data}, {src.data}")
             for a, b in zip(dst.strides, src.strides):
                 same = ir.op(f"and i1 {same}, {ir.op(f'icmp eq i64 {a}, {b}')}")
@@ -169,10 +169,14 @@ class Views:
         return n
 
     # -- the copy ---------------------------------------------------------------------------
-    def copy(self, dst: Desc, src):
+    def copy(self, dst: Desc, src, cast=None):
         """Emit dst[...] = src: src a Desc broadcast to dst's dims, or ("const", bytes).
         Both C- or both F-contiguous (checked at run time): one memmove; else nested loops whose
-        innermost dimension is one memmove when it is dense on both sides."""
+        innermost dimension is one memmove when it is dense on both sides. `cast`: (source
+        dtype, destination dtype) of a safe cast (safe_cast), converted element by element."""
+        if cast is not None:
+            self._loop(dst, src, 0, dst.data, src.data, cast)
+            return
         if isinstance(src, tuple) and not any(src[1]) and dst.dims:
             self._zero(dst)                      # `x[...] = 0`: memset (this code is built at O0)
             return
@@ -228,10 +232,13 @@ class Views:
         ir.op(f"call ptr {fn}(ptr {ir.op(f'inttoptr i64 {dp} to ptr')}, "
               f"ptr {ir.op(f'inttoptr i64 {sp} to ptr')}, i64 {nbytes})")
 
-    def _loop(self, dst: Desc, src, k: int, dp: str, sp):
+    def _loop(self, dst: Desc, src, k: int, dp: str, sp, cast=None):
         ir, nd = self.ir, len(dst.dims)
         if k == nd:
-            self._element(dst, src, dp, sp)
+            self._element(dst, src, dp, sp, cast)
+            return
+        if cast is not None:
+            self._counted(dst, src, k, dp, sp, cast)
             return
         if k == nd - 1 and sp is None and not any(src[1]):   # a row of zeros: memset when dense
             row, loop, done = ir.label("zrow"), ir.label("zelems"), ir.label("zrowdone")
@@ -260,7 +267,7 @@ class Views:
             return
         self._counted(dst, src, k, dp, sp)
 
-    def _counted(self, dst: Desc, src, k: int, dp: str, sp):
+    def _counted(self, dst: Desc, src, k: int, dp: str, sp, cast=None):
         ir = self.ir
         i = ir.alloca("i64")
         head, body, done = ir.label("head"), ir.label("body"), ir.label("done")
@@ -272,13 +279,20 @@ class Views:
         ir.block(body)
         dp2 = ir.op(f"add i64 {dp}, {ir.op(f'mul i64 {iv}, {dst.strides[k]}')}")
         sp2 = None if sp is None else ir.op(f"add i64 {sp}, {ir.op(f'mul i64 {iv}, {src.strides[k]}')}")
-        self._loop(dst, src, k + 1, dp2, sp2)
+        self._loop(dst, src, k + 1, dp2, sp2, cast)
         ir.do(f"store i64 {ir.op(f'add i64 {iv}, 1')}, ptr {i}, align 8")
         ir.do(f"br label %{head}")
         ir.block(done)
 
-    def _element(self, dst: Desc, src, dp: str, sp):
+    def _element(self, dst: Desc, src, dp: str, sp, cast=None):
         ir = self.ir
+        if cast is not None:
+            (sty, dty), conv = (_llvm_type(t) for t in cast), _conversion(*cast)
+            value = ir.op(f"load {sty}, ptr {ir.op(f'inttoptr i64 {sp} to ptr')}, align 1")
+            if conv is not None:
+                value = ir.op(f"{conv} {sty} {value} to {dty}")
+            ir.do(f"store {dty} {value}, ptr {ir.op(f'inttoptr i64 {dp} to ptr')}, align 1")
+            return
         ty = f"i{8 * dst.itemsize}"
         if sp is None:
             value = str(int.from_bytes(src[1], "little", signed=True))
@@ -301,8 +315,35 @@ def constant_bytes(value, dtype: np.dtype):
     return None
 
 
+def safe_cast(src: np.dtype, dst: np.dtype):
+    """(src, dst) when `dst[...] = src_array` is a cast the entry makes exactly as NumPy does:
+    a safe cast between bool, integer and real float dtypes (never raises or reports: an
+    int64 -> float64 rounds to nearest as C's conversion does); None otherwise."""
+    src, dst = np.dtype(src), np.dtype(dst)
+    if src == dst or any(t.kind not in "biuf" or not t.isnative or (t.kind == "f" and t.itemsize not in (4, 8))
+                         for t in (src, dst)) or not np.can_cast(src, dst, "safe"):
+        return None                # (float16 and long double: no plain LLVM conversion here)
+    return src, dst
+
+
+def _llvm_type(dt: np.dtype) -> str:
+    return ("float" if dt.itemsize == 4 else "double") if dt.kind == "f" else f"i{8 * dt.itemsize}"
+
+
+def _conversion(src: np.dtype, dst: np.dtype):
+    """The LLVM cast instruction of a safe cast (safe_cast), or None for the same bits."""
+    unsigned = src.kind in "bu"
+    if dst.kind == "f":
+        if src.kind == "f":
+            return "fpext"
+        return "uitofp" if unsigned else "sitofp"
+    if src.itemsize == dst.itemsize:
+        return None
+    return "zext" if unsigned else "sext"
+
+
 def _index_key(index) -> tuple:
     return tuple((e.start, e.stop, e.step) if isinstance(e, IndexSlice) else e for e in index)
 
 
-__all__ = ["Desc", "Views", "constant_bytes", "COPY_KINDS"]
+__all__ = ["Desc", "Views", "constant_bytes", "safe_cast", "COPY_KINDS"]

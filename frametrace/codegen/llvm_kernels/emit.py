@@ -440,7 +440,7 @@ class FunctionEmitter(ChunkedLoops):
     def loop_in(self, lp: Loop, start: str, stop: str):
         """Loop `lp` over [start, stop); an innermost loop in two versions (module doc)."""
         inner = not any(isinstance(s, (Loop, If)) for s in lp.body)
-        versions = self._prepare_versions(lp) if inner else None
+        versions = self._prepare_versions(lp) if inner and not lp.short else None
         sums = pairwise.pairwise_sums(lp) if inner and (self.k.bail is None or self.k.bail[1] != lp.var) else None
         if sums:                                 # float sums in NumPy's order (pairwise.py)
             return pairwise.emit(self, lp, start, stop, versions, sums)
@@ -451,7 +451,7 @@ class FunctionEmitter(ChunkedLoops):
         cond, access = versions if versions else (None, None)
         if cond is None:
             self.counted(lp, start, stop, exit_, None if access is None else
-                          {k: (b, s, 0) for k, (b, s, _, _) in access.items()})
+                          {k: (b, s, 0) for k, (b, s, _, _) in access.items()}, scalar=lp.short)
         else:
             fast, slow = self.new_label("fast"), self.new_label("slow")
             self.line(f"br i1 {cond}, label %{fast}, label %{slow}")

@@ -9,7 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import NumpyError, Unsupported
-from ..graph import IndexSlice
+from ..builder import to_expr
+from ..graph import IndexSlice, Node
+from ..registry import get_op
 from ...shapes import int_oo
 from ..ops.opaque import register_opaque
 from .common import is_array, is_proxy
@@ -85,11 +87,44 @@ def data_slice(b, x, axis, part):
             raise NumpyError(TypeError("only integer scalar arrays can be converted to a scalar index"))
         bounds.append(v)
     n = x.shape[axis]
-    size = b.shape_env.create_unbacked_symint(0, n if isinstance(n, int) else int_oo, source="x[a:b]") \
-        if getattr(b, "shape_env", None) is not None else None
-    if size is None:
+    if getattr(b, "shape_env", None) is None:
         raise Unsupported("a slice bound computed from array data needs a ShapeEnv", kind="data_dependent")
+    # slices with the same bounds along axes of the same length have the same length: one size
+    # symbol (`A_col[p[i]:p[i + 1]]` and `A_val[p[i]:p[i + 1]]` then multiply elementwise)
+    memo = b.__dict__.setdefault("_slice_sizes", {})
+    key = (value_key(b, bounds[0]), value_key(b, bounds[1]), to_expr(n))
+    size = memo.get(key)
+    if size is None:
+        size = memo[key] = b.shape_env.create_unbacked_symint(0, n if isinstance(n, int) else int_oo,
+                                                               source="x[a:b]")
     return b.emit("slice_by_values", x, *bounds, axis=axis, size=size)
+
+
+def note_read(b, out, x, index) -> None:
+    """`out` is the element x[index] (a NumPy scalar) read with b.mutations writes emitted
+    before it: two such reads with no write in between are the same value (value_key)."""
+    b.__dict__.setdefault("_reads", {})[out.node] = (x.node, to_expr(index), b.mutations)
+
+
+def value_key(b, v, depth=8):
+    """A hashable key equal for two values the graph computes equally: an element read
+    (note_read) of the same array at the same index with no write in between, a pure
+    elementwise op of equal operands (`p[i] + 1`, `int(p[i])`); otherwise the node itself."""
+    if not is_proxy(v):
+        v = to_expr(v)
+        return ("const", v if not isinstance(v, np.generic) else (type(v), v.item()))
+    node = v.node if hasattr(v, "node") else v
+    return _node_key(b, node, depth)
+
+
+def _node_key(b, node, depth):
+    read = b.__dict__.get("_reads", {}).get(node)
+    if read is not None:
+        return ("read",) + read
+    if depth > 0 and get_op(node.op).kind == "elementwise":
+        args = tuple(_node_key(b, a, depth - 1) if isinstance(a, Node) else ("const", a) for a in node.args)
+        return ("op", node.op, node.attrs, node.dtype, args)
+    return ("node", node)
 
 
 def _as_array_arg(b, a, fname):

@@ -17,7 +17,7 @@ from ..graph import IndexSlice
 from ..ops.indexing import index_is_scalar, is_identity_index, normalize_index
 from .advanced import advanced_getitem, advanced_setitem, is_advanced
 from .common import check_operand, is_array, is_proxy
-from .data_dependent import array_index, data_slice
+from .data_dependent import array_index, data_slice, note_read
 
 
 def _entries(index) -> tuple:
@@ -95,7 +95,10 @@ def getitem(b, x, index):
         if x.ndim == 0:
             return b.emit("expand_dims", x, axis=())
         return b.emit("squeeze", _one_element_view(b, x, canon), axis=(0,))
-    return b.emit("getitem", x, index=canon)
+    out = b.emit("getitem", x, index=canon)
+    if index_is_scalar(canon) and out.fake.scalar:
+        note_read(b, out, x, canon)
+    return out
 
 
 def _data_slice_entry(index):

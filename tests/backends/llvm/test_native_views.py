@@ -62,7 +62,9 @@ CASES = [   # (source, args, served natively)
     ("def f(a):\n a[1:4] = a[0:3]\n return a", (A,), True),                          # overlap: copied first
     ("def f(a):\n a[3] = a[3]\n return a", (A,), True),
     ("def f(a, b):\n a[1:3, 4:6] = b[::2, 1:3]\n return a", (A, rng.standard_normal((4, 5))), True),
-    ("def f(a, r):\n a[3] = r\n return a", (A, rng.standard_normal(64).astype(np.float32)), False),  # cast
+    ("def f(a, r):\n a[3] = r\n return a", (A, rng.standard_normal(64).astype(np.float32)), True),   # safe cast
+    ("def f(a, r):\n a[3] = r\n return a", (A, np.arange(64)), True),                        # int64 -> float64
+    ("def f(a, r):\n a[3] = r\n return a", (A.astype(np.float32), rng.standard_normal(64)), False),  # narrowing
     ("def f(a, r):\n a[3, 1:] = r\n return a.max()", (A, rng.standard_normal(63)), True),
     ("def f(a, r):\n a[0] = r\n return a[1] * 2", (A, rng.standard_normal(64)), True),
     # the source reads the destination elsewhere: a native copy of it first (step.copies)

@@ -175,3 +175,23 @@ def test_tuning_off_by_default():
     f = ft.compile(scaled, backend="llvm")            # (the fixture leaves it off here)
     f(np.ones(3))
     assert "tuning" not in _entry(scaled).info.extra
+
+
+def column_products(data, out):
+    """covariance's loop: `v @ M` of a column and the columns right of it, in a native nest."""
+    m = data.shape[1]
+    for i in range(m):
+        out[i, i:m] = data[:, i] @ data[:, i:m]
+    return out
+
+
+@pytest.mark.parametrize("dtype,exact", [(np.float64, False), (np.complex128, False), (np.int64, True)])
+def test_products_in_loop_nests_are_exact_only_for_integers(dtype, exact):
+    """NumPy computes a float or complex `v @ M` with BLAS (its blocked order); the native nest
+    adds row by row: within rounding, not NumPy's bits, so such an entry is not 'same as eager'
+    (autotuning must not switch between the two). Integer products wrap the same in any order."""
+    f = ft.compile(column_products, backend="llvm")
+    data = (rng.standard_normal((30, 20)) * 10).astype(dtype)      # 20 trips: a loop, not unrolled
+    got, want = f(data, np.zeros((20, 20), dtype)), column_products(data, np.zeros((20, 20), dtype))
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert _entry(column_products).info.extra["same_as_eager"] is exact
