@@ -28,10 +28,14 @@ goes into lane (i - start) % 8. Without recursion, the loop runs the leaves left
 Speed: a leaf's lanes are one chain of vector adds (two 256-bit vectors in float64, one in
 float32: the width LLVM vectorises with here), 4 cycles each; GROUP leaves run side by side
 (independent chains: the units all of them have without a test, then the rest), and a sum of
-n <= 128 (a row) has a path of its own without the tree. The elements are read as vectors
-straight from x when the body only adds up x[i] at unit stride; otherwise the body (a fused
-expression, other stores and accumulators) runs over the group's elements in order as a loop
-LLVM vectorises, writing the elements into a stack buffer that the lanes then read.
+n <= 128 (a row) has a path of its own without the tree. When the body is only the sums'
+updates and their values are + - * / and negation of elements x[i] and loop-invariant values
+(`x[i]`, `(x[i] - m) ** 2`, `x[i] * w[i]`: _vectorisable), a unit's 8 values are computed
+straight into the lanes, one vector instruction per scalar one of the plain loop (the same IEEE
+operation per element: NumPy's bits); x[i] is read as a vector where the copy knows it at unit
+stride (reversed at -1), element by element otherwise (the strided copy). Any other body (a
+store, another accumulator, a call such as exp, a cast) runs over the group's elements in order
+as a loop LLVM vectorises, writing the elements into a stack buffer that the lanes then read.
 
 The iterations run in their order (0, 1, ..., n - 1), so whatever else the body does (stores,
 other accumulators) is unchanged; only the float `red_add` accumulators (`acc := acc + x`, x
@@ -114,7 +118,8 @@ class _State:
         self.sums, self.group = sums, group
         self.lanes = {a: [[alloca(f"lanes{j}.{h}.{a}", _vec(dt)) for h in range(_halves(dt))] for j in range(group)]
                       for a, dt in sums.items()}
-        self.buf = {a: alloca(f"buf.{a}", f"[{group * BLOCK} x {T.reg(dt)}]") for a, dt in sums.items()}
+        self.alloca = alloca
+        self._buf = None
         self.res = {a: alloca(f"res.{a}", T.reg(dt)) for a, dt in sums.items()}
         self.total = {a: alloca(f"total.{a}", T.reg(dt)) for a, dt in sums.items()}
         self.stack = {a: alloca(f"stack.{a}", f"[{_STACK} x {T.reg(dt)}]") for a, dt in sums.items()}
@@ -123,6 +128,15 @@ class _State:
             setattr(self, v, alloca(v, "i64"))
         self.path = {f: alloca(f"path.{f}", f"[{_STACK} x i64]") for f in ("lo", "q", "extra")}
         self.leaf = [{v: alloca(f"{v}{j}", "i64") for v in ("lo", "q", "depth")} for j in range(group)]
+
+
+    @property
+    def buf(self):
+        """The group's computed elements (a body _vectorisable does not take), allocated once used."""
+        if self._buf is None:
+            self._buf = {a: self.alloca(f"buf.{a}", f"[{self.group * BLOCK} x {T.reg(dt)}]")
+                         for a, dt in self.sums.items()}
+        return self._buf
 
 
 def _halves(dt):
@@ -134,17 +148,90 @@ def _vec(dt):
     return f"<{LANES // _halves(dt)} x {T.reg(dt)}>"
 
 
-def _direct(unit: Loop, sums: dict, access) -> dict | None:
-    """{acc: its Load} when the unit's body only adds up elements x[i] read at unit stride in
-    the fast copy (`access`: its (base, step, sign) per access), else None."""
-    out = {}
-    for s in unit.body:
-        x = s.value if isinstance(s, Update) and s.name in sums else None
-        if not isinstance(x, Load) or isinstance(x, (Gather, DataLoad)) or x.dtype != sums[s.name] \
-                or access is None or (x.buf, x.index) not in access or access[(x.buf, x.index)][1] is None \
-                or access[(x.buf, x.index)][2] != 1:
-            return None
-        out[s.name] = x
+_VECTOR_OPS = {"add": "fadd", "subtract": "fsub", "multiply": "fmul", "true_divide": "fdiv"}
+
+
+def _vectorisable(unit: Loop, sums: dict, access, buffers) -> bool:
+    """Whether a unit's 8 values can be computed straight into the lanes as vectors: the body
+    is only the sums' updates, each value of the sum's dtype built from elements x[i] (any
+    stride: gathered one by one where not at unit stride), values the loop does not change
+    (splatted) and + - * / and negation, the instructions the scalar loop emits (NumPy's
+    bits element by element). Anything else (other statements, calls, casts, data-dependent
+    positions) computes the leaf's elements into the stack buffer (module doc)."""
+    if access is None:
+        return False
+    return all(isinstance(s, Update) and s.name in sums
+               and _vector_expr(s.value, sums[s.name], unit.var, access, buffers) for s in unit.body)
+
+
+def _varies(e, var) -> bool:
+    return any(isinstance(x, (Gather, DataLoad)) or (isinstance(x, Load) and any(a.coef(var) for a in x.index))
+               or (isinstance(x, Op) and x.op == "affine" and x.args[0].coef(var)) for x in walk_exprs(e))
+
+
+def _vector_expr(e, dt, var, access, buffers) -> bool:
+    if not _varies(e, var):
+        return getattr(e, "dtype", None) == dt
+    if getattr(e, "dtype", None) != dt or isinstance(e, (Gather, DataLoad)):
+        return False
+    if isinstance(e, Load):
+        return (e.buf, e.index) in access and buffers[e.buf].dtype == dt
+    if isinstance(e, Op) and (e.op in _VECTOR_OPS and len(e.args) == 2 or e.op == "negative" and len(e.args) == 1):
+        return all(_vector_expr(x, dt, var, access, buffers) for x in e.args)
+    return False
+
+
+def _vector_values(em, e, dt, access, var, b0) -> list:
+    """The values of `e` (_vector_expr) at elements b0 .. b0 + 7 as the lanes' vectors: the
+    instructions of the scalar loop, one per vector; x[i] read as a vector where the copy
+    knows it at unit stride (reversed at -1), else element by element as the scalar loop
+    reads it; values the loop does not change computed once and splatted."""
+    ty, w = T.reg(dt), LANES // _halves(dt)
+    vt = f"<{w} x {ty}>"
+    saved = em.access, em.ivar, dict(em.cse), em.env.get(var)
+    em.access, em.ivar = access, var
+    memo = {}
+
+    def scalar_at(x, i):                          # x at element i, as the scalar loop computes it
+        em.cse = dict(saved[2])
+        em.env[var] = i
+        return em.ev(x)
+
+    def at(first, k):
+        return first if k == 0 else em.emit(f"add i64 {first}, {k}", "i64")
+
+    def ev(x, first):
+        if (x, first) in memo:
+            return memo[(x, first)]
+        if not _varies(x, var):
+            if x not in memo:
+                one = em.emit(f"insertelement {vt} poison, {ty} {scalar_at(x, first)}, i64 0", vt)
+                memo[x] = em.emit(f"shufflevector {vt} {one}, {vt} poison, <{w} x i32> zeroinitializer", vt)
+            return memo[x]
+        if isinstance(x, Load):
+            base, step, sign = access[(x.buf, x.index)]
+            if sign in (1, -1):                   # `address`'s element index, i or -i
+                j = first if sign == 1 else em.emit(f"sub nsw i64 0, {at(first, w - 1)}", "i64")
+                p = em.emit(f"getelementptr inbounds {T.mem(dt)}, ptr {base}, i64 {j}", "ptr")
+                r = em.emit(f"load {vt}, ptr {p}, align {T.itemsize(dt)}", vt)
+                if sign == -1:
+                    rev = ", ".join(f"i32 {w - 1 - k}" for k in range(w))
+                    r = em.emit(f"shufflevector {vt} {r}, {vt} poison, <{w} x i32> <{rev}>", vt)
+            else:
+                r = "poison"
+                for k in range(w):
+                    r = em.emit(f"insertelement {vt} {r}, {ty} {scalar_at(x, at(first, k))}, i64 {k}", vt)
+        elif x.op == "negative":
+            r = em.emit(f"fneg {vt} {ev(x.args[0], first)}", vt)
+        else:
+            r = em.emit(f"{_VECTOR_OPS[x.op]} {vt} {ev(x.args[0], first)}, {ev(x.args[1], first)}", vt)
+        memo[(x, first)] = r
+        return r
+
+    out = [ev(e, at(b0, h * w)) for h in range(_halves(dt))]
+    em.access, em.ivar, em.cse = saved[:3]
+    if saved[3] is not None:
+        em.env[var] = saved[3]
     return out
 
 
@@ -172,8 +259,8 @@ def _driver(em, st, loops, start, stop, units, rest, done, access, scalar):
         for a, dt in sums.items():
             em.accs[a] = (st.res[a], dt)
 
-    loads = _direct(unit, sums, access) if not scalar else None
-    group = 1 if scalar else GROUP
+    vec = _vectorisable(unit, sums, access, em.k.buffers)
+    group = GROUP if vec or not scalar else 1     # the buffer keeps a strided copy's elements in order
     small, one, many, fin = (em.new_label(x) for x in ("pwsmall", "pwone", "pwmany", "pwfin"))
     _store(em, 0, st.sp)
     _store(em, 0, st.pos)
@@ -195,14 +282,14 @@ def _driver(em, st, loops, start, stop, units, rest, done, access, scalar):
     for k, v in (("lo", 0), ("q", units), ("depth", 0)):
         _store(em, v, st.leaf[0][k])
     _store(em, units, st.umax)
-    _leaves(em, st, 1, False, unit, loads, access, scalar, start, stop, units, tail, bind_res, run)
+    _leaves(em, st, 1, False, unit, vec, access, scalar, start, stop, units, tail, bind_res, run)
     em.line(f"br label %{fin}")
     # groups of leaves side by side (independent chains of vector adds)
     em.label(many)
     _store(em, 0, st.umax)
     for j in range(group):
         _find_leaf(em, st, j, units, rest)
-    _leaves(em, st, group, True, unit, loads, access, scalar, start, stop, units, tail, bind_res, run)
+    _leaves(em, st, group, True, unit, vec, access, scalar, start, stop, units, tail, bind_res, run)
     em.line(f"br i1 {em.emit(f'icmp slt i64 {_load(em, st.pos)}, {units}', 'i1')}, label %{many}, label %{fin}")
     em.label(fin)
     for a, dt in sums.items():
@@ -212,7 +299,7 @@ def _driver(em, st, loops, start, stop, units, rest, done, access, scalar):
     em.line(f"br label %{done}")
 
 
-def _leaves(em, st, group, guarded, unit, loads, access, scalar, start, stop, units, tail, bind_res, run):
+def _leaves(em, st, group, guarded, unit, vec, access, scalar, start, stop, units, tail, bind_res, run):
     """The units of leaves 0..group-1 (st.leaf: found), side by side, then their sums into the
     tree in order. `guarded`: a leaf may have fewer units than umax (or none)."""
     sums = st.sums
@@ -222,7 +309,7 @@ def _leaves(em, st, group, guarded, unit, loads, access, scalar, start, stop, un
             for p in lanes:
                 _store(em, f"<{zeros}>", p, _vec(dt))
     base = _load(em, st.leaf[0]["lo"])
-    if loads is None:                             # the group's elements (the body) into st.buf
+    if not vec:                                   # the group's elements (the body) into st.buf
         lo = em.emit(f"add i64 {start}, {em.emit(f'shl i64 {base}, 3', 'i64')}", "i64")
         end = _load(em, st.pos) if guarded else units
 
@@ -238,8 +325,8 @@ def _leaves(em, st, group, guarded, unit, loads, access, scalar, start, stop, un
         for j in range(1, group):
             qj = _load(em, st.leaf[j]["q"])
             umin = em.emit(f"select i1 {em.emit(f'icmp slt i64 {qj}, {umin}', 'i1')}, i64 {qj}, i64 {umin}", "i64")
-        _units(em, st, group, False, umin, loads, access, unit, start, base)
-    _units(em, st, group, guarded, _load(em, st.umax), loads, access, unit, start, base)
+        _units(em, st, group, False, umin, vec, access, unit, start, base)
+    _units(em, st, group, guarded, _load(em, st.umax), vec, access, unit, start, base)
     for j in range(group):                        # each leaf's sum, in order, into the tree
         yes, no = em.new_label("pwleaf"), em.new_label("pwleafx")
         if guarded:
@@ -252,7 +339,7 @@ def _leaves(em, st, group, guarded, unit, loads, access, scalar, start, stop, un
             em.label(no)
 
 
-def _units(em, st, group, guarded, stop, loads, access, unit, start, base):
+def _units(em, st, group, guarded, stop, vec, access, unit, start, base):
     """Units st.u..stop-1 of leaves 0..group-1 side by side; `guarded`: only where the leaf has
     that unit."""
     uhead, ubody, uexit = em.new_label("pwu"), em.new_label("pwub"), em.new_label("pwux")
@@ -268,7 +355,7 @@ def _units(em, st, group, guarded, stop, loads, access, unit, start, base):
             em.line(f"br i1 {em.emit(f'icmp slt i64 {u}, {qj}', 'i1')}, label %{yes}, label %{no}")
             em.label(yes)
         lo = _load(em, st.leaf[j]["lo"])
-        _unit(em, st, j, loads, access, unit.var, start, em.emit(f"add i64 {lo}, {u}", "i64"), base)
+        _unit(em, st, j, vec, access, unit, start, em.emit(f"add i64 {lo}, {u}", "i64"), base)
         if guarded:
             em.line(f"br label %{no}")
             em.label(no)
@@ -338,24 +425,24 @@ def _path_set(em, st, d, lo, q, extra):
         _store(em, v, em.emit(f"getelementptr [{_STACK} x i64], ptr {st.path[field]}, i64 0, i64 {d}", "ptr"))
 
 
-def _unit(em, st, j, loads, access, var, start, u, base):
-    """Unit u (8 elements from start + 8u) into leaf j's lanes: from x itself (`loads`: x[i] at
-    unit stride) or from the group's elements computed into st.buf (unit `base` at its start)."""
+def _unit(em, st, j, vec, access, unit, start, u, base):
+    """Unit u (8 elements from start + 8u) into leaf j's lanes: computed as vectors (`vec`:
+    _vectorisable) or read from the group's elements computed into st.buf (unit `base` at its
+    start)."""
     sums = st.sums
-    if loads is not None:
-        b0 = em.emit(f"add i64 {start}, {em.emit(f'shl i64 {u}, 3', 'i64')}", "i64")
-        saved = em.access, em.ivar, dict(em.cse)
-        em.access, em.ivar, em.env[var] = access, var, b0
-        first = {a: em.address(x.buf, x.index) for a, x in loads.items()}
-        em.access, em.ivar, em.cse = saved
-    else:
+    b0 = em.emit(f"add i64 {start}, {em.emit(f'shl i64 {u}, 3', 'i64')}", "i64")
+    if not vec:
         off = em.emit(f"shl i64 {em.emit(f'sub i64 {u}, {base}', 'i64')}, 3", "i64")
         first = {a: em.emit(f"getelementptr {T.reg(dt)}, ptr {st.buf[a]}, i64 {off}", "ptr") for a, dt in sums.items()}
+    values = {s.name: _vector_values(em, s.value, sums[s.name], access, unit.var, b0) for s in unit.body} if vec else {}
     for a, dt in sums.items():
         vt, w = _vec(dt), LANES // _halves(dt)
         for h, p in enumerate(st.lanes[a][j]):
-            at = em.emit(f"getelementptr {T.reg(dt)}, ptr {first[a]}, i64 {h * w}", "ptr")
-            v = em.emit(f"load {vt}, ptr {at}, align {T.itemsize(dt)}", vt)
+            if vec:
+                v = values[a][h]
+            else:
+                at = em.emit(f"getelementptr {T.reg(dt)}, ptr {first[a]}, i64 {h * w}", "ptr")
+                v = em.emit(f"load {vt}, ptr {at}, align {T.itemsize(dt)}", vt)
             _store(em, em.emit(f"fadd {vt} {_load(em, p, vt)}, {v}", vt), p, vt)
 
 
