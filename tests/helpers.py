@@ -66,3 +66,59 @@ def check(fn, *args, graphs=None, **compile_kw):
     if graphs is not None:
         assert ft.stats().unique_graphs == graphs, ft.stats()
     return f
+
+
+def outcome(fn, args, copy=False):
+    """("ok", result, warnings) or ("raise", (exception type, message), warnings) of fn(*args),
+    every warning recorded (category, message) in order; `copy`: the array arguments are copied
+    first (order "K"), so in-place programs run on fresh data each time."""
+    import warnings
+    if copy:
+        args = [a.copy(order="K") if isinstance(a, np.ndarray) else a for a in args]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = "ok", fn(*args)
+        except Exception as e:                              # noqa: BLE001 - part of the outcome
+            result = "raise", (type(e), str(e))
+    return result + ([(w.category, str(w.message)) for w in caught],)
+
+
+def exactly(got, want, strides=False):
+    """Same type (dicts, tuples and lists item by item), dtype, shape (with `strides`, strides
+    too) and bits: NaN equals NaN, -0.0 differs from 0.0."""
+    if isinstance(want, dict):
+        assert type(got) is dict and got.keys() == want.keys(), (got, want)
+        for k in want:
+            exactly(got[k], want[k], strides)
+        return
+    if isinstance(want, (tuple, list)):
+        assert type(got) is type(want) and len(got) == len(want), (got, want)
+        for g, w in zip(got, want):
+            exactly(g, w, strides)
+        return
+    assert type(got) is type(want), (type(got), type(want), got, want)
+    if isinstance(want, (np.ndarray, np.generic)):
+        assert got.dtype == want.dtype and np.shape(got) == np.shape(want), (got.dtype, want.dtype, got, want)
+        if strides and isinstance(want, np.ndarray):
+            assert got.strides == want.strides, (got.strides, want.strides)
+        assert np.array_equal(got, want, equal_nan=want.dtype.kind in "fc"), (got, want)
+        if want.dtype.kind == "f":
+            assert np.array_equal(np.signbit(got), np.signbit(want)), (got, want)
+    else:
+        assert got == want or (got != got and want != want), (got, want)
+        if isinstance(want, float):
+            assert np.signbit(got) == np.signbit(want), (got, want)
+
+
+def same_outcome(fn, *args, backend="llvm", fullgraph=True, copy=False, strides=False):
+    """fn compiled gives fn's outcome (module `outcome`): the same warnings in order, the same
+    exception and message, or a result `exactly` the same; returns the compiled result."""
+    want = outcome(fn, args, copy)
+    got = outcome(ft.compile(fn, backend=backend, fullgraph=fullgraph), args, copy)
+    assert got[0] == want[0] and got[2] == want[2], (got, want)
+    if want[0] == "ok":
+        exactly(got[1], want[1], strides)
+    else:
+        assert got[1] == want[1], (got, want)
+    return got[1]

@@ -1,6 +1,5 @@
 """np.gradient traced (issue 23 part 5): NumPy's bits, dtypes and memory order for every axis,
 spacing form and edge order; coordinate arrays a clean graph break with a hint."""
-import warnings
 
 import numpy as np
 import pytest
@@ -8,42 +7,11 @@ from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import frametrace as ft
-from helpers import BACKENDS
-
-
-def outcome(fn, args):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            result = "ok", fn(*args)
-        except Exception as e:                              # noqa: BLE001 - part of the outcome
-            result = "raise", (type(e), str(e))
-    return result + ([(w.category, str(w.message)) for w in caught],)
-
-
-def exactly(got, want):
-    if isinstance(want, (tuple, list)):
-        assert type(got) is type(want) and len(got) == len(want), (got, want)
-        for g, w in zip(got, want):
-            exactly(g, w)
-        return
-    assert type(got) is type(want), (type(got), type(want))
-    assert got.dtype == want.dtype and got.shape == want.shape and got.strides == want.strides, \
-        (got.dtype, want.dtype, got.shape, want.shape, got.strides, want.strides)
-    assert np.array_equal(got, want, equal_nan=True), (got, want)
-    if want.dtype.kind == "f":
-        assert np.array_equal(np.signbit(got), np.signbit(want))
+from helpers import BACKENDS, exactly, same_outcome
 
 
 def same(fn, *args, backend="llvm", fullgraph=True):
-    want = outcome(fn, args)
-    got = outcome(ft.compile(fn, backend=backend, fullgraph=fullgraph), args)
-    assert got[0] == want[0] and got[2] == want[2], (got, want)
-    if want[0] == "ok":
-        exactly(got[1], want[1])
-    else:
-        assert got[1] == want[1], (got, want)
-
+    return same_outcome(fn, *args, backend=backend, fullgraph=fullgraph, strides=True)
 
 class HeatSolver:
     """A simulation's diagnostics, as users write them: gradients of a field on a grid."""
@@ -111,7 +79,7 @@ def test_dynamic_sizes_one_graph():
         return np.gradient(x * 2.0, 0.1) + 1
     g = ft.compile(f, fullgraph=True)
     for n in (3, 5, 8, 17, 2):
-        exactly(g(np.linspace(0, 1, n) ** 2), f(np.linspace(0, 1, n) ** 2))
+        exactly(g(np.linspace(0, 1, n) ** 2), f(np.linspace(0, 1, n) ** 2), strides=True)
     assert ft.stats().unique_graphs <= 2
     with pytest.raises(ValueError, match="too small"):
         g(np.ones(1))

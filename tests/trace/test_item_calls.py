@@ -1,7 +1,6 @@
 """x.item() without a graph break (issue 23 part 5: `loss.item()` in every training loop): the
 element as a Python float / int / bool, NumPy's errors for a size other than 1 or a bad index,
 every dtype, views, NumPy scalars; the float is a Python float to NumPy's promotion rules."""
-import warnings
 
 import numpy as np
 import pytest
@@ -9,50 +8,11 @@ from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import frametrace as ft
-from helpers import BACKENDS
-
-
-def outcome(fn, args):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            result = "ok", fn(*args)
-        except Exception as e:                              # noqa: BLE001 - part of the outcome
-            result = "raise", (type(e), str(e))
-    return result + ([(w.category, str(w.message)) for w in caught],)
-
-
-def exactly(got, want):
-    if isinstance(want, dict):
-        assert type(got) is dict and got.keys() == want.keys(), (got, want)
-        for k in want:
-            exactly(got[k], want[k])
-        return
-    if isinstance(want, (tuple, list)):
-        assert type(got) is type(want) and len(got) == len(want), (got, want)
-        for g, w in zip(got, want):
-            exactly(g, w)
-        return
-    assert type(got) is type(want), (type(got), type(want), got, want)
-    if isinstance(want, (np.ndarray, np.generic)):
-        assert got.dtype == want.dtype and np.shape(got) == np.shape(want)
-        np.testing.assert_array_equal(got, want)
-    else:
-        assert got == want or (got != got and want != want), (got, want)
-        if isinstance(want, float):
-            assert np.signbit(got) == np.signbit(want)
+from helpers import BACKENDS, exactly, same_outcome
 
 
 def same(fn, *args, backend="llvm", fullgraph=True):
-    want = outcome(fn, args)
-    got = outcome(ft.compile(fn, backend=backend, fullgraph=fullgraph), args)
-    assert got[0] == want[0] and got[2] == want[2], (got, want)
-    if want[0] == "ok":
-        exactly(got[1], want[1])
-    else:
-        assert got[1] == want[1], (got, want)
-    return got[1]
-
+    return same_outcome(fn, *args, backend=backend, fullgraph=fullgraph)
 
 class Trainer:
     """A training loop's step, written as users write it."""

@@ -10,51 +10,11 @@ from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import frametrace as ft
-from helpers import BACKENDS
-
-
-def outcome(fn, args):
-    args = [a.copy(order="K") if isinstance(a, np.ndarray) else a for a in args]
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            result = "ok", fn(*args)
-        except Exception as e:                              # noqa: BLE001 - part of the outcome
-            result = "raise", (type(e), str(e))
-    return result + ([(w.category, str(w.message)) for w in caught],)
-
-
-def exactly(got, want):
-    """Same type, dtype, shape, strides and bits (NaN equal to NaN, -0.0 not equal to 0.0)."""
-    if isinstance(want, (tuple, list)):
-        assert type(got) is type(want) and len(got) == len(want), (got, want)
-        for g, w in zip(got, want):
-            exactly(g, w)
-        return
-    assert type(got) is type(want), (type(got), type(want), got, want)
-    if isinstance(want, np.ndarray):
-        assert got.dtype == want.dtype and got.shape == want.shape and got.strides == want.strides, \
-            (got.dtype, want.dtype, got.shape, got.strides, want.strides)
-    if isinstance(want, (np.ndarray, np.generic)):
-        np.testing.assert_array_equal(np.signbit(got), np.signbit(want)) if want.dtype.kind == "f" else None
-        np.testing.assert_array_equal(got, want)
-    else:
-        assert got == want or (got != got and want != want), (got, want)
-        if isinstance(want, float):
-            assert np.signbit(got) == np.signbit(want), (got, want)
+from helpers import BACKENDS, exactly, outcome, same_outcome
 
 
 def same(fn, *args, backend="llvm", fullgraph=True):
-    want = outcome(fn, args)
-    got = outcome(ft.compile(fn, backend=backend, fullgraph=fullgraph), args)
-    assert got[0] == want[0], (got, want)
-    assert got[2] == want[2], (got[2], want[2])                  # the same warnings, in order
-    if want[0] == "raise":
-        assert got[1] == want[1], (got, want)
-    else:
-        exactly(got[1], want[1])
-    return got[1]
-
+    return same_outcome(fn, *args, backend=backend, fullgraph=fullgraph, copy=True, strides=True)
 
 SPECIALS = np.array([0.5, 1.5, 2.5, -0.5, -2.5, 0.125, 2.675, 1.005, -0.0, 0.0, np.nan, np.inf, -np.inf,
                      1e308, -1e-308, 5e-324, 56294995342131.5, 0.285, 1234.5678])
@@ -215,10 +175,10 @@ def test_python_round_random(a, b, nd):
     ft.reset()
     f = ft.compile(python_float_round, fullgraph=True)
     x = np.array([a, b])
-    want, got = outcome(python_float_round, (x, nd)), outcome(f, (x, nd))
+    want, got = outcome(python_float_round, (x, nd), copy=True), outcome(f, (x, nd), copy=True)
     assert got[0] == want[0] and got[2] == want[2], (got, want)
     if want[0] == "ok":
-        exactly(got[1], want[1])
+        exactly(got[1], want[1], strides=True)
     else:
         assert got[1] == want[1]
 

@@ -8,40 +8,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import frametrace as ft
-from helpers import BACKENDS
-
-
-def outcome(fn, args):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            result = "ok", fn(*args)
-        except Exception as e:                              # noqa: BLE001 - part of the outcome
-            result = "raise", (type(e), str(e))
-    return result + ([(w.category, str(w.message)) for w in caught],)
-
-
-def exactly(got, want):
-    if isinstance(want, (tuple, list)):
-        assert type(got) is type(want) and len(got) == len(want), (got, want)
-        for g, w in zip(got, want):
-            exactly(g, w)
-        return
-    assert type(got) is type(want), (type(got), type(want), got, want)
-    if isinstance(want, np.ndarray):
-        assert got.dtype == want.dtype and got.shape == want.shape
-    assert np.array_equal(got, want, equal_nan=True), (got, want)
+from helpers import BACKENDS, exactly, same_outcome
 
 
 def same(fn, *args, backend="llvm", fullgraph=True):
-    want = outcome(fn, args)
-    got = outcome(ft.compile(fn, backend=backend, fullgraph=fullgraph), args)
-    assert got[0] == want[0] and got[2] == want[2], (got, want)
-    if want[0] == "ok":
-        exactly(got[1], want[1])
-    else:
-        assert got[1] == want[1], (got, want)
-
+    return same_outcome(fn, *args, backend=backend, fullgraph=fullgraph)
 
 class Normalizer:
     """A data pipeline step, as users write it."""

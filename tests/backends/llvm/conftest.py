@@ -1,3 +1,4 @@
+import logging
 import os
 import sys
 
@@ -34,3 +35,27 @@ def compiled_graphs(monkeypatch):
         return runs[-1]
     monkeypatch.setattr(backend, "compile_graph", capture)
     return runs
+
+
+class LoopLog(logging.Handler):
+    """Collects the `loops` log's lines (what each loop became: native nest, jammed, ...)."""
+
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.lines = []
+
+    def emit(self, record):
+        self.lines.append(record.getMessage())
+
+
+@pytest.fixture
+def loop_log():
+    """The `loops` log lines of the test, as a list."""
+    import frametrace as ft
+    ft.set_logs(loops=True)
+    handler = LoopLog()
+    logger = logging.getLogger("frametrace.loops")
+    logger.addHandler(handler)
+    yield handler.lines
+    logger.removeHandler(handler)
+    ft.set_logs()

@@ -4,7 +4,6 @@ against the plain program (NaN, inf and -0.0 included); small complex matrix pro
 indexed sub-arrays (`G[k, idx[a, b]] @ H[a]`) within the products' tolerance; what is not
 supported keeps the generic path with NumPy's values and warnings. Sizes 0, 1 and odd,
 strided and reversed views; one compiled frame per layout, the native kernel counted."""
-import logging
 import warnings
 
 import numpy as np
@@ -27,26 +26,6 @@ def _clean():
     with ft.config.patch(strict_backend=True, verify_ir=True, pgo=False):
         yield
     ft.reset()
-
-
-class LoopLog(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.DEBUG)
-        self.lines = []
-
-    def emit(self, record):
-        self.lines.append(record.getMessage())
-
-
-@pytest.fixture
-def loop_log():
-    ft.set_logs(loops=True)
-    handler = LoopLog()
-    logger = logging.getLogger("frametrace.loops")
-    logger.addHandler(handler)
-    yield handler.lines
-    logger.removeHandler(handler)
-    ft.set_logs()
 
 
 def cplx(rng, shape, dtype, specials=False):

@@ -4,7 +4,6 @@ clamps a slice, negative bounds included) and gathers `x[cols]` read inside the 
 their index checked where it is read. Against plain NumPy on random CSR matrices (empty rows,
 no rows, one row), index and value dtypes, out-of-range and negative indices (NumPy's
 IndexError / wrap, after the earlier rows' writes), with graph, break and compile counts."""
-import logging
 
 import numpy as np
 import pytest
@@ -21,26 +20,6 @@ def _clean():
     with ft.config.patch(strict_backend=True, verify_ir=True, pgo=False, loop_unroll_budget=0):
         yield
     ft.reset()
-
-
-class LoopLog(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.DEBUG)
-        self.lines = []
-
-    def emit(self, record):
-        self.lines.append(record.getMessage())
-
-
-@pytest.fixture
-def loop_log():
-    ft.set_logs(loops=True)
-    handler = LoopLog()
-    logger = logging.getLogger("frametrace.loops")
-    logger.addHandler(handler)
-    yield handler.lines
-    logger.removeHandler(handler)
-    ft.set_logs()
 
 
 # -- the programs, as users write them ------------------------------------------------------------

@@ -5,7 +5,6 @@ strided, reversed and Fortran operands, int and float dtypes; float results with
 reduction-order bound (README "What 'same result as NumPy' means": |ours - NumPy's| <= 4 k eps
 (|a| @ |b|)) and bit for bit equal to the same nest without the transformation; bodies that
 write what a later iteration reads keep their order or are left alone."""
-import logging
 import warnings
 
 import numpy as np
@@ -24,26 +23,6 @@ def _clean():
     with ft.config.patch(strict_backend=True, verify_ir=True, pgo=False):
         yield
     ft.reset()
-
-
-class LoopLog(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.DEBUG)
-        self.lines = []
-
-    def emit(self, record):
-        self.lines.append(record.getMessage())
-
-
-@pytest.fixture
-def loop_log():
-    ft.set_logs(loops=True)
-    handler = LoopLog()
-    logger = logging.getLogger("frametrace.loops")
-    logger.addHandler(handler)
-    yield handler.lines
-    logger.removeHandler(handler)
-    ft.set_logs()
 
 
 def jammed(lines) -> bool:

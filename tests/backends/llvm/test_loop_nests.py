@@ -4,7 +4,6 @@ operations on Python and NumPy integers, inside ONE kernel (the `loops` log says
 nest"; loops.runs counts its calls). Compared with the plain Python/NumPy program on random
 inputs: sizes 0 and 1, empty inner ranges, non-contiguous and reversed operands, float32 and
 float64 with NaN/inf, every integer width, NumPy's wrap and NEP 50's OverflowError."""
-import logging
 import warnings
 
 import numpy as np
@@ -23,26 +22,6 @@ def _clean():
     with ft.config.patch(strict_backend=True, verify_ir=True, pgo=False):
         yield
     ft.reset()
-
-
-class LoopLog(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.DEBUG)
-        self.lines = []
-
-    def emit(self, record):
-        self.lines.append(record.getMessage())
-
-
-@pytest.fixture
-def loop_log():
-    ft.set_logs(loops=True)
-    handler = LoopLog()
-    logger = logging.getLogger("frametrace.loops")
-    logger.addHandler(handler)
-    yield handler.lines
-    logger.removeHandler(handler)
-    ft.set_logs()
 
 
 def fresh(args):

@@ -3,7 +3,6 @@
 accumulating inner loop (no mask array, no gather). Against NumPy on random inputs: float64,
 float32, integer and bool data, NaN/inf, sizes 0 and 1, reversed views; an empty selection's
 mean (NumPy's nan and warnings) from the generic path the checked count hands over to."""
-import logging
 import warnings
 
 import numpy as np
@@ -21,26 +20,6 @@ def _clean():
     with ft.config.patch(strict_backend=True, verify_ir=True, pgo=False, loop_unroll_budget=0):  # short loops too
         yield
     ft.reset()
-
-
-class LoopLog(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.DEBUG)
-        self.lines = []
-
-    def emit(self, record):
-        self.lines.append(record.getMessage())
-
-
-@pytest.fixture
-def loop_log():
-    ft.set_logs(loops=True)
-    handler = LoopLog()
-    logger = logging.getLogger("frametrace.loops")
-    logger.addHandler(handler)
-    yield handler.lines
-    logger.removeHandler(handler)
-    ft.set_logs()
 
 
 class RadialProfile:
