@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import frametrace as ft
+from frametrace.backends.llvm import exact as exact_mod
 from csrc_free_runtime import all_caches, tuning
 
 rng = np.random.default_rng(235)
@@ -186,12 +187,17 @@ def column_products(data, out):
 
 
 @pytest.mark.parametrize("dtype,exact", [(np.float64, False), (np.complex128, False), (np.int64, True)])
-def test_products_in_loop_nests_are_exact_only_for_integers(dtype, exact):
+def test_products_in_loop_nests_are_exact_only_for_integers(compiled_graphs, dtype, exact):
     """NumPy computes a float or complex `v @ M` with BLAS (its blocked order); the native nest
     adds row by row: within rounding, not NumPy's bits, so such an entry is not 'same as eager'
     (autotuning must not switch between the two). Integer products wrap the same in any order."""
-    f = ft.compile(column_products, backend="llvm")
-    data = (rng.standard_normal((30, 20)) * 10).astype(dtype)      # 20 trips: a loop, not unrolled
-    got, want = f(data, np.zeros((20, 20), dtype)), column_products(data, np.zeros((20, 20), dtype))
+    ft.reset()
+    with ft.config.patch(loop_unroll_budget=0, pgo=False):
+        f = ft.compile(column_products, backend="llvm")
+        data = (rng.standard_normal((30, 20)) * 10).astype(dtype)
+        got, want = f(data, np.zeros((20, 20), dtype)), column_products(data, np.zeros((20, 20), dtype))
     np.testing.assert_allclose(got, want, rtol=1e-12)
+    (run,) = compiled_graphs
+    assert len(run.plan.loop_natives) == 1                      # the loop is one native nest
+    assert exact_mod.same_as_eager(run) is exact
     assert _entry(column_products).info.extra["same_as_eager"] is exact
