@@ -102,15 +102,24 @@ class NativeLayouts:
         ir = self.b.ir
         if self.L is None or node not in self.lay.index:
             return "null"
+
+        def read():
+            p = ir.op(f"getelementptr inbounds i8, ptr {self.L}, i64 {24 + 8 * self.lay.index[node]}")
+            item = ir.op(f"load ptr, ptr {p}, align 8")
+            isnone = ir.op(f"icmp eq ptr {item}, {ir.const_ptr(None)}")
+            return ir.op(f"select i1 {isnone}, ptr null, ptr {item}")
+        return self._unless_null(self.L, read)
+
+    def _unless_null(self, ptr: str, compute) -> str:
+        """A pointer: null when `ptr` is null, else compute()'s (its IR emitted in a block that
+        runs only then)."""
+        ir = self.b.ir
         slot = ir.alloca("ptr")
         ir.do(f"store ptr null, ptr {slot}, align 8")
-        some, done = ir.label("li"), ir.label("lid")
-        ir.do(f"br i1 {ir.op(f'icmp ne ptr {self.L}, null')}, label %{some}, label %{done}")
+        some, done = ir.label("nn"), ir.label("nnd")
+        ir.do(f"br i1 {ir.op(f'icmp ne ptr {ptr}, null')}, label %{some}, label %{done}")
         ir.block(some)
-        p = ir.op(f"getelementptr inbounds i8, ptr {self.L}, i64 {24 + 8 * self.lay.index[node]}")
-        item = ir.op(f"load ptr, ptr {p}, align 8")
-        isnone = ir.op(f"icmp eq ptr {item}, {ir.const_ptr(None)}")
-        ir.do(f"store ptr {ir.op(f'select i1 {isnone}, ptr null, ptr {item}')}, ptr {slot}, align 8")
+        ir.do(f"store ptr {compute()}, ptr {slot}, align 8")
         ir.do(f"br label %{done}")
         ir.block(done)
         return ir.op(f"load ptr, ptr {slot}, align 8")
@@ -123,31 +132,27 @@ class NativeLayouts:
             return "null"
         ir = self.b.ir
         out = ir.alloca(f"[{node.ndim} x i64]")
-        slot = ir.alloca("ptr")
-        ir.do(f"store ptr null, ptr {slot}, align 8")
-        read, done = ir.label("ls"), ir.label("lsd")
-        ir.do(f"br i1 {ir.op(f'icmp ne ptr {item}, null')}, label %{read}, label %{done}")
-        ir.block(read)
-        over = ir.alloca("i32")
-        ok, hi, total = "true", "0", str(node.dtype.itemsize)
-        for d, n in enumerate(dims):
-            it = ir.op(f"load ptr, ptr {ir.op(f'getelementptr inbounds i8, ptr {item}, i64 {24 + 8 * d}')}, align 8")
-            st = ir.call("i64", "PyLong_AsLongLongAndOverflow", f"ptr {it}", f"ptr {over}")
-            ir.do(f"store i64 {st}, ptr {ir.op(f'getelementptr inbounds i64, ptr {out}, i64 {d}')}, align 8")
-            big = ir.op(f"icmp sgt i64 {n}, 1")
-            small, up = ir.op(f"xor i1 {big}, true"), ir.op(f"icmp sge i64 {st}, 0")
-            ok = ir.op(f"and i1 {ok}, {ir.op(f'or i1 {small}, {up}')}")
-            last = ir.op(f"sub i64 {n}, 1")
-            span = ir.op(f"mul i64 {ir.op(f'select i1 {big}, i64 {last}, i64 0')}, {st}")
-            hi = ir.op(f"add i64 {hi}, {span}")
-            total = ir.op(f"mul i64 {total}, {n}")
-        inside = ir.op(f"icmp sle i64 {ir.op(f'add i64 {hi}, {node.dtype.itemsize}')}, {total}")
-        empty = ir.op(f"icmp eq i64 {total}, 0")
-        ok = ir.op(f"and i1 {ok}, {ir.op(f'or i1 {inside}, {empty}')}")
-        ir.do(f"store ptr {ir.op(f'select i1 {ok}, ptr {out}, ptr null')}, ptr {slot}, align 8")
-        ir.do(f"br label %{done}")
-        ir.block(done)
-        return ir.op(f"load ptr, ptr {slot}, align 8")
+
+        def read():
+            over = ir.alloca("i32")
+            ok, hi, total = "true", "0", str(node.dtype.itemsize)
+            for d, n in enumerate(dims):
+                at = ir.op(f"getelementptr inbounds i8, ptr {item}, i64 {24 + 8 * d}")
+                it = ir.op(f"load ptr, ptr {at}, align 8")
+                st = ir.call("i64", "PyLong_AsLongLongAndOverflow", f"ptr {it}", f"ptr {over}")
+                ir.do(f"store i64 {st}, ptr {ir.op(f'getelementptr inbounds i64, ptr {out}, i64 {d}')}, align 8")
+                big = ir.op(f"icmp sgt i64 {n}, 1")
+                small, up = ir.op(f"xor i1 {big}, true"), ir.op(f"icmp sge i64 {st}, 0")
+                ok = ir.op(f"and i1 {ok}, {ir.op(f'or i1 {small}, {up}')}")
+                last = ir.op(f"sub i64 {n}, 1")
+                span = ir.op(f"mul i64 {ir.op(f'select i1 {big}, i64 {last}, i64 0')}, {st}")
+                hi = ir.op(f"add i64 {hi}, {span}")
+                total = ir.op(f"mul i64 {total}, {n}")
+            inside = ir.op(f"icmp sle i64 {ir.op(f'add i64 {hi}, {node.dtype.itemsize}')}, {total}")
+            empty = ir.op(f"icmp eq i64 {total}, 0")
+            ok = ir.op(f"and i1 {ok}, {ir.op(f'or i1 {inside}, {empty}')}")
+            return ir.op(f"select i1 {ok}, ptr {out}, ptr null")
+        return self._unless_null(item, read)
 
     def relayout(self, node, var: str):
         """A kernel's result written over a dead temporary, in NumPy's layout (relayout)."""
