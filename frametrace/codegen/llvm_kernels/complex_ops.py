@@ -261,20 +261,21 @@ def _isnan(e, t, x):
     return e.emit(f"or i1 {_fcmp(e, t, 'uno', re, re)}, {_fcmp(e, t, 'uno', im, im)}", "i1")
 
 
-def _isfinite(e, t, x):
+def _abs_parts_vs_inf(e, t, x, pred, join):
+    """(|re| pred inf) join (|im| pred inf): isfinite ("one", "and") and isinf ("oeq", "or")."""
     p = _LLPART[t]
     fabs = "f64" if p == "double" else "f32"
     re, im = _parts(e, t, x)
-    fin = [_fcmp(e, t, "one", e.emit(f"call {p} @llvm.fabs.{fabs}({p} {v})", p), _fc(t, math.inf)) for v in (re, im)]
-    return e.emit(f"and i1 {fin[0]}, {fin[1]}", "i1")
+    c = [_fcmp(e, t, pred, e.emit(f"call {p} @llvm.fabs.{fabs}({p} {v})", p), _fc(t, math.inf)) for v in (re, im)]
+    return e.emit(f"{join} i1 {c[0]}, {c[1]}", "i1")
+
+
+def _isfinite(e, t, x):
+    return _abs_parts_vs_inf(e, t, x, "one", "and")
 
 
 def _isinf(e, t, x):
-    p = _LLPART[t]
-    fabs = "f64" if p == "double" else "f32"
-    re, im = _parts(e, t, x)
-    inf = [_fcmp(e, t, "oeq", e.emit(f"call {p} @llvm.fabs.{fabs}({p} {v})", p), _fc(t, math.inf)) for v in (re, im)]
-    return e.emit(f"or i1 {inf[0]}, {inf[1]}", "i1")
+    return _abs_parts_vs_inf(e, t, x, "oeq", "or")
 
 
 COMPLEX = {
