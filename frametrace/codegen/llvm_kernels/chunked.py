@@ -22,6 +22,12 @@ What kernels cannot know (`routed_exact`): the argument of a function that NumPy
 a temporary and then viewed reversed (`np.exp((a * b)[::-1])`, fused here into one expression),
 and N-d operands whose signs mix along the innermost axis; their results are the SIMD path's.
 
+A function of values that move with no loop (`np.log(np.exp(x) + 1.0)` on an array of one
+element, `np.tanh(x.sum()) + y`, the argument of a routed function passed with stride 0) is
+computed by
+NumPy's loop on one element (`invariant_ops`, `routed_once`; in a loop, once before it and only
+when the loop runs: `hoisted_ops`): NumPy's call on a one-element array runs the same loop.
+
 Not routed (our own math stays): functions whose argument reads an accumulator or a Let, reads
 a buffer the loop stores elsewhere than at the same index, or that sit in a branch evaluated
 for some elements only (a `segment`); loops with a `break` and kernels that bail (checked ops).
@@ -30,7 +36,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...lower.loop_ir import Affine, DataLoad, Gather, If, Load, Loop, Op, Store, Var, Append, walk_exprs
+from ...lower.loop_ir import (Acc, Affine, Append, DataLoad, Gather, If, Let, Load, Loop, Op, Store, Update, Var, nested,
+                              walk_exprs)
 from ...lower.segments import SEGMENT
 from . import numpy_loops
 from . import types as T
@@ -64,6 +71,15 @@ def _unconditional(e, out: list, seen: set):
     out.append(e)
 
 
+def numpy_loop_of(e):
+    """NumPy's own loop for function op `e` (float, every argument of its dtype), or None."""
+    if not isinstance(e, Op) or not e.dtype.startswith("float") or \
+            any(getattr(a, "dtype", None) != e.dtype for a in e.args):
+        return None
+    loop = numpy_loops.loop_for(e.op, e.dtype)
+    return loop if loop is not None and loop.nin == len(e.args) else None
+
+
 def routed_ops(kernel, lp: Loop) -> list:
     """The Routed functions of innermost loop `lp`, inner ones first ([]: none, or unsafe)."""
     if kernel.bail is not None or lp.until is not None or any(isinstance(s, (Loop, If)) for s in lp.body):
@@ -88,16 +104,64 @@ def routed_ops(kernel, lp: Loop) -> list:
             before.add(s.buf)
     out = []
     for e, stored_before in order:
-        if len(out) >= MAX_ROUTED or not e.dtype.startswith("float") or \
-                any(getattr(a, "dtype", None) != e.dtype for a in e.args):
+        if len(out) >= MAX_ROUTED:
             continue
-        loop = numpy_loops.loop_for(e.op, e.dtype)
-        if loop is None or loop.nin != len(e.args) or not _safe_args(e, stored, stored_before):
+        loop = numpy_loop_of(e)
+        if loop is None or not _safe_args(e, stored, stored_before):
             continue
         modes = tuple("scalar" if not _moves(a, lp.var) else
                       "direct" if type(a) is Load else "buffer" for a in e.args)
         out.append(Routed(e, loop, modes))
     return out
+
+
+def hoisted_ops(kernel, lp: Loop) -> list:
+    """The function ops of innermost loop `lp` that every iteration evaluates on the same values
+    (they read nothing the loop moves, stores or binds): NumPy's loop computes each once, before
+    the loop (`Emitter.hoist`), inner ones first."""
+    if kernel.bail is not None or lp.until is not None or not numpy_loops.enabled():
+        return []
+    bound = {s.name for s in lp.body if isinstance(s, (Let, Update, Acc))} | {lp.var}
+    stored = {s.buf for s in lp.body if isinstance(s, (Store, Append))}
+    found, seen = [], set()
+    for s in lp.body:
+        for attr in ("value", "cond"):
+            e = getattr(s, attr, None)
+            if e is not None:
+                _unconditional(e, found, seen)
+    return [e for e in found if numpy_loop_of(e) is not None and _invariant(e, lp.var, bound, stored)]
+
+
+def _invariant(e, var: str, bound: set, stored: set) -> bool:
+    for x in walk_exprs(e):
+        if isinstance(x, Var) and x.name in bound or \
+                isinstance(x, Load) and (x.buf in stored or any(a.coef(var) for a in x.index)) or \
+                isinstance(x, Op) and x.op == "affine" and isinstance(x.args[0], Affine) and x.args[0].coef(var):
+            return False
+    return True
+
+
+def invariant_ops(kernel) -> set:
+    """The function ops of `kernel` evaluated where no loop moves them (module doc): those of its
+    top-level statements outside loops, and each innermost loop's hoisted_ops."""
+    if kernel.bail is not None or not numpy_loops.enabled():
+        return set()
+    exprs = [getattr(s, a) for s in kernel.body if not isinstance(s, (Loop, If))
+             for a in ("value", "cond", "init") if isinstance(getattr(s, a, None), Op)]
+    out = {x for e in exprs for x in walk_exprs(e) if numpy_loop_of(x) is not None}
+    for lp in innermost_loops(kernel.body):
+        out.update(hoisted_ops(kernel, lp))
+    return out
+
+
+def innermost_loops(body):
+    """The innermost loops of a statement list (loops holding no loop or branch)."""
+    for s in body:
+        if isinstance(s, Loop) and not any(isinstance(x, (Loop, If)) for x in s.body):
+            yield s
+        else:
+            for inner in nested(s):
+                yield from innermost_loops(inner)
 
 
 def _safe_args(e: Op, stored: dict, stored_before: frozenset) -> bool:
@@ -164,6 +228,33 @@ class ChunkedLoops:
         p = self.emit(f"getelementptr inbounds {ty}, ptr {buf}, i64 {self.emit(f'sub i64 {j}, {c}', 'i64')}", "ptr")
         return self.emit(f"load {ty}, ptr {p}", ty)
 
+    def routed_once(self, e: Op) -> str:
+        """`e` computed by NumPy's loop on one element: its arguments' values in stack slots."""
+        loop, ty = numpy_loop_of(e), T.reg(e.dtype)
+        slots = []
+        for a in e.args:
+            slots.append(self._scratch(ty, 1))
+            self.line(f"store {ty} {self.ev(a)}, ptr {slots[-1]}")
+        slots.append(self._scratch(ty, 1))
+        self._call_loop(loop, [(p, str(T.itemsize(e.dtype))) for p in slots], "1")
+        self.called_numpy = True
+        return self.emit(f"load {ty}, ptr {slots[-1]}", ty)
+
+    def _call_loop(self, loop, operands, n: str):
+        """Call NumPy's strided loop `loop` on `n` elements; `operands`: (pointer, step) per
+        argument and the output."""
+        ptrs, strides, dims = self._scratch("ptr", len(operands)), self._scratch("i64", len(operands)), self._scratch("i64", 1)
+        for k, (p, st) in enumerate(operands):
+            self.line(f"store ptr {p}, ptr {self.emit(f'getelementptr ptr, ptr {ptrs}, i64 {k}', 'ptr')}")
+            self.line(f"store i64 {st}, ptr {self.emit(f'getelementptr i64, ptr {strides}, i64 {k}', 'ptr')}")
+        self.line(f"store i64 {n}, ptr {dims}")
+        sym = f"@{loop.symbol}"
+        self.mod.decls.add(loop.decl)
+        fn = self.emit(f"load ptr, ptr {sym}", "ptr")
+        ctx = self.emit(f"load ptr, ptr {self.emit(f'getelementptr ptr, ptr {sym}, i64 1', 'ptr')}", "ptr")
+        aux = self.emit(f"load ptr, ptr {self.emit(f'getelementptr ptr, ptr {sym}, i64 2', 'ptr')}", "ptr")
+        self.emit(f"call i32 {fn}(ptr {ctx}, ptr {ptrs}, ptr {dims}, ptr {strides}, ptr {aux})", "i32")
+
     def _scratch(self, ty: str, n: int) -> str:
         self._n += 1
         name = f"%npbuf{self._n}"
@@ -195,9 +286,6 @@ class ChunkedLoops:
                 skip.append(store)
             calls.append((r, ty, T.itemsize(r.op.dtype), args, store or self._scratch(ty, C)))
         self.access, self.ivar, self.scalar = access, lp.var, scalar
-        ptrs = self._scratch("ptr", 3)
-        strides = self._scratch("i64", 3)
-        dims = self._scratch("i64", 1)
         pre = self.block
         head, body, latch = self.new_label("chunk"), self.new_label("chunkbody"), self.new_label("chunknext")
         self.line(f"br label %{head}")
@@ -208,7 +296,7 @@ class ChunkedLoops:
         self.line(f"br i1 {self.emit(f'icmp slt i64 {c}, {stop}', 'i1')}, label %{body}, label %{exit_}")
         self.label(body)
         cend = self.emit(f"call i64 @llvm.smin.i64(i64 {self.emit(f'add i64 {c}, {C}', 'i64')}, i64 {stop})", "i64")
-        self.line(f"store i64 {self.emit(f'sub i64 {cend}, {c}', 'i64')}, ptr {dims}")
+        n = self.emit(f"sub i64 {cend}, {c}", "i64")
         self.routed = {}
         for r, ty, it, args, out in calls:
             copied = [(a, buf) for a, m, buf in args if m == "buffer"]
@@ -216,7 +304,8 @@ class ChunkedLoops:
                 self._stage(lp.var, c, cend, copied, ty)
             operands = [(m, buf, a) for a, m, buf in args]
             operands.append(("direct", None, out) if isinstance(out, Store) else ("buffer", out, None))
-            for k, (m, buf, a) in enumerate(operands):
+            pointers = []
+            for m, buf, a in operands:
                 if m == "direct":                  # the element at the chunk's start, the step in bytes
                     self.env[lp.var] = c
                     self.cse.pop(("addr", a.buf, a.index), None)
@@ -225,14 +314,8 @@ class ChunkedLoops:
                     st = access[(a.buf, a.index)][1]
                 else:
                     p, st = buf, "0" if m == "scalar" else str(it)
-                self.line(f"store ptr {p}, ptr {self.emit(f'getelementptr ptr, ptr {ptrs}, i64 {k}', 'ptr')}")
-                self.line(f"store i64 {st}, ptr {self.emit(f'getelementptr i64, ptr {strides}, i64 {k}', 'ptr')}")
-            sym = f"@{r.loop.symbol}"
-            self.mod.decls.add(r.loop.decl)
-            fn = self.emit(f"load ptr, ptr {sym}", "ptr")
-            ctx = self.emit(f"load ptr, ptr {self.emit(f'getelementptr ptr, ptr {sym}, i64 1', 'ptr')}", "ptr")
-            aux = self.emit(f"load ptr, ptr {self.emit(f'getelementptr ptr, ptr {sym}, i64 2', 'ptr')}", "ptr")
-            self.emit(f"call i32 {fn}(ptr {ctx}, ptr {ptrs}, ptr {dims}, ptr {strides}, ptr {aux})", "i32")
+                pointers.append((p, st))
+            self._call_loop(r.loop, pointers, n)
             if not isinstance(out, Store):
                 self.routed[r.op] = (out, c, ty)
         rest = [s for s in lp.body if not any(s is x for x in skip)]
@@ -274,4 +357,5 @@ class ChunkedLoops:
         self.cse = saved
 
 
-__all__ = ["ChunkedLoops", "MAX_ROUTED", "Routed", "routed_exact", "routed_ops"]
+__all__ = ["ChunkedLoops", "MAX_ROUTED", "Routed", "hoisted_ops", "innermost_loops", "invariant_ops", "numpy_loop_of", "routed_exact",
+           "routed_ops"]

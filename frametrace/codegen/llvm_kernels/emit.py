@@ -49,7 +49,7 @@ from . import fpflags, loop_order, pairwise
 from . import types as T
 from .abi import body_params, entry_function
 from .checked import CHECKED
-from .chunked import ChunkedLoops
+from .chunked import ChunkedLoops, hoisted_ops, invariant_ops
 from .math import math_function
 from .loop_peel import aligned_start
 from .loop_hints import INTERLEAVE, TINY_WORK, calls_math, f32_math, is_tiny, reassociates  # noqa: F401 (re-exported)
@@ -83,6 +83,8 @@ class FunctionEmitter(ChunkedLoops):
         self._routed_plans: dict = {}
         self._np_in: dict = {}
         self._chunk_inner = False
+        self.once: set = set()       # function ops NumPy's loop computes on one element (chunked.invariant_ops)
+        self.called_numpy = False
 
     # -- basic emission ----------------------------------------------------------------
     def emit(self, rhs: str, ty: str) -> str:
@@ -215,6 +217,8 @@ class FunctionEmitter(ChunkedLoops):
     def _op(self, e: Op) -> str:
         if self.routed and e in self.routed:
             return self.routed_value(e)
+        if e in self.once:
+            return self.routed_once(e)
         if e.op == "affine":
             return self.affine(e.args[0])
         if e.op == "cast":
@@ -440,6 +444,33 @@ class FunctionEmitter(ChunkedLoops):
     def loop_in(self, lp: Loop, start: str, stop: str):
         """Loop `lp` over [start, stop); an innermost loop in two versions (module doc)."""
         inner = not any(isinstance(s, (Loop, If)) for s in lp.body)
+        hoisted = self.hoist(lp, start, stop) if inner else []
+        self._loop_in(lp, start, stop, inner)
+        for e in hoisted:                        # defined where the loop runs only
+            self.cse.pop(e, None)
+
+    def hoist(self, lp: Loop, start: str, stop: str) -> list:
+        """Compute `lp`'s hoisted_ops (NumPy's loop on one element each) once, before the loop and
+        only when it runs (a Python loop of no iteration computes nothing, warns of nothing): a
+        phi per value, for the body's cse."""
+        ops = [e for e in hoisted_ops(self.k, lp) if e not in self.cse]
+        if not ops:
+            return []
+        saved = dict(self.cse)
+        pre, run, done = self.block, self.new_label("hoist"), self.new_label("hoisted")
+        self.line(f"br i1 {self.emit(f'icmp slt i64 {start}, {stop}', 'i1')}, label %{run}, label %{done}")
+        self.label(run)
+        values = [self.ev(e) for e in ops]
+        end = self.block
+        self.line(f"br label %{done}")
+        self.label(done)
+        self.cse = saved
+        for e, v in zip(ops, values):
+            ty = T.reg(e.dtype)
+            self.cse[e] = self.emit(f"phi {ty} [{v}, %{end}], [{T.const(0, e.dtype)}, %{pre}]", ty)
+        return ops
+
+    def _loop_in(self, lp: Loop, start: str, stop: str, inner: bool):
         versions = self._prepare_versions(lp) if inner and not lp.short else None
         sums = pairwise.pairwise_sums(lp) if inner and (self.k.bail is None or self.k.bail[1] != lp.var) else None
         if sums:                                 # float sums in NumPy's order (pairwise.py)
@@ -558,6 +589,7 @@ class FunctionEmitter(ChunkedLoops):
     def function(self) -> str:
         k = self.k
         self.label("entry")
+        self.once = invariant_ops(k)
         self.body(k.body)
         if k.keep is not None:                   # consumed: what feeds it stays (flag_check.py)
             self.line(f'call void asm sideeffect "", "r"(i64 {self.ev(Var(k.keep, "int64"))})')
@@ -574,7 +606,7 @@ class FunctionEmitter(ChunkedLoops):
         if self.fp:
             self.mod.decls.update(fpflags.DECLS)
         text = [f"define internal void @{k.name}.body({', '.join(params)}) {attrs} {{"]
-        calls_numpy = any(plan for _, plan in self._routed_plans.values())
+        calls_numpy = self.called_numpy or any(plan for _, plan in self._routed_plans.values())
         text += body + ["}", "", entry_function(k, self.mod.object_abi, self.fp, calls_numpy)]
         return "\n".join(text)
 
