@@ -36,8 +36,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...lower.loop_ir import (Acc, Affine, Append, DataLoad, Gather, If, Let, Load, Loop, Op, Store, Update, Var, nested,
-                              walk_exprs)
+from ...lower.loop_ir import (Acc, Affine, Append, DataLoad, Gather, If, Let, Load, Loop, Op, Store, Update, Var,
+                              nested, walk_exprs)
 from ...lower.segments import SEGMENT
 from . import numpy_loops
 from . import types as T
@@ -243,7 +243,8 @@ class ChunkedLoops:
     def _call_loop(self, loop, operands, n: str):
         """Call NumPy's strided loop `loop` on `n` elements; `operands`: (pointer, step) per
         argument and the output."""
-        ptrs, strides, dims = self._scratch("ptr", len(operands)), self._scratch("i64", len(operands)), self._scratch("i64", 1)
+        ptrs, strides = self._scratch("ptr", len(operands)), self._scratch("i64", len(operands))
+        dims = self._scratch("i64", 1)
         for k, (p, st) in enumerate(operands):
             self.line(f"store ptr {p}, ptr {self.emit(f'getelementptr ptr, ptr {ptrs}, i64 {k}', 'ptr')}")
             self.line(f"store i64 {st}, ptr {self.emit(f'getelementptr i64, ptr {strides}, i64 {k}', 'ptr')}")
@@ -357,5 +358,5 @@ class ChunkedLoops:
         self.cse = saved
 
 
-__all__ = ["ChunkedLoops", "MAX_ROUTED", "Routed", "hoisted_ops", "innermost_loops", "invariant_ops", "numpy_loop_of", "routed_exact",
-           "routed_ops"]
+__all__ = ["ChunkedLoops", "MAX_ROUTED", "Routed", "hoisted_ops", "innermost_loops", "invariant_ops", "numpy_loop_of",
+           "routed_exact", "routed_ops"]
