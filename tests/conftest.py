@@ -13,15 +13,25 @@ share is kept apart here:
     once, never by two workers at the same time;
   * tests marked `serial` (several processes with tight timeouts, such as MPI collectives) run
     after the parallel part, alone.
+
+`FRAMETRACE_TEST_SEED=K` runs every test under another random stream (tests/seed_offset.py).
 """
 import os
 
 import pytest
+import seed_offset
 
 import frametrace as ft
 
+SEED = seed_offset.offset()
+if SEED is not None:                      # before any test module makes its module-level rng
+    seed_offset.install(SEED)
 
+
+@pytest.hookimpl(tryfirst=True)           # before Hypothesis's plugin reads its seed option
 def pytest_configure(config):
+    if SEED is not None and getattr(config.option, "hypothesis_seed", "") is None:
+        config.option.hypothesis_seed = str(SEED)
     config.addinivalue_line("markers", "serial: run alone, after the parallel part of the suite (.ci/pytest_parallel)")
     config.addinivalue_line("markers", "xdist_group(name): tests of one group run on one pytest-xdist worker")
 
@@ -40,8 +50,14 @@ def worker_cache_dir(tmp_path_factory):
         os.environ["FRAMETRACE_CACHE_DIR"] = saved
 
 
+def pytest_report_header(config):
+    return f"{seed_offset.ENV}={SEED}: seeds of tests/ mixed with it" if SEED is not None else None
+
+
 @pytest.fixture(autouse=True)
-def clean_state(tmp_path, worker_cache_dir):
+def clean_state(request, tmp_path, worker_cache_dir):
+    if SEED is not None:
+        seed_offset.seed_global_state(SEED, request.node.nodeid)
     ft.reset()
     # a backend bug or a malformed graph fails the test instead of falling back to NumPy
     with ft.config.patch(cache_dir=str(tmp_path / "cache"), pgo=False, strict_backend=True, verify_ir=True):
