@@ -1,0 +1,59 @@
+"""A whole array's sum, mean, var or std of a function's values (`np.exp(x).sum()`,
+`np.log(p).mean()`) is NumPy's bits on every input, as README promises for both parts (NumPy's
+pairwise order; the function NumPy's own loop, chunked.py). Found with FRAMETRACE_TEST_SEED
+(tests/seed_offset.py): the function in a pairwise sum's body was our own math, 1 ulp off
+NumPy's exp for ~1 in 10 values, while backends/llvm/exact.py claimed the entry exact (the
+runtime may then switch between eager and compiled results)."""
+import numpy as np
+import pytest
+
+import frametrace as ft
+from helpers import exactly
+
+
+class Scores:
+    """A user's summary statistics of model outputs."""
+
+    def __init__(self, temperature):
+        self.temperature = temperature
+
+    def partition(self, logits):
+        return np.exp(logits / self.temperature).sum()
+
+    def mean_log_likelihood(self, p):
+        return np.log(np.abs(p) + 1.0).mean()
+
+    def spread(self, x):
+        return np.tanh(x).std()
+
+
+def partition(logits):
+    return Scores(2.0).partition(logits)
+
+
+def mean_log_likelihood(p):
+    return Scores(1.0).mean_log_likelihood(p)
+
+
+def spread(x):
+    return Scores(1.0).spread(x)
+
+
+def float32_variance(x):
+    return np.exp(x.astype(np.float32) * np.float32(0.1)).var()
+
+
+def summary(x):
+    e = np.exp(x * 0.5)
+    return e.mean(), np.log1p(e).sum()
+
+
+@pytest.mark.parametrize("fn", [partition, mean_log_likelihood, spread, float32_variance, summary])
+def test_claimed_exact_sums_of_functions_are_numpys_bits(fn):
+    f = ft.compile(fn)
+    for seed in range(24):
+        r = np.random.default_rng(seed)
+        n = (3, 12, 100, 700)[seed % 4]           # one by one, one leaf, leaves, the tree
+        x = r.standard_normal(n) * (0.5, 3.0, 30.0)[seed % 3]
+        with np.errstate(all="ignore"):
+            exactly(f(x), fn(x))
