@@ -22,7 +22,7 @@ from .kernels import Conflict, KernelBuilder
 from .loop_ir import Kernel, Load, Store, walk_exprs
 from .matmul import choice as product_choice, kernel_product, kernel_when, product_of
 from .pointwise import NotLowerable
-from .reductions import kept_dims, red_axes
+from .reductions import kept_dims, pairwise_axis, red_axes
 from .schedule import Plan, kernel_assign, node_args
 from .views import view_index
 from .weak_ints import range_checks
@@ -191,11 +191,13 @@ def _same_rmw(a: Job, b: Job) -> bool:
 
 def rmw_reduction(n: Node) -> bool:
     """Reductions that keep the innermost dim (x.sum(axis=0)): accumulate into the result,
-    vectorised along the kept inner dim, in NumPy's own order (exact for sums)."""
+    vectorised along the kept inner dim, in NumPy's own order (exact for sums). Not when every
+    kept dim after the reduced one has static size 1 (an (n, 1) column's sum over axis 0):
+    NumPy drops those and sums pairwise, as the register path does (reductions.pairwise_axis)."""
     x = n.args[0]
     axes = red_axes(n)
     ok = n.op in REDUCTIONS and n.attr("axis") is not None   # argmax's axis: an int or None
-    return ok and x.ndim >= 2 and bool(axes) and (x.ndim - 1) not in axes
+    return ok and x.ndim >= 2 and bool(axes) and (x.ndim - 1) not in axes and pairwise_axis(n) is None
 
 
 def _build(plan: Plan, jobs: list, name: str, final: bool, target=None) -> KernelBuilder:
