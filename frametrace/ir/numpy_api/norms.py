@@ -2,7 +2,8 @@
 
 NumPy's `norm` (numpy/linalg/_linalg.py) is a short composition of ufuncs and reductions:
 ints and bools are first cast to float64, then e.g. `sqrt(add.reduce((x.conj() * x).real,
-axis))` for ord None/2 or `add.reduce(abs(x), axis)` for ord 1. For real float32/float64
+axis))` for ord None/2 or `add.reduce(abs(x), axis)` for ord 1 (without an axis, ord None:
+`sqrt(x.ravel().dot(x.ravel()))`, BLAS's dot: emitted as NumPy's dot call for a 1-d x). For real float32/float64
 operands this module emits the same ops in the same order (so the reduction fuses with its
 neighbours, and the numpy backend reproduces NumPy's values exactly); what our kernels cannot
 express runs NumPy's own `norm` as an opaque op inside the graph: complex and float16
@@ -17,6 +18,7 @@ import numpy as np
 from ...errors import NumpyError
 from ..ops.opaque import register_opaque
 from .common import as_array, bind, const_bool, is_proxy, normalize_axis
+from .layout import is_c_contiguous
 from .opaque_api import opaque_function
 from .operators import fast_power
 from .shape_rules import reduced_shape
@@ -119,8 +121,17 @@ def norm_impl(b, *args, **kwargs):
         return _opaque_norm(b, *args, **kwargs)
     nd = x.ndim
     if axis is None and (ord is None or (ord in ("f", "fro") and nd == 2) or (ord == 2 and nd == 1)):
-        # NumPy: sqrt(x.ravel().dot(x.ravel())), reshaped to ndim ones for keepdims
-        return b.emit("sqrt", _sum(b, _square_real(b, x), None, keepdims))
+        # NumPy: sqrt(x.ravel(order="K").dot(...)), reshaped to ndim ones for keepdims: BLAS's
+        # dot (its kernel depends on the stride), whose order is not a pairwise sum's. A 1-d x's
+        # ravel is x where contiguous, else a contiguous copy, a C-contiguous N-d x's its C-order
+        # view; NumPy's dot call (lower/matmul.py) then gives NumPy's bits. Other N-d layouts:
+        # NumPy's norm (its ravel in memory order)
+        contiguous = is_c_contiguous(b, x) is True
+        if nd != 1 and not contiguous:
+            return _opaque_norm(b, *args, **kwargs)
+        flat = b.emit("reshape", x, shape=(x.size,)) if contiguous else b.emit("copy", x, order="C")
+        ret = b.emit("sqrt", b.emit("dot", flat, flat))
+        return b.emit("reshape", ret, shape=(1,) * nd) if keepdims else ret
     if axis is None:
         axis = tuple(range(nd))
     elif not isinstance(axis, tuple):
