@@ -148,7 +148,7 @@ def unit(v):
                                 lambda x: np.linalg.norm(x.reshape(8, -1).T)])
 def test_norm_without_axis_is_numpys_dot_bit_for_bit(fn):
     """NumPy's norm without an axis is sqrt(x.ravel().dot(...)): BLAS's dot, not a pairwise
-    sum (code bug found under FRAMETRACE_TEST_SEED: the sum of squares differed from NumPy's in
+    sum (code bug found comparing random inputs with what exact.py claims: the sum of squares differed from NumPy's in
     ~1 input of 3, while the entry was claimed exact)."""
     compiled = ft.compile(fn, fullgraph=True)
     for seed in range(12):

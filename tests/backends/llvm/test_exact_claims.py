@@ -1,7 +1,7 @@
 """A whole array's sum, mean, var or std of a function's values (`np.exp(x).sum()`,
 `np.log(p).mean()`) is NumPy's bits on every input, as README promises for both parts (NumPy's
-pairwise order; the function NumPy's own loop, chunked.py). Found with FRAMETRACE_TEST_SEED
-(tests/seed_offset.py): the function in a pairwise sum's body was our own math, 1 ulp off
+pairwise order; the function NumPy's own loop, chunked.py). Found by comparing random inputs
+with what exact.py claims (session 11): the function in a pairwise sum's body was our own math, 1 ulp off
 NumPy's exp for ~1 in 10 values, while backends/llvm/exact.py claimed the entry exact (the
 runtime may then switch between eager and compiled results)."""
 import numpy as np

@@ -127,8 +127,8 @@ class ColumnStats:
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_reducing_the_axis_of_a_column_is_numpys_pairwise_sum(shape, axis, keepdims, dtype):
     """x.reshape(n, 1).sum(axis=0): the kept axis has size 1, so NumPy drops it and sums the n
-    elements pairwise, not row by row as it does a wider array's columns (found under
-    FRAMETRACE_TEST_SEED: these were summed row by row, differing in ~9 of 10 inputs)."""
+    elements pairwise, not row by row as it does a wider array's columns (found comparing random
+    inputs with what exact.py claims: these were summed row by row, differing in ~9 of 10)."""
     stats = ColumnStats(axis, keepdims)
     f = ft.compile(stats)
     for n in (9, 40, 300):
