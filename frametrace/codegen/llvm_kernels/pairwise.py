@@ -260,7 +260,9 @@ def _driver(em, st, loops, start, stop, units, rest, done, access, scalar):
             em.accs[a] = (st.res[a], dt)
 
     vec = _vectorisable(unit, sums, access, em.k.buffers)
-    group = GROUP if vec or not scalar else 1     # the buffer keeps a strided copy's elements in order
+    # the strided copy runs one leaf at a time: its element-by-element reads, not the adds'
+    # latency, bound it, and GROUP leaves side by side would emit its body 2 x GROUP times more
+    group = 1 if scalar else GROUP
     small, one, many, fin = (em.new_label(x) for x in ("pwsmall", "pwone", "pwmany", "pwfin"))
     _store(em, 0, st.sp)
     _store(em, 0, st.pos)
@@ -320,13 +322,14 @@ def _leaves(em, st, group, guarded, unit, vec, access, scalar, start, stop, unit
         run(unit, lo, em.emit(f"add i64 {start}, {em.emit(f'shl i64 {end}, 3', 'i64')}", "i64"), bind,
             em.mod.scalar_loop_md() if scalar else None)
     _store(em, 0, st.u)
-    if guarded:                                   # units all leaves have without a test, then the rest
+    if guarded and group > 1:                     # units all leaves have without a test, then the rest
         umin = _load(em, st.leaf[0]["q"])
         for j in range(1, group):
             qj = _load(em, st.leaf[j]["q"])
             umin = em.emit(f"select i1 {em.emit(f'icmp slt i64 {qj}, {umin}', 'i1')}, i64 {qj}, i64 {umin}", "i64")
         _units(em, st, group, False, umin, vec, access, unit, start, base)
-    _units(em, st, group, guarded, _load(em, st.umax), vec, access, unit, start, base)
+    # (one leaf: umax is its q, _find_leaf: no unit needs a test)
+    _units(em, st, group, guarded and group > 1, _load(em, st.umax), vec, access, unit, start, base)
     for j in range(group):                        # each leaf's sum, in order, into the tree
         yes, no = em.new_label("pwleaf"), em.new_label("pwleafx")
         if guarded:
