@@ -276,16 +276,20 @@ def _driver(em, st, loops, start, stop, units, rest, done, access, scalar):
     for a, dt in sums.items():
         _store(em, _load(em, st.res[a], T.reg(dt)), st.total[a], T.reg(dt))
     em.line(f"br label %{done}")
-    # n <= 128: one leaf (a row of a row sum, typically)
+    # n <= 128: one leaf (a row of a row sum, typically); the strided copy takes it through the
+    # loop below (one leaf at a time: the same steps, its body emitted once less)
     em.label(one)
-    single = em.new_label("pwsingle")
-    em.line(f"br i1 {em.emit(f'icmp sle i64 {n}, {BLOCK}', 'i1')}, label %{single}, label %{many}")
-    em.label(single)
-    for k, v in (("lo", 0), ("q", units), ("depth", 0)):
-        _store(em, v, st.leaf[0][k])
-    _store(em, units, st.umax)
-    _leaves(em, st, 1, False, unit, vec, access, scalar, start, stop, units, tail, bind_res, run)
-    em.line(f"br label %{fin}")
+    if group == 1:
+        em.line(f"br label %{many}")
+    else:
+        single = em.new_label("pwsingle")
+        em.line(f"br i1 {em.emit(f'icmp sle i64 {n}, {BLOCK}', 'i1')}, label %{single}, label %{many}")
+        em.label(single)
+        for k, v in (("lo", 0), ("q", units), ("depth", 0)):
+            _store(em, v, st.leaf[0][k])
+        _store(em, units, st.umax)
+        _leaves(em, st, 1, False, unit, vec, access, scalar, start, stop, units, tail, bind_res, run)
+        em.line(f"br label %{fin}")
     # groups of leaves side by side (independent chains of vector adds)
     em.label(many)
     _store(em, 0, st.umax)
