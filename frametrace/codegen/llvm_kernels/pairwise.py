@@ -28,14 +28,17 @@ goes into lane (i - start) % 8. Without recursion, the loop runs the leaves left
 Speed: a leaf's lanes are one chain of vector adds (two 256-bit vectors in float64, one in
 float32: the width LLVM vectorises with here), 4 cycles each; GROUP leaves run side by side
 (independent chains: the units all of them have without a test, then the rest), and a sum of
-n <= 128 (a row) has a path of its own without the tree. When the body is only the sums'
-updates and their values are + - * / and negation of elements x[i] and loop-invariant values
-(`x[i]`, `(x[i] - m) ** 2`, `x[i] * w[i]`: _vectorisable), a unit's 8 values are computed
-straight into the lanes, one vector instruction per scalar one of the plain loop (the same IEEE
-operation per element: NumPy's bits); x[i] is read as a vector where the copy knows it at unit
-stride (reversed at -1), element by element otherwise (the strided copy). Any other body (a
-store, another accumulator, a call such as exp, a cast) runs over the group's elements in order
-as a loop LLVM vectorises, writing the elements into a stack buffer that the lanes then read.
+n <= 128 (a row) has a path of its own without the tree. The strided copy (element-by-element
+reads bound it, not the adds) runs one leaf at a time, rows of <= 128 included: its unit is
+emitted once, not 2 x GROUP + 1 times (code size: test_pairwise_code_size.py). When the body
+is only the sums' updates and their values are + - * / and negation of elements x[i] and
+loop-invariant values (`x[i]`, `(x[i] - m) ** 2`, `x[i] * w[i]`: _vectorisable), a unit's 8
+values are computed straight into the lanes, one vector instruction per scalar one of the plain
+loop (the same IEEE operation per element: NumPy's bits); x[i] is read as a vector where the
+copy knows it at unit stride (reversed at -1), element by element otherwise (the strided copy).
+Any other body (a store, another accumulator, a call such as exp, a cast) runs over the group's
+elements in order as a loop LLVM vectorises, writing the elements into a stack buffer that the
+lanes then read.
 
 The iterations run in their order (0, 1, ..., n - 1), so whatever else the body does (stores,
 other accumulators) is unchanged; only the float `red_add` accumulators (`acc := acc + x`, x
