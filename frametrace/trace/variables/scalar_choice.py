@@ -128,6 +128,42 @@ def scalar_choice(tx, name: str, better, item, result):
     return ScalarChoiceVariable(name, flag, number, scalar, ArrayVariable(value))
 
 
+def choice_binary(tx, a, b, op: str):
+    """`d * s`, `s + c`, `1.0 - s` of a choice and a Python float (or an int exact in float64):
+    the same choice of the candidates' results, each computed as its type computes it (the
+    Python float's with Python's arithmetic, which never warns for `+ - *`; the NumPy scalar's
+    with NumPy's scalar math on `where(flag, 1.0, scalar)`, so it reports an FP error only
+    when it is the one Python computes). Other operators and operands: None."""
+    base = op[:-1] if op.endswith("=") and op not in ("==", "!=", "<=", ">=") else op
+    if base not in ("+", "-", "*") or not isinstance(a, ScalarChoiceVariable) and not isinstance(b, ScalarChoiceVariable):
+        return None
+    b_ = tx.output.builder
+
+    def harmless(c):
+        return ArrayVariable(b_.emit("getitem", b_.emit("where", c.flag.proxy, 1.0, c.scalar.proxy), index=()))
+    if isinstance(a, ScalarChoiceVariable) and isinstance(b, ScalarChoiceVariable):
+        if a.flag is not b.flag:                  # `s + t` of one loop's choices: the same candidate
+            return None
+        choice = a
+        number, scalar = tx.binary(a.number, b.number, base), tx.binary(harmless(a), harmless(b), base)
+    else:
+        choice, other, left = (a, b, True) if isinstance(a, ScalarChoiceVariable) else (b, a, False)
+        if isinstance(other, ConstantVariable):
+            if not (type(other.value) is float or type(other.value) is int and -2 ** 53 <= other.value <= 2 ** 53):
+                return None
+        elif not (_python_number(other) and other.python_type() is float):
+            return None
+
+        def apply(x):
+            return tx.binary(x, other, base) if left else tx.binary(other, x, base)
+        number, scalar = apply(choice.number), apply(harmless(choice))
+    raw = number.value if isinstance(number, ConstantVariable) else number.proxy
+    if isinstance(raw, int):
+        raw = float(raw)
+    value = ArrayVariable(b_.emit("getitem", b_.emit("where", choice.flag.proxy, raw, scalar.proxy), index=()))
+    return type(choice)(choice.name, choice.flag, number, scalar, value)
+
+
 def choice_operands(a, b):
     """An operator's operands with a ScalarChoiceVariable replaced by its float64 value where
     the other operand makes that exact (else the graph break naming the max()/min() call)."""

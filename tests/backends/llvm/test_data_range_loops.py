@@ -267,3 +267,27 @@ def test_loop_target_after_the_loop_breaks_cleanly():
         return j
     for p in ([2, 5], [3, 3]):
         assert ft.compile(last_index)(np.array(p)) == last_index(np.array(p))
+
+
+def damped(indptr, adj, rank, d):
+    n = indptr.shape[0] - 1
+    new = np.empty(n)
+    for v in range(n):
+        s = 0.0
+        for k in range(indptr[v], indptr[v + 1]):
+            s += rank[adj[k]]
+        new[v] = 0.15 - d * s + s * 2.0
+    return new
+
+
+@pytest.mark.parametrize("d", [0.85, np.inf, -0.0])
+def test_promoted_float_in_python_float_arithmetic(d):
+    """`d * s` with a Python float: each candidate's own arithmetic; with d = inf an empty
+    row's Python `inf * 0.0` is a quiet nan, a NumPy scalar's would warn: no warning."""
+    rng = np.random.default_rng(7)
+    indptr = np.array([0, 2, 2, 5, 5, 6])
+    adj = rng.integers(0, 6, 6)
+    f = ft.compile(damped)
+    same(f, damped, indptr, adj, rng.random(6) + 0.5, d)
+    same(f, damped, np.array([0, 0, 0]), adj, rng.random(6), d)
+    assert ft.stats().graph_breaks == 0
