@@ -382,7 +382,7 @@ class _Builder(ArrayBody, ReductionBody, DataBody, IntBody, ElementBody):
         if n.op == "take" and n.shape != () and self.array_of(n.args[1]) is not None:
             self.gather_array(n)
             return []
-        if n.op in ("sum", "prod", "mean") and (self.array_of(n.args[0]) is not None or
+        if n.op in ("sum", "prod", "mean", "max", "min") and (self.array_of(n.args[0]) is not None or
                                                  isinstance(self.env.get(n.args[0]), MaskedVal)):
             return self.reduce_array(n)
         if n.op == "assign" and isinstance(self.env.get(n.args[0]), ArrayVal):
