@@ -324,3 +324,26 @@ def test_max_of_data_sized_values_outside_loops():
     for t in (0.0, 3.5, 10.0):
         check(g, above_min, v, t)
     assert ft.stats().graph_breaks == 0
+
+
+def test_max_min_of_moving_slices_native():
+    """max / min of any whole body array, not only data-bounded ones: windows and triangles."""
+    def window_range(x):
+        k = 4
+        out = np.empty(x.shape[0] - k + 1)
+        for i in range(x.shape[0] - k + 1):
+            out[i] = x[i:i + k].max() - np.min(x[i:i + k])
+        return out
+
+    def triangle_max(A):
+        out = np.empty(A.shape[0], A.dtype)
+        for i in range(A.shape[0]):
+            out[i] = A[i, :i + 1].max()
+        return out
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal(40)
+    x[7] = np.nan
+    check(ft.compile(window_range), window_range, x)
+    check(ft.compile(triangle_max), triangle_max, rng.standard_normal((7, 7)).astype(np.float32))
+    check(ft.compile(triangle_max), triangle_max, rng.integers(-50, 50, (9, 9)).astype(np.int16))
+    assert loops.runs["native"] == 3 and loops.runs["generic"] == 0
