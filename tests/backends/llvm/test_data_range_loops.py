@@ -291,3 +291,22 @@ def test_promoted_float_in_python_float_arithmetic(d):
     same(f, damped, indptr, adj, rng.random(6) + 0.5, d)
     same(f, damped, np.array([0, 0, 0]), adj, rng.random(6), d)
     assert ft.stats().graph_breaks == 0
+
+
+def prefix_scale(x, n, out):
+    for j in range(n):
+        out[j] = x[j] * 2.0
+    return out
+
+
+@pytest.mark.parametrize("make", [np.int64, np.int32, np.array])
+def test_top_level_range_of_a_numpy_integer(make):
+    """range(n) of a NumPy integer argument (or a 0-d array): the outer loop of a native
+    kernel, its trip count from the value at run time; one graph for every n, negative n
+    empty, an n past the array NumPy's IndexError after the writes."""
+    x = np.arange(10.0)
+    f = ft.compile(prefix_scale)
+    for n in (3, 10, 0, -2, 7, 12):
+        same(f, prefix_scale, x, make(n), np.zeros(12))
+    assert ft.stats().graph_breaks == 0
+    assert loops.runs["native"] >= 5
