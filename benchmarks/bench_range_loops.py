@@ -45,8 +45,7 @@ def main():
         want = fn(*args)
         for g in (f, vec) + ((nb,) if nb else ()):
             np.testing.assert_allclose(g(*args), want, rtol=1e-9, atol=1e-9)
-        t_loop, t_vec, t_ft, t_nb = timed([lambda: fn(*args), lambda: vec(*args), lambda: f(*args),
-                                           (lambda: nb(*args)) if nb else None], (), rounds=7)
+        t_loop, t_vec, t_ft, t_nb = timed([fn, vec, f, nb], args, rounds=7)
         nbs = f"{t_nb * 1e3:10.3f}ms" if t_nb else f"{'n/a':>12s}"
         ratio_nb = f"{t_nb / t_ft:8.2f}x" if t_nb else f"{'':>9s}"
         print(f"{name:20s} {t_loop * 1e3:10.2f}ms {t_vec * 1e3:10.3f}ms {t_ft * 1e3:10.3f}ms {nbs} "

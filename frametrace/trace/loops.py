@@ -156,7 +156,8 @@ def _build_data_range(tx, it, exit_ip) -> None:
         types = tx.output.loop_plan.get(("peel_types", key)) or ()
         for name, before in types:
             vt = tx.locals.get(name)
-            if before != ("py", float) or vt is None or type_key(vt)[:2] != before or tx.output.loop_plan[key] != "peel":
+            if before != ("py", float) or vt is None or type_key(vt)[:2] != before or \
+                    tx.output.loop_plan[key] != "peel":
                 _restart(tx, key, "unroll", f"{name!r} changes type in a loop over a range bounded by array data")
             promoted.append((name, vt))
         if not types:

@@ -494,7 +494,8 @@ class _Builder(ArrayBody, ReductionBody, DataBody, IntBody, ElementBody):
             data_lo, trip = self.data_range(stmts, start, stop, step)
         else:
             lo = self._int_arg(start, None)
-            trip = self._trip(lo, stop) if step == 1 else Op("affine", "int64", (lo + self._int_arg(stop, None).scale(-1),))
+            trip = self._trip(lo, stop) if step == 1 else \
+                Op("affine", "int64", (lo + self._int_arg(stop, None).scale(-1),))
         for k, (value, inp) in enumerate(zip(carried, body.graph.inputs)):
             dt = _dtype_of(inp)
             acc = f"c{self.lets}_{k}"
@@ -520,7 +521,8 @@ class _Builder(ArrayBody, ReductionBody, DataBody, IntBody, ElementBody):
                 raise NotNative("an inner loop writes an array the outer loop does not")
         var = self._loop_var()
         if data_lo is not None:              # the index is a value of the body: lo + step * k
-            self.data_sizes[body.index] = Op("add", "int64", (data_lo, Op("affine", "int64", (Affine(((var, step),)),))))
+            moved = Op("affine", "int64", (Affine(((var, step),)),))
+            self.data_sizes[body.index] = Op("add", "int64", (data_lo, moved))
         else:
             self.sym[body.index] = Affine(((var, step),)) + lo
         self.depth += 1

@@ -135,7 +135,8 @@ def choice_binary(tx, a, b, op: str):
     with NumPy's scalar math on `where(flag, 1.0, scalar)`, so it reports an FP error only
     when it is the one Python computes). Other operators and operands: None."""
     base = op[:-1] if op.endswith("=") and op not in ("==", "!=", "<=", ">=") else op
-    if base not in ("+", "-", "*") or not isinstance(a, ScalarChoiceVariable) and not isinstance(b, ScalarChoiceVariable):
+    if base not in ("+", "-", "*") or \
+            not isinstance(a, ScalarChoiceVariable) and not isinstance(b, ScalarChoiceVariable):
         return None
     b_ = tx.output.builder
 

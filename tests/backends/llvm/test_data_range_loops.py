@@ -262,7 +262,7 @@ def test_loop_target_after_the_loop_breaks_cleanly():
     break (the frame's values stay Python's)."""
     def last_index(p):
         j = -1
-        for j in range(p[0], p[1]):
+        for j in range(p[0], p[1]):  # noqa: B007  (the target read after the loop)
             pass
         return j
     for p in ([2, 5], [3, 3]):
