@@ -33,6 +33,7 @@ the state a loop carries, ("in_place", key) the arrays it updates in place.
 """
 from __future__ import annotations
 
+import numpy as np
 import sympy
 
 from .. import pyversion
@@ -78,6 +79,9 @@ def trace_for(tx, ins, it: LoopIterator) -> None:
     stack = tx.output.loop_stack
     if stack and stack[-1].kind == "peel" and stack[-1].tx is tx and stack[-1].header == tx.ip - 1:
         stack.pop()                                     # the peeled iteration is over
+    if it.data:
+        _build_data_range(tx, it, exit_ip=tx.offset_to_index[ins.argval] + pyversion.FOR_ITER_SKIP)
+        return
     start, stop, step = it.head
     if step == 0:
         raise NumpyError(ValueError("range() arg 3 must not be zero"), context="range")
@@ -134,6 +138,42 @@ def _build_split(tx, it, split, exit_ip, head) -> None:
         if body.kind != "for":
             _restart(tx, ("split", it.key), "no", "a body that breaks out of the loop is not split")
     log.info("loop at %s: split at an index condition into %d loop node(s)", body.location, len(split))
+
+
+def _build_data_range(tx, it, exit_ip) -> None:
+    """`for j in range(p[i], p[i + 1])`: bounds read from arrays. The index is a symbol the body
+    sees only as a value, `j` a Python int of the graph (`py_scalar` of it), so `a[j]`,
+    `x[c[j]]` are data indices, wrapped and bounds-checked where they are read as NumPy does,
+    and nothing is proved or guarded about the range. Whether it runs at all is data: it is
+    never peeled. A Python float the first iteration makes a NumPy float64 (`s = 0.0; s +=
+    a[j]`, the peel a symbolic range would do) is carried as a float64 from the start and is,
+    after the loop, the choice between the two (a LoopChoiceVariable: stored into float64
+    arrays as the value, refused where its type would show)."""
+    from .variables.scalar_choice import LoopChoiceVariable
+    key = it.key
+    promoted = []
+    if tx.output.loop_plan.get(key, "loop") in PEELED:
+        types = tx.output.loop_plan.get(("peel_types", key)) or ()
+        for name, before in types:
+            vt = tx.locals.get(name)
+            if before != ("py", float) or vt is None or type_key(vt)[:2] != before or \
+                    tx.output.loop_plan[key] != "peel":
+                _restart(tx, key, "unroll", f"{name!r} changes type in a loop over a range bounded by array data")
+            promoted.append((name, vt))
+        if not types:
+            _restart(tx, key, "unroll", "a loop over a range bounded by array data cannot peel its first iteration")
+        from ..ir.numpy_api import lookup_function
+        for name, vt in promoted:                       # np.float64(s): the same value
+            tx.locals[name] = ArrayVariable(lookup_function(np.float64)(tx.output.builder, tx.unwrap(vt)))
+    index = tx.output.shape_env.data_loop_index()
+    _build(tx, key, header=tx.ip - 1, exit_ip=exit_ip, kind="for", head=it.head, index=index, data=True)
+    if promoted:
+        start, stop, step = it.head
+        b = tx.output.builder
+        empty = ArrayVariable(b.emit("less_equal" if step > 0 else "greater_equal", stop, start))
+        for name, vt in promoted:
+            final = tx.locals[name]
+            tx.locals[name] = LoopChoiceVariable(name, empty, vt, final, final)
 
 
 # ----------------------------------------------------------------------------- branches in bodies
@@ -243,11 +283,12 @@ class _LoopContext:
 
 
 def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=0, iterate=None, back=None,
-           bind_head=False):
+           bind_head=False, data=False):
     """The loop at `header` as one node; `iterate(tx, ctx)` traces the body of a `while`
     (trace/while_loops.py), which sets ctx.go, and `back` is its last back edge. A piece of a
     split loop (`_build_split`) binds the loop target from `bind_head`, the whole range, when it
-    is the last piece (None: an earlier one, the target is left to the next)."""
+    is the last piece (None: an earlier one, the target is left to the next). `data`: a range
+    bounded by array data (_build_data_range): the index is a value of the body."""
     body_start = header + 1
     if back is None:
         back = max((i for i in range(body_start, exit_ip) if _jumps_to(tx, i, header)), default=None)
@@ -284,7 +325,7 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
         targets = loop_state.resolve(tx, slots)
     except Unsupported as exc:
         _restart(tx, key, "unroll", _why(exc))
-    carry_index = is_for and any(s.kind == "index" for s in slots)
+    carry_index = is_for and not data and any(s.kind == "index" for s in slots)
     lazy_before = set(tx.lazy)
     saved_locals, saved_stack = dict(tx.locals), list(tx.stack)
     outer = tx.output.builder
@@ -318,6 +359,9 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
         if counter is not None:
             tx.locals[counter.name] = wrap_number(_symint(tx, index))
             tx.ip = header
+        elif is_for and data:                          # j: a Python int of the graph
+            tx.stack.append(ArrayVariable(body_builder.emit("py_scalar", index)))
+            tx.ip = body_start
         elif is_for:
             tx.stack.append(ctx.iterator.item(tx, wrap_number(_symint(tx, index))))
             tx.ip = body_start
@@ -329,7 +373,7 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
             raise Unsupported("a while loop whose condition is not data-dependent inside it", kind="loop")
         if counter is not None and not ctx.closed:
             raise Unsupported(f"a while loop on {counter.name!r} whose body does not end at its test", kind="loop")
-        if ctx.brk is not None and is_for and not carry_index:
+        if ctx.brk is not None and is_for and not carry_index and not data:
             raise loop_state.CarryRequest(loop_state.Slot("index", None, None))   # where it broke
         for name in in_place:
             if tx.locals.get(name) is not saved_locals.get(name):
@@ -380,7 +424,10 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
         tx.locals[name] = finals[k]
     for name in stored - set(carried) - loop_vars - set(in_place):
         tx.locals[name] = PoisonVariable(name)
-    if is_for and bind_head is not None:
+    if is_for and data:                                 # where it stopped is data: no target after it
+        for name in loop_vars:
+            tx.locals[name] = PoisonVariable(name)
+    elif is_for and bind_head is not None:
         bind_after(tx, ctx.iterator, ops, loop_vars, head if bind_head is False else bind_head,
                    finals[-1] if carry_index else None, saved_locals)
     if counter is not None:
