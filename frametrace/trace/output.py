@@ -208,6 +208,8 @@ class Reconstructor:
             node = vt.proxy.node
             if node in self.input_source:
                 return self.input_source[node].code
+            if vt.source is not None and vt.shape_set:
+                return vt.source.code         # the caller's object, its shape set by the replay
             code = f"___o[{self.out_index(node)}]"
             if isinstance(vt.proxy.fake, FakeScalar):
                 return f"{vt.proxy.fake.pytype.__name__}({code})"
