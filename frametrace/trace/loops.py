@@ -348,7 +348,8 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
                 raise Unsupported(f"{name!r} is updated in place and rebound in the loop body", kind="loop")
         finals = [tx.locals.get(name) for name in carried] + ctx.state.values()
         _check_varying(tx, key, body_builder.graph, labels, placeholders, finals, varying)
-        outputs = [_output_node(tx, body_builder, labels[k], placeholders[k], new, key)
+        own = {to_expr(v) for v in carried_syms.values()}
+        outputs = [_output_node(tx, body_builder, labels[k], placeholders[k], new, key, own)
                    for k, new in enumerate(finals)]
         if carry_index:
             outputs.append(body_builder.emit("py_scalar", _symint(tx, index)).node)
@@ -448,7 +449,7 @@ def _stored_names(tx, lo, hi) -> set:
     return names
 
 
-def _output_node(tx, bb, name, placeholder, new, key) -> Node:
+def _output_node(tx, bb, name, placeholder, new, key, own=frozenset()) -> Node:
     before, after = type_key(placeholder), type_key(new)
     if after is None:
         raise Unsupported(f"{name!r} becomes {new.describe() if new is not None else 'undefined'} in the "
@@ -460,7 +461,7 @@ def _output_node(tx, bb, name, placeholder, new, key) -> Node:
         raise exc
     if isinstance(new, ArrayVariable):
         if not isinstance(new.proxy.fake, FakeScalar) and not _same_shape(tx, placeholder.proxy.shape,
-                                                                          new.proxy.shape, carried=True):
+                                                                          new.proxy.shape, own):
             raise Unsupported(f"{name!r} changes shape in the loop body ({placeholder.proxy.shape} -> "
                               f"{new.proxy.shape})", kind="loop")
         return bb.lift(new.proxy.node)
@@ -468,14 +469,14 @@ def _output_node(tx, bb, name, placeholder, new, key) -> Node:
     return bb.emit("py_scalar", value).node
 
 
-def _same_shape(tx, a, b, carried=False) -> bool:
-    """Equal shapes; with `carried`, a carried size of the body (a placeholder's symbol that the
+def _same_shape(tx, a, b, own=frozenset()) -> bool:
+    """Equal shapes; a carried size of this loop's body (`own`: a placeholder's symbol that the
     body's value ends with some size in its place) counts as equal: _check_varying checked it."""
     if len(a) != len(b):
         return False
     env = tx.output.shape_env
     return all(env.simplify(sympy.sympify(to_expr(x)) - sympy.sympify(to_expr(y))) == 0
-               or (carried and _is_carried_size(tx, x)) for x, y in zip(a, b))
+               or to_expr(x) in own for x, y in zip(a, b))
 
 
 # ----------------------------------------------------------------------------- carried sizes
@@ -485,10 +486,6 @@ def _same_shape(tx, a, b, carried=False) -> bool:
 # same size and end as the same size: `Z`, `C`, `Xi` selected by one mask), bound from the
 # carried values at the start of every iteration (LoopBody.carried_sizes). Values the loop
 # leaves have the body's last sizes, bound in the outer graph from those values.
-
-def _is_carried_size(tx, dim) -> bool:
-    return to_expr(dim) in tx.output.carried_sizes
-
 
 def _vary(tx, fake, label, varying, carried_syms):
     """The body input's abstract value for a carried value: its varying dims as carried sizes."""
@@ -526,7 +523,8 @@ def _check_varying(tx, key, graph, labels, placeholders, finals, varying) -> Non
     if found:
         _restart(tx, ("vary", key), tuple(varying) + tuple(found),
                  ", ".join(f"{name!r} changes its size along axis {d} ({g[0]} -> {g[1]})" for name, d, g in found))
-    made = {n.attr("size") for n in graph.nodes if isinstance(n.attr("size"), sympy.Symbol)}
+    from ..ir.verify import unbacked_definitions
+    made = set(unbacked_definitions(graph))            # a selection's size, an inner loop's carried one
     for group, exprs in ends.items():
         if len(exprs) > 1:
             _restart(tx, key, "unroll", f"arrays of one carried size end with different sizes ({group[0]} -> "
@@ -612,7 +610,7 @@ def _carried_sizes(graph, ncarried, carried_syms) -> tuple:
 
 
 def _finish_body(tx, key, bb, kind, carried, ncarried, in_place, index, carried_sizes=(), private=()) -> LoopBody:
-    from ..ir.verify import used_symbols
+    from ..ir.verify import unbacked_definitions, used_symbols
     graph = bb.graph
     syms: set = set()
     for n in list(graph.inputs) + list(graph.nodes):
@@ -620,7 +618,7 @@ def _finish_body(tx, key, bb, kind, carried, ncarried, in_place, index, carried_
     env = tx.output.shape_env
     # sizes that depend on data (`x[mask]`), made by a node of the body: bound by that node in
     # every iteration (as in any graph), so not passed in
-    defined = {n.attr("size") for n in graph.nodes if isinstance(n.attr("size"), sympy.Symbol)}
+    defined = set(unbacked_definitions(graph))
     for a in env.runtime_asserts:
         free = getattr(a.expr, "free_symbols", set())
         if index is not None and index in free:

@@ -72,3 +72,15 @@ def first_value_seen_elsewhere(c, steps):
         np.multiply(z, 0.5, z)
         z = z[np.abs(z) > 0.1]
     return start, z
+
+
+def nested_selections(c, steps, inner):
+    """A shrinking loop inside a shrinking loop: the inner loop's last size is the outer one's."""
+    z = c.copy()
+    t = z
+    for i in range(steps):
+        z = z[np.abs(z) < 3.0] * 1.5
+        t = z
+        for j in range(inner):
+            t = t[np.abs(t) > 0.5]
+    return z, t

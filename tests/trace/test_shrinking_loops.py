@@ -135,3 +135,16 @@ def test_nan_and_inf_warn_as_numpy_warns(backend):
     for steps in (3, 25):
         same_outcome(ep.EscapeTime().run, c, steps, backend=backend, copy=True)
         same_outcome(ep.EscapeTime().run_until_empty, c, steps, backend=backend, copy=True)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_nested_shrinking_loops_compile_once(backend):
+    rng = np.random.default_rng(8)
+    f = ft.compile(ep.nested_selections, backend=backend, dynamic=True)
+    ft.reset()
+    for n in (5, 50):
+        for steps in (2, 4):
+            for inner in (2, 3):
+                c = rng.standard_normal(n)
+                same(f(c.copy(), steps, inner), ep.nested_selections(c.copy(), steps, inner))
+    assert entries(ep.nested_selections) == 1 and ft.stats().graph_breaks == 0, ft.stats()
