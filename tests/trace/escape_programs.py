@@ -31,7 +31,7 @@ class EscapeTime:
         last = np.zeros(c.shape, c.dtype)
         where = np.arange(c.shape[0])
         i = -1
-        for i in range(steps):
+        for i in range(steps):  # noqa: B007 (i: the index after the loop)
             if not len(z):
                 break
             np.multiply(z, z, z)
@@ -68,7 +68,7 @@ def first_value_seen_elsewhere(c, steps):
     """The array the loop starts from is also `start`: writing into it is visible after the loop."""
     z = c.copy()
     start = z
-    for i in range(steps):
+    for _ in range(steps):
         np.multiply(z, 0.5, z)
         z = z[np.abs(z) > 0.1]
     return start, z
@@ -78,9 +78,9 @@ def nested_selections(c, steps, inner):
     """A shrinking loop inside a shrinking loop: the inner loop's last size is the outer one's."""
     z = c.copy()
     t = z
-    for i in range(steps):
+    for _ in range(steps):
         z = z[np.abs(z) < 3.0] * 1.5
         t = z
-        for j in range(inner):
+        for _ in range(inner):
             t = t[np.abs(t) > 0.5]
     return z, t

@@ -27,8 +27,8 @@ the next iteration (+ for a `while`, the bool `go` deciding the next iteration; 
 `for_break`, a `for` whose body may `break`, the bool `go` that is False once it broke: the
 loop ends there, with the carried values the breaking iteration returned). Carried
 values keep their type, dtype and rank from one iteration to the next, and their shape except
-along carried sizes (the tracer checks it). The loop node's own value is the tuple of the final carried values (dtype object);
-nothing but `loop_out` reads it.
+along carried sizes (the tracer checks it). The loop node's own value is the tuple of the final
+carried values (dtype object); nothing but `loop_out` reads it.
 
 Backends run a loop through `run_loop(body, runner, ...)` with their own compiled body, or
 lower it to a native loop (backends/llvm/loops.py).

@@ -33,7 +33,7 @@ def escape_steps(c, steps, out):
     for k in range(c.shape[0]):
         z = c[k] * 0.0
         n = 0
-        for i in range(steps):
+        for _ in range(steps):
             z = z * z + c[k]
             n += int(z.real * z.real + z.imag * z.imag <= 4.0)
         out[k] = n
