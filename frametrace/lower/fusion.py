@@ -325,6 +325,7 @@ JOIN_RULES = (
 class _Grouper:
     def __init__(self, plan: Plan):
         self.plan, self.steps, self.cur, self.count = plan, [], None, 0
+        self.counted: set = set()                 # mask counts bound by an earlier count kernel
 
     def try_join(self, job: Job) -> bool:
         if self.cur is None or not all(rule(self.cur, job) for _, rule in JOIN_RULES):
@@ -373,10 +374,18 @@ class _Grouper:
     def compact(self, jobs):
         """x[mask]: count kernel, size binding + allocation, compaction kernel (compact.py)."""
         n, plan = jobs[0].node, self.plan
+        if n.shape[0] in self.counted:
+            # the tracer gives two selections one size only when they select by the same mask
+            # with no write in between (numpy_api/data_dependent.mask_count): counted once
+            self.steps.append(KernelStep(compact.compaction_kernel(plan, n, f"k{self.count}"), jobs, allocs=[n]))
+            self.count += 1
+            plan.stored.add(n)
+            return
         cnt = compact.count_node(plan, n)
         count = KernelStep(compact.count_kernel(plan, cnt, f"k{self.count}"), [Job(cnt, "red")], allocs=[cnt])
         if n.shape[0] in plan.sym_names:
             count.binds.append((plan.sym_names[n.shape[0]], f"int({plan.var[cnt]})"))
+            self.counted.add(n.shape[0])
         fill = KernelStep(compact.compaction_kernel(plan, n, f"k{self.count + 1}"), jobs, allocs=[n])
         self.count += 2
         plan.stored.update((cnt, n))

@@ -78,9 +78,9 @@ def nested_selections(c, steps, inner):
     """A shrinking loop inside a shrinking loop: the inner loop's last size is the outer one's."""
     z = c.copy()
     t = z
-    for _ in range(steps):
+    for _step in range(steps):
         z = z[np.abs(z) < 3.0] * 1.5
         t = z
-        for _ in range(inner):
+        for _sweep in range(inner):
             t = t[np.abs(t) > 0.5]
     return z, t
