@@ -95,6 +95,7 @@ def test_a_size_test_that_breaks_first_in_the_body(backend, seed):
     assert entries(model.run_until_empty) == 1 and ft.stats().graph_breaks == 0, ft.stats()
 
 
+@pytest.mark.filterwarnings("ignore:Setting the shape:DeprecationWarning")      # NumPy >= 2.5's own
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_the_grid_program_compiles_once_whatever_the_trip_count(backend):
     whole = not setting_shape_warns()     # NumPy >= 2.5 deprecates `x.shape = ...`: a break there
