@@ -343,7 +343,7 @@ class InstructionTranslator(OpcodeHandlers):
                 return
             seen.add(id(v))
             if isinstance(v, ArrayVariable) and v.proxy.node is old.node:
-                v.proxy = new
+                v.proxy, v.shape_set = new, v.shape_set or v.source is not None
             elif isinstance(v, BaseSequenceVariable):
                 for item in v.items:
                     visit(item)

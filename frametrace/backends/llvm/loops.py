@@ -374,6 +374,10 @@ class _Builder(ArrayBody, ReductionBody, DataBody, IntBody, ElementBody):
             return []
         if n.op in ("dot", "matmul"):
             return self._take_checks() + self.dot_array(n)
+        if n.op in ("real", "imag") and n.scalar and isinstance(n.args[0], Node) and n.args[0].dtype.kind == "c" \
+                and self.array_of(n.args[0]) is None and n.dtype.name in LOOP_DTYPES:
+            # `z.real` of a complex element or scalar: its part (NumPy's view of it holds those bits)
+            return self._let(n, Op(n.op, n.dtype.name, (self.expr(n.args[0]),)))
         if n.op == "mask_select":
             self.masked_array(n)
             return []
