@@ -497,9 +497,8 @@ class FunctionEmitter(ChunkedLoops):
     def counted(self, lp, start, stop, exit_, access, scalar=False, md=None, on_iter=None):
         """`lp`'s body for each index in [start, stop); `md`: its !llvm.loop metadata instead of
         the usual; `on_iter(i)`: called at the top of the body with the index's value."""
-        if access is not None and md is None and on_iter is None and not self._chunk_inner \
-                and self.routed_plan(lp):
-            return self._chunked(lp, start, stop, exit_, access, scalar, self.routed_plan(lp))
+        if access is not None and not self._chunk_inner and self.routed_plan(lp):
+            return self._chunked(lp, start, stop, exit_, access, scalar, self.routed_plan(lp), md, on_iter)
         saved_cse, saved_access, saved_ivar = dict(self.cse), self.access, self.ivar
         self.scalar = scalar
         head, body = self.new_label("head"), self.new_label("body")
