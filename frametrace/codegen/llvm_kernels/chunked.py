@@ -28,9 +28,21 @@ computed by
 NumPy's loop on one element (`invariant_ops`, `routed_once`; in a loop, once before it and only
 when the loop runs: `hoisted_ops`): NumPy's call on a one-element array runs the same loop.
 
-Not routed (our own math stays): functions whose argument reads an accumulator or a Let, reads
-a buffer the loop stores elsewhere than at the same index, or that sit in a branch evaluated
-for some elements only (a `segment`); loops with a `break` and kernels that bail (checked ops).
+A function whose argument reads a value made before its loop (a Let, an accumulator that the
+loop does not update: softmax's `np.exp(x - m)` with m the row's max) is routed like any other:
+the value is one for the whole chunk. Pairwise row loops (pairwise.py) route their functions
+too: the group's elements, the tail's and those of a short row run through `_chunked`, each
+chunk's values then go into the lanes in order. The statements of an outer loop between its
+inner loops (`np.log(x.sum(axis=1))`: the log of each row's sum) compute their functions by
+NumPy's loop on one element, as above.
+
+Some of NumPy's loops clear the FP status flags (np.tanh's): in a kernel that reads them, the
+flags raised before each call of a loop are set again after it (`_call_loop`).
+
+Not routed (our own math stays): functions whose argument reads an accumulator or a Let the
+loop binds or updates, reads a buffer the loop stores elsewhere than at the same index, or
+that sit in a branch evaluated for some elements only (a `segment`); loops with a `break` and
+kernels that bail (checked ops).
 """
 from __future__ import annotations
 

@@ -3,9 +3,9 @@ loop (codegen/llvm_kernels/chunked.py): softmax's `np.exp(x - x.max(...))`, whos
 the row's max (a Let made before the row's sum loop), is computed by NumPy's exp loop in chunks
 inside the pairwise sum, and `np.log(x.sum(axis=1))`, the log of each row's sum in the row loop
 between its inner loops, by NumPy's log loop on one element. The results are NumPy's bits for
-float32 and float64, every row length around the 8 / 128 edges, contiguous, strided, reversed
-and row-reversed inputs, NaN and inf rows, under several seeds. (Rows of a Fortran-ordered
-input are summed by NumPy one element at a time, not pairwise: README, not covered here.)"""
+float32 and float64, every row length around the 8 / 128 edges, contiguous, strided, reversed,
+row-reversed and Fortran-ordered inputs (whose rows NumPy adds up one element at a time, not
+pairwise: pairwise.numpy_sums_in_order), NaN and inf rows, under several seeds."""
 import warnings
 
 import numpy as np
@@ -15,7 +15,7 @@ import frametrace as ft
 from tracing import A, Traced
 
 LENGTHS = [0, 1, 7, 8, 9, 127, 128, 129, 1000]
-LAYOUTS = ["contiguous", "strided", "reversed", "rows_reversed"]
+LAYOUTS = ["contiguous", "strided", "reversed", "rows_reversed", "fortran", "fortran_reversed"]
 
 
 def same_bits(got, want):
@@ -75,6 +75,10 @@ def rows(n, dtype, how, special, seed):
         return x[:, ::-1].copy()[:, ::-1]
     if how == "rows_reversed":
         return x[::-1].copy()[::-1]
+    if how == "fortran":                          # NumPy adds each row's elements in order
+        return np.asfortranarray(x)
+    if how == "fortran_reversed":
+        return np.asfortranarray(x[:, ::-1])[:, ::-1]
     return x
 
 
@@ -142,3 +146,38 @@ def test_a_flag_raised_before_a_loop_that_clears_the_status_is_reported(dtype):
         assert all(same_bits(g, e) for g, e in zip(got, want))
         with np.errstate(divide="raise"), pytest.raises(FloatingPointError):
             f(x)
+
+
+def row_sum(x):
+    return x.sum(axis=-1)
+
+
+def row_stats(x):
+    return x.sum(axis=-1), x.var(axis=-1), (x - x.mean(axis=-1, keepdims=True)).sum(axis=-1)
+
+
+def weighted(x, y):
+    return (x * y).sum(axis=1), (x * y[0]).sum(axis=1)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_rows_numpy_adds_in_order_are_added_in_order(dtype):
+    """NumPy sums pairwise along the axis of the smallest |stride| of the summed operand (of
+    more than one element), the temporary a computed value makes laid out as its operands
+    agree (C order unless all of them say otherwise); else one element at a time."""
+    r = np.random.default_rng(7)
+    fsum, fstats, fw = ft.compile(row_sum), ft.compile(row_stats), ft.compile(weighted)
+    for n in (1, 9, 130, 1000):
+        c = (r.standard_normal((6, n)) * 10.0 ** r.uniform(-3, 3, (6, n))).astype(dtype)
+        f = np.asfortranarray(c)
+        t = np.asfortranarray(r.standard_normal((n, 3)).astype(dtype)).T    # C-ordered rows of a transpose
+        tc = r.standard_normal((n, 3)).astype(dtype).T                        # Fortran-ordered rows
+        for x in (f, f[::-1], f[:, ::2], f[:1], f[:2], t, tc, tc[:1], tc[:, ::-1],
+                  np.asfortranarray(r.standard_normal((3, 4, n)).astype(dtype)),
+                  r.standard_normal((3, 4, n)).astype(dtype).transpose(1, 0, 2)):
+            assert same_bits(fsum(x), row_sum(x)), (n, x.shape, x.strides)
+            assert all(same_bits(g, e) for g, e in zip(fstats(x), row_stats(x))), (n, x.shape, x.strides)
+        for x, y in ((f, c), (c, f), (f, f), (f[:, ::-1], f)):     # (f, c): the temporary is C-ordered
+            assert same_bits(fw(x, y)[0], weighted(x, y)[0]), (n, x.strides, y.strides)
+        for x, y in ((c, f), (f, f), (f[:, ::-1], f)):
+            assert all(same_bits(g, e) for g, e in zip(fw(x, y), weighted(x, y))), (n, x.strides, y.strides)
