@@ -87,16 +87,14 @@ def emit(em, lp: Loop, start: str, stop: str, versions, sums: dict):
     tag = em.new_label("pw")
     st = _State(em, tag, sums, GROUP)
     n = em.emit(f"call i64 @llvm.smax.i64(i64 {em.emit(f'sub i64 {stop}, {start}', 'i64')}, i64 0)", "i64")
-    in_order = numpy_sums_in_order(em, lp, sums)
-    if in_order is not None:                      # one element at a time: the n < 8 path's loop
-        n = em.emit(f"select i1 {in_order}, i64 0, i64 {n}", "i64")
+    in_order = numpy_sums_in_order(em, lp, sums)  # one element at a time: the n < 8 path's loop
     units = em.emit(f"lshr i64 {n}, 3", "i64")
     rest = em.emit(f"and i64 {n}, 7", "i64")
     done = em.new_label("pwdone")
     cond, access = versions if versions else (None, None)
     if cond is None:
         _driver(em, st, (unit, tail), start, stop, units, rest, done,
-                None if access is None else {k: (b, s, 0) for k, (b, s, _, _) in access.items()}, False)
+                None if access is None else {k: (b, s, 0) for k, (b, s, _, _) in access.items()}, False, in_order)
     else:
         fast, slow = em.new_label("pwfast"), em.new_label("pwslow")
         em.line(f"br i1 {cond}, label %{fast}, label %{slow}")
@@ -104,7 +102,7 @@ def emit(em, lp: Loop, start: str, stop: str, versions, sums: dict):
             em.label(lbl)
             _driver(em, st, (unit, tail), start, stop, units, rest, done,
                     {k: (fb if is_fast else b, s, sign if is_fast else 0) for k, (b, s, fb, sign) in access.items()},
-                    not is_fast)
+                    not is_fast, in_order)
     em.label(done)
     for name, dt in sums.items():                 # out += the pairwise sum
         ty = T.reg(dt)
@@ -310,8 +308,9 @@ def _store(em, value, ptr, ty="i64"):
     em.line(f"store {ty} {value}, ptr {ptr}")
 
 
-def _driver(em, st, loops, start, stop, units, rest, done, access, scalar):
-    """One copy of the loop (fast or strided `access`): n < 8 apart, else groups of leaves."""
+def _driver(em, st, loops, start, stop, units, rest, done, access, scalar, in_order=None):
+    """One copy of the loop (fast or strided `access`): n < 8 (or `in_order`: an i1, NumPy
+    adds these rows in order) apart, else groups of leaves."""
     sums = st.sums
     unit, tail = loops
     accs = {a: em.accs[a] for a in sums}
@@ -332,8 +331,11 @@ def _driver(em, st, loops, start, stop, units, rest, done, access, scalar):
     _store(em, 0, st.sp)
     _store(em, 0, st.pos)
     n = em.emit(f"add i64 {em.emit(f'shl i64 {units}, 3', 'i64')}, {rest}", "i64")
-    em.line(f"br i1 {em.emit(f'icmp eq i64 {units}, 0', 'i1')}, label %{small}, label %{one}")
-    # n < 8: 0.0 and the elements one by one
+    few = em.emit(f"icmp eq i64 {units}, 0", "i1")
+    if in_order is not None:
+        few = em.emit(f"or i1 {few}, {in_order}", "i1")
+    em.line(f"br i1 {few}, label %{small}, label %{one}")
+    # n < 8 (or in order): 0.0 and the elements one by one
     em.label(small)
     for a, dt in sums.items():
         _store(em, T.const(0.0, dt), st.res[a], T.reg(dt))
