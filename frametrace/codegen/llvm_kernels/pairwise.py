@@ -121,8 +121,8 @@ def numpy_sums_in_order(em, lp: Loop, sums: dict):
     another axis inside: npyiter's axis ordering). A Fortran-ordered x: `x.sum(axis=1)`, and
     softmax's `e.sum(axis=1)` of `e = np.exp(x - m)`, add each row's elements in order. The
     loop runs one order for all its sums: sums whose operands could disagree (`(x * y).sum(1)`
-    and `x.sum(1)` fused, x Fortran-ordered, y not) stay pairwise (not NumPy's bits there), in
-order only when every sum's operands put another axis inside."""
+    and `x.sum(1)` fused, x Fortran-ordered, y not) stay pairwise (not NumPy's bits there): in
+    order only when every sum's operands put another axis inside."""
     conds = []
     for s in lp.body:
         if not (isinstance(s, Update) and s.name in sums):
