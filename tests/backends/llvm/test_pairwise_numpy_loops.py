@@ -95,7 +95,7 @@ def outcome(fn, x):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("how", LAYOUTS)
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("seed", [0, 1])
 def test_softmax_and_logsumexp_are_numpys_bits(dtype, how, seed):
     for n in LENGTHS:
         for special in (False, True):
