@@ -40,6 +40,11 @@ Any other body (a store, another accumulator, a call such as exp, a cast) runs o
 elements in order as a loop LLVM vectorises, writing the elements into a stack buffer that the
 lanes then read.
 
+Functions in the body (softmax's exp) are NumPy's own loop on chunks (chunked.py): the
+group's elements are computed chunk by chunk into the stack buffer. Where NumPy does not sum
+pairwise at all (a row of a Fortran-ordered operand: numpy_sums_in_order, tested at run time on
+the strides), the loop takes the n < 8 path for any n: 0.0 and the elements one by one.
+
 The iterations run in their order (0, 1, ..., n - 1), so whatever else the body does (stores,
 other accumulators) is unchanged; only the float `red_add` accumulators (`acc := acc + x`, x
 reading no accumulator) take NumPy's order. Their adds are plain `fadd` (no `reassoc`: nothing
@@ -85,13 +90,14 @@ def emit(em, lp: Loop, start: str, stop: str, versions, sums: dict):
     tag = em.new_label("pw")
     st = _State(em, tag, sums, GROUP)
     n = em.emit(f"call i64 @llvm.smax.i64(i64 {em.emit(f'sub i64 {stop}, {start}', 'i64')}, i64 0)", "i64")
+    in_order = numpy_sums_in_order(em, lp, sums)  # one element at a time: the n < 8 path's loop
     units = em.emit(f"lshr i64 {n}, 3", "i64")
     rest = em.emit(f"and i64 {n}, 7", "i64")
     done = em.new_label("pwdone")
     cond, access = versions if versions else (None, None)
     if cond is None:
         _driver(em, st, (unit, tail), start, stop, units, rest, done,
-                None if access is None else {k: (b, s, 0) for k, (b, s, _, _) in access.items()}, False)
+                None if access is None else {k: (b, s, 0) for k, (b, s, _, _) in access.items()}, False, in_order)
     else:
         fast, slow = em.new_label("pwfast"), em.new_label("pwslow")
         em.line(f"br i1 {cond}, label %{fast}, label %{slow}")
@@ -99,7 +105,7 @@ def emit(em, lp: Loop, start: str, stop: str, versions, sums: dict):
             em.label(lbl)
             _driver(em, st, (unit, tail), start, stop, units, rest, done,
                     {k: (fb if is_fast else b, s, sign if is_fast else 0) for k, (b, s, fb, sign) in access.items()},
-                    not is_fast)
+                    not is_fast, in_order)
     em.label(done)
     for name, dt in sums.items():                 # out += the pairwise sum
         ty = T.reg(dt)
@@ -107,6 +113,65 @@ def emit(em, lp: Loop, start: str, stop: str, versions, sums: dict):
         total = em.emit(f"load {ty}, ptr {st.total[name]}", ty)
         old = em.emit(f"load {ty}, ptr {ptr}", ty)
         em.line(f"store {ty} {em.emit(f'fadd {ty} {old}, {total}', ty)}, ptr {ptr}")
+
+
+def numpy_sums_in_order(em, lp: Loop, sums: dict):
+    """An i1, true at run time when NumPy adds these rows up one element at a time, not
+    pairwise (None: never). NumPy sums pairwise only along the axis its iterator runs innermost,
+    the one of the smallest |stride| (a tie goes to the later axis; axes of one element and
+    zero strides do not count) of the summed operand: for a value computed from arrays, the
+    temporary NumPy makes, laid out as its operands agree (C order unless all of them put
+    another axis inside: npyiter's axis ordering). A Fortran-ordered x: `x.sum(axis=1)`, and
+    softmax's `e.sum(axis=1)` of `e = np.exp(x - m)`, add each row's elements in order. The
+    loop runs one order for all its sums: sums whose operands could disagree (`(x * y).sum(1)`
+    and `x.sum(1)` fused, x Fortran-ordered, y not) stay pairwise (not NumPy's bits there): in
+    order only when every sum's operands put another axis inside."""
+    conds = []
+    for s in lp.body:
+        if not (isinstance(s, Update) and s.name in sums):
+            continue
+        votes, seen = [], set()
+        for x in walk_exprs(s.value.args[1]):
+            if type(x) is Load and len(x.index) >= 2 and (x.buf, x.index) not in seen:
+                seen.add((x.buf, x.index))
+                if sum(1 for a in x.index if a.coef(lp.var)) != 1:
+                    return None
+                v = _vote(em, lp, x.buf, x.index)
+                if v is not None:
+                    votes.append(v)
+        if not votes:                            # a 1-d operand: pairwise whatever the others say
+            return None
+        conds.append(em._all(votes))
+    return em._all(conds) if conds else None
+
+
+def _vote(em, lp, buf, index):
+    """Does operand buf[index] put another axis inside the summed one (None: it has no other
+    axis that moves in the kernel's loops)?"""
+    d = next(k for k, a in enumerate(index) if a.coef(lp.var))
+    sd = _abs(em, f"%st{buf}_{d}")
+    inside = []
+    for e, a in enumerate(index):
+        outer = [v for v in em.extents if v != lp.var and a.coef(v)]
+        if e == d or not outer:
+            continue
+        se = _abs(em, f"%st{buf}_{e}")
+        conds = [em.emit(f"icmp {'ule' if e > d else 'ult'} i64 {se}, {sd}", "i1"),
+                 em.emit(f"icmp ne i64 {se}, 0", "i1")]
+        for v in outer:                          # that axis has more than one element
+            lo, hi = em.extents[v]
+            conds.append(em.emit(f"icmp sgt i64 {em.emit(f'sub i64 {hi}, {lo}', 'i64')}, 1", "i1"))
+        inside.append(em._all(conds))
+    if not inside:
+        return None
+    vote = inside[0]
+    for c in inside[1:]:
+        vote = em.emit(f"or i1 {vote}, {c}", "i1")
+    return vote
+
+
+def _abs(em, v):
+    return em.emit(f"call i64 @llvm.abs.i64(i64 {v}, i1 false)", "i64")
 
 
 class _State:
@@ -246,8 +311,9 @@ def _store(em, value, ptr, ty="i64"):
     em.line(f"store {ty} {value}, ptr {ptr}")
 
 
-def _driver(em, st, loops, start, stop, units, rest, done, access, scalar):
-    """One copy of the loop (fast or strided `access`): n < 8 apart, else groups of leaves."""
+def _driver(em, st, loops, start, stop, units, rest, done, access, scalar, in_order=None):
+    """One copy of the loop (fast or strided `access`): n < 8 (or `in_order`: an i1, NumPy
+    adds these rows in order) apart, else groups of leaves."""
     sums = st.sums
     unit, tail = loops
     accs = {a: em.accs[a] for a in sums}
@@ -270,8 +336,11 @@ def _driver(em, st, loops, start, stop, units, rest, done, access, scalar):
     _store(em, 0, st.sp)
     _store(em, 0, st.pos)
     n = em.emit(f"add i64 {em.emit(f'shl i64 {units}, 3', 'i64')}, {rest}", "i64")
-    em.line(f"br i1 {em.emit(f'icmp eq i64 {units}, 0', 'i1')}, label %{small}, label %{one}")
-    # n < 8: 0.0 and the elements one by one
+    few = em.emit(f"icmp eq i64 {units}, 0", "i1")
+    if in_order is not None:
+        few = em.emit(f"or i1 {few}, {in_order}", "i1")
+    em.line(f"br i1 {few}, label %{small}, label %{one}")
+    # n < 8 (or in order): 0.0 and the elements one by one
     em.label(small)
     for a, dt in sums.items():
         _store(em, T.const(0.0, dt), st.res[a], T.reg(dt))
