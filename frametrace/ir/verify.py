@@ -55,12 +55,16 @@ def used_symbols(node: Node) -> set:
 
 def unbacked_definitions(graph: Graph) -> dict:
     """Unbacked symbol -> the node that defines it: a data-dependent op (mask_select, argwhere,
-    unique) names the size of its result in its `size` attribute."""
+    unique) names the size of its result in its `size` attribute; the value a loop leaves
+    along a carried size (ir/ops/loops.py) has the size its last iteration gave it."""
     defs: dict = {}
     for node in graph.nodes:
-        size = node.attr("size")
-        if isinstance(size, sympy.Symbol) and size not in graph.symbols and size not in defs:
-            defs[size] = node
+        sizes = [node.attr("size")]
+        if node.op == "loop_out" and node.attr("body").carried_sizes:
+            sizes = list(node.shape)
+        for size in sizes:
+            if isinstance(size, sympy.Symbol) and size not in graph.symbols and size not in defs:
+                defs[size] = node
     return defs
 
 

@@ -15,6 +15,7 @@ import numpy as np
 import sympy
 
 from ..ir.graph import Node
+from ..ir.ops.loops import written_values
 from ..ir.ops.mutation import READ_ONLY
 from ..ir.registry import Reduction, lowered_as
 from . import compact
@@ -327,6 +328,7 @@ JOIN_RULES = (
 class _Grouper:
     def __init__(self, plan: Plan):
         self.plan, self.steps, self.cur, self.count = plan, [], None, 0
+        self.counted: dict = {}                   # size -> the mask an earlier count kernel counted
 
     def try_join(self, job: Job) -> bool:
         if self.cur is None or not all(rule(self.cur, job) for _, rule in JOIN_RULES):
@@ -375,10 +377,18 @@ class _Grouper:
     def compact(self, jobs):
         """x[mask]: count kernel, size binding + allocation, compaction kernel (compact.py)."""
         n, plan = jobs[0].node, self.plan
+        if self.counted.get(n.shape[0]) is n.args[1]:
+            # the same mask, one size (numpy_api/data_dependent.mask_count) and no write since
+            # it was counted (add() forgets the counts at a write): its count is the same
+            self.steps.append(KernelStep(compact.compaction_kernel(plan, n, f"k{self.count}"), jobs, allocs=[n]))
+            self.count += 1
+            plan.stored.add(n)
+            return
         cnt = compact.count_node(plan, n)
         count = KernelStep(compact.count_kernel(plan, cnt, f"k{self.count}"), [Job(cnt, "red")], allocs=[cnt])
         if n.shape[0] in plan.sym_names:
             count.binds.append((plan.sym_names[n.shape[0]], f"int({plan.var[cnt]})"))
+            self.counted[n.shape[0]] = n.args[1]
         fill = KernelStep(compact.compaction_kernel(plan, n, f"k{self.count + 1}"), jobs, allocs=[n])
         self.count += 2
         plan.stored.update((cnt, n))
@@ -386,6 +396,8 @@ class _Grouper:
 
     def add(self, n: Node):
         plan = self.plan
+        if self.counted and written_values(n):
+            self.counted.clear()                  # a mask may have changed: count again
         job = _make_job(plan, n)
         if job is not None and job.standalone:
             self.close()

@@ -72,6 +72,7 @@ COMPLEX_LOOP_OPS = {
                                      "absolute", "equal", "not_equal", "less", "less_equal", "greater",
                                      "greater_equal", "isnan", "isfinite", "isinf", "logical_not")},
     **{n: 0 for n in ("cast", "where", "red_add", "scalar_multiply", "scalar_absolute")},
+    "real": 1, "imag": 1,                    # the parts of a complex element (native loop bodies)
 }
 
 

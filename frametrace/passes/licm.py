@@ -79,9 +79,11 @@ def _hoist(loop: Node):
         if inp.attr("kind") == "scalar" or inp.scalar or not body.writes:
             outer[inp] = value
     written = _written_nodes(g)
+    # symbols the body binds itself: the index and the carried sizes (`np.zeros(len(Z))` stays)
+    bound = {body.index} - {None} | {sym for sym, _, _ in body.carried_sizes}
     hoisted = []
     for n in g.nodes:
-        if n not in written and _movable(n, body.index, outer):
+        if n not in written and _movable(n, bound, outer):
             node = Node(n.op, _mapped(n.args, outer), n.attrs, n.shape, n.dtype, n.scalar)
             _keep_fake(n, node)
             outer[n] = node
@@ -126,20 +128,20 @@ def _hoist(loop: Node):
     return [outer[n] for n in hoisted], new_loop
 
 
-def _movable(n: Node, index, outer: dict) -> bool:
+def _movable(n: Node, bound: set, outer: dict) -> bool:
     op = get_op(n.op)
     if op.kind not in HOISTABLE_KINDS or n.op == "py_scalar" or n.dtype is None or n.attr("errstate"):
         return False
     for leaf in flatten_args(tuple(v for _, v in n.attrs)):
-        if isinstance(leaf, Node) or _mentions(leaf, index):
+        if isinstance(leaf, Node) or _mentions(leaf, bound):
             return False
-    if _mentions(n.shape, index):
+    if _mentions(n.shape, bound):
         return False
     for a in flatten_args(n.args):
         if isinstance(a, Node):
             if a not in outer:
                 return False
-        elif _mentions(a, index):
+        elif _mentions(a, bound):
             return False
     python = all(weak_arg(a) for a in n.args)
     if may_raise(n) and not (python and _safe_division(n)):
@@ -176,10 +178,11 @@ def _written_nodes(g) -> set:
 
 # ----------------------------------------------------------------------------- helpers
 
-def _mentions(x, index) -> bool:
-    if index is None:
+def _mentions(x, bound: set) -> bool:
+    """Does `x` mention a symbol the body binds (its index, its carried sizes)?"""
+    if not bound:
         return False
-    return any(isinstance(a, sympy.Basic) and index in a.free_symbols for a in flatten_args(
+    return any(isinstance(a, sympy.Basic) and bound & a.free_symbols for a in flatten_args(
         x if isinstance(x, tuple) else (x,)))
 
 

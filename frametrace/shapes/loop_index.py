@@ -50,6 +50,18 @@ class LoopIndices:
         self.version += 1
         return sym
 
+    def data_loop_index(self):
+        """The index of a loop over a range bounded by array data (`range(p[i], p[i + 1])`,
+        trace/loops.py): a symbol with no bounds that the body reads only through its value, a
+        Python int of the graph (indices by it are data indices, checked where they are read),
+        never in a size or an index expression."""
+        self._loop_state()
+        sym = sympy.Symbol(f"i{next(self.__dict__['_loop_ids'])}", integer=True)
+        self._order[sym] = (1, len(self._order))
+        self.var_to_range[sym] = UNKNOWN
+        self.version += 1
+        return sym
+
     def exit_loop_index(self, sym) -> None:
         bounds = self._loop_state()
         bounds.pop(sym, None)

@@ -188,6 +188,11 @@ def _broke(tx, bb, ctx, brk, broken, outer) -> None:
     locals_b, stack_b = broken
     if len(stack_b) != len(tx.stack):
         raise Unsupported("a `break` leaves a different stack", kind="loop")
+    if _break_keeps_firsts(tx, ctx, locals_b, stack_b):
+        ctx.brk = brk
+        tx.ip = ctx.header
+        _push(tx, strip=True)
+        return
     merged = {}
     for name in set(locals_b) | set(tx.locals):
         a, b = locals_b.get(name), tx.locals.get(name)
@@ -198,6 +203,30 @@ def _broke(tx, bb, ctx, brk, broken, outer) -> None:
     ctx.brk = brk
     tx.ip = ctx.header
     _push(tx, strip=True)
+
+
+def _break_keeps_firsts(tx, ctx, locals_b, stack_b) -> bool:
+    """A `break` in a body with carried sizes whose side changed no carried value (`if not
+    len(z): break` first thing in the body), where merging is not possible (the rest of the
+    iteration leaves arrays of other sizes): the loop leaves with the values the breaking
+    iteration started with (LoopBody.firsts_at_break). The other names that differ are the
+    body's own temporaries, unbound after the loop."""
+    firsts = ctx.firsts
+    if not firsts or any(a is not b for a, b in zip(stack_b, tx.stack)):
+        return False
+    kept = []
+    for name in set(locals_b) | set(tx.locals):
+        a, b = locals_b.get(name), tx.locals.get(name)
+        if a is b:
+            continue
+        if isinstance(name, tuple) or (name in firsts and a is not firsts[name]):
+            return False
+        if name in firsts:
+            kept.append(name)
+        elif a is not None and b is not None:
+            tx.locals[name] = PoisonVariable(name)
+    ctx.firsts_at_break = tuple(sorted(kept))
+    return True
 
 
 RETURNED = -2      # where a side of an `if` in an inlined callee stops once it returned (value on the stack)
@@ -360,10 +389,14 @@ def truth_value(tx, cond, when):
 
 
 def index_condition(tx, cond):
-    """A size condition that depends on a loop index (`if i % 2 == 0:` in a body) as a bool
+    """A size condition that depends on a loop index (`if i % 2 == 0:` in a body) or on a
+    carried size (`if not len(z): break` where `z = z[keep]` shrinks every iteration) as a bool
     value of the graph; None when the shape environment decides it (a guard at most)."""
     env = tx.output.shape_env
     expr = getattr(cond.value, "expr", None)
+    if expr is not None and tx.output.loop_stack and expr.free_symbols & tx.output.carried_sizes \
+            and env.maybe_evaluate_static(expr) is None:
+        return ArrayVariable(tx.output.builder.emit("py_scalar", expr))
     if expr is None or not tx.output.loop_stack or not any(env.is_loop_index(s) for s in expr.free_symbols):
         return None
     if env.maybe_evaluate_static(expr) is not None:

@@ -4,6 +4,7 @@ A loop node runs an index over a range (trace/loops.py). What the user's `for` i
 is a function of that index:
 
     for i in range(a, b, c)         the index is `i` itself
+    for j in range(p[i], p[i + 1])  `j` is a Python int of the graph (bounds read from arrays)
     for b in data                   data[k] for k in range(len(data)) (a row, or an element)
     for k, row in enumerate(A)      (k, A[k])
     for a, b in zip(x, range(n))    (x[k], k) for k in range(min(len(x), n))
@@ -22,15 +23,16 @@ from __future__ import annotations
 from ..errors import Unsupported
 from .variables.base import VariableTracker
 from .variables.constant import SymNumberVariable, wrap_number
-from .variables.containers import RangeVariable
+from .variables.containers import DataRangeVariable, RangeVariable
 from .variables.indexed import indexable, item, length
 
 class LoopIterator(VariableTracker):
     """GET_ITER of something FOR_ITER turns into a loop node: the index runs over
     range(*head); `item(tx, index)` is what the user's target receives."""
 
-    def __init__(self, head: tuple, iterable, key):
+    def __init__(self, head: tuple, iterable, key, data=False):
         self.head, self.iterable, self.key, self.peeled = tuple(head), iterable, key, 0
+        self.data = data            # a range bounded by array data: its index is a graph int
 
     def python_type(self):
         return type(iter(range(0)))
@@ -50,6 +52,8 @@ class LoopIterator(VariableTracker):
 
 def loop_iterator(tx, v, key) -> LoopIterator | None:
     """The LoopIterator over `v`, or None when `v` is not something a loop node iterates."""
+    if isinstance(v, DataRangeVariable):             # bounds read from arrays: Proxies in the head
+        return LoopIterator([tx.unwrap(p) for p in v.parts], v, key, data=True)
     if isinstance(v, RangeVariable):
         parts = [tx.unwrap(p) for p in v.parts]
         if not all(type(p) is int or (isinstance(q, SymNumberVariable) and q.python_type() is int)

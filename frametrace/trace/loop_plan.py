@@ -93,6 +93,8 @@ def within_budget(tx, key, ctx, head, graph, peeled) -> str | None:
     if tx.output.loop_plan.get(key, "loop") not in ("loop", "peel", "peel2") or ctx.converted or \
             ctx.brk is not None or any(n.op == "loop" for n in graph.nodes):
         return None
+    if ctx.firsts is not None:                          # carried sizes: each copy a size of its own
+        return None
     if any(getattr(c, "state", None) is not None for c in tx.output.loop_stack):
         return None                                     # inside another loop body
     if not all(type(v) is int for v in head) or head[2] == 0:
@@ -171,6 +173,9 @@ def restart(tx, key, decision, reason):
     elif key[0] == "split":
         log.info("loop %s: %s (%s)", _where(key[1]), "not split" if decision == "no" else
                  f"split at {', '.join(map(str, decision))}", reason)
+    elif key[0] == "vary":
+        log.info("loop %s: carried sizes %s (%s)", _where(key[1]),
+                 ", ".join(f"{name}.shape[{d}]" for name, d, _ in decision), reason)
     elif key[0] == "in_place":
         log.info("loop %s: captures %r (%s)", _where(key[1]), decision[-1], reason)
     else:

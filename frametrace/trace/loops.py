@@ -33,12 +33,15 @@ the state a loop carries, ("in_place", key) the arrays it updates in place.
 """
 from __future__ import annotations
 
+import dataclasses
+
+import numpy as np
 import sympy
 
 from .. import pyversion
 from ..errors import NumpyError, Unsupported
 from ..ir.builder import Proxy, to_expr
-from ..ir.fake import FakeScalar
+from ..ir.fake import FakeArray, FakeScalar
 from ..ir.graph import Node
 from ..ir.ops.loops import LoopBody, written_values
 from ..ir.registry import get_op
@@ -78,6 +81,9 @@ def trace_for(tx, ins, it: LoopIterator) -> None:
     stack = tx.output.loop_stack
     if stack and stack[-1].kind == "peel" and stack[-1].tx is tx and stack[-1].header == tx.ip - 1:
         stack.pop()                                     # the peeled iteration is over
+    if it.data:
+        _build_data_range(tx, it, exit_ip=tx.offset_to_index[ins.argval] + pyversion.FOR_ITER_SKIP)
+        return
     start, stop, step = it.head
     if step == 0:
         raise NumpyError(ValueError("range() arg 3 must not be zero"), context="range")
@@ -136,6 +142,42 @@ def _build_split(tx, it, split, exit_ip, head) -> None:
     log.info("loop at %s: split at an index condition into %d loop node(s)", body.location, len(split))
 
 
+def _build_data_range(tx, it, exit_ip) -> None:
+    """`for j in range(p[i], p[i + 1])`: bounds read from arrays. The index is a symbol the body
+    sees only as a value, `j` a Python int of the graph (`py_scalar` of it), so `a[j]`,
+    `x[c[j]]` are data indices, wrapped and bounds-checked where they are read as NumPy does,
+    and nothing is proved or guarded about the range. Whether it runs at all is data: it is
+    never peeled. A Python float the first iteration makes a NumPy float64 (`s = 0.0; s +=
+    a[j]`, the peel a symbolic range would do) is carried as a float64 from the start and is,
+    after the loop, the choice between the two (a LoopChoiceVariable: stored into float64
+    arrays as the value, refused where its type would show)."""
+    from .variables.scalar_choice import LoopChoiceVariable
+    key = it.key
+    promoted = []
+    if tx.output.loop_plan.get(key, "loop") in PEELED:
+        types = tx.output.loop_plan.get(("peel_types", key)) or ()
+        for name, before in types:
+            vt = tx.locals.get(name)
+            if before != ("py", float) or vt is None or type_key(vt)[:2] != before or \
+                    tx.output.loop_plan[key] != "peel":
+                _restart(tx, key, "unroll", f"{name!r} changes type in a loop over a range bounded by array data")
+            promoted.append((name, vt))
+        if not types:
+            _restart(tx, key, "unroll", "a loop over a range bounded by array data cannot peel its first iteration")
+        from ..ir.numpy_api import lookup_function
+        for name, vt in promoted:                       # np.float64(s): the same value
+            tx.locals[name] = ArrayVariable(lookup_function(np.float64)(tx.output.builder, tx.unwrap(vt)))
+    index = tx.output.shape_env.data_loop_index()
+    _build(tx, key, header=tx.ip - 1, exit_ip=exit_ip, kind="for", head=it.head, index=index, data=True)
+    if promoted:
+        start, stop, step = it.head
+        b = tx.output.builder
+        empty = ArrayVariable(b.emit("less_equal" if step > 0 else "greater_equal", stop, start))
+        for name, vt in promoted:
+            final = tx.locals[name]
+            tx.locals[name] = LoopChoiceVariable(name, empty, vt, final, final)
+
+
 # ----------------------------------------------------------------------------- branches in bodies
 
 def handles_jump(tx, ins, cond) -> bool:
@@ -143,6 +185,8 @@ def handles_jump(tx, ins, cond) -> bool:
     (trace/while_loops.py): an `if` inside a `for` loop body (if-converted). False: not ours
     (the caller asks for its truth: a graph break)."""
     ctx = tx.output.loop_stack[-1] if tx.output.loop_stack else None
+    if ctx is not None and _size_break(tx, ins, cond, ctx):
+        return True
     if ctx is not None:
         try:
             if_convert(tx, ins, cond)
@@ -240,14 +284,18 @@ class _LoopContext:
         self.converted = False          # an `if` on data was if-converted in the body (no unrolling)
         self.state = None               # a body being traced: the LoopState it carries (trace/loop_state.py)
         self.key = self.head = None     # a loop node's plan key and (start, stop, step) (trace/loop_split.py)
+        self.firsts = None              # a body with carried sizes: carried name -> its value at the start
+        self.firsts_at_break = ()       # ... the names a `break` leaves with those values (trace/branches.py)
+        self.stop_when = None           # ... a size test that ends the loop before an iteration (_size_break)
 
 
 def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=0, iterate=None, back=None,
-           bind_head=False):
+           bind_head=False, data=False):
     """The loop at `header` as one node; `iterate(tx, ctx)` traces the body of a `while`
     (trace/while_loops.py), which sets ctx.go, and `back` is its last back edge. A piece of a
     split loop (`_build_split`) binds the loop target from `bind_head`, the whole range, when it
-    is the last piece (None: an earlier one, the target is left to the next)."""
+    is the last piece (None: an earlier one, the target is left to the next). `data`: a range
+    bounded by array data (_build_data_range): the index is a value of the body."""
     body_start = header + 1
     if back is None:
         back = max((i for i in range(body_start, exit_ip) if _jumps_to(tx, i, header)), default=None)
@@ -284,7 +332,7 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
         targets = loop_state.resolve(tx, slots)
     except Unsupported as exc:
         _restart(tx, key, "unroll", _why(exc))
-    carry_index = is_for and any(s.kind == "index" for s in slots)
+    carry_index = is_for and not data and any(s.kind == "index" for s in slots)
     lazy_before = set(tx.lazy)
     saved_locals, saved_stack = dict(tx.locals), list(tx.stack)
     outer = tx.output.builder
@@ -293,11 +341,14 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
     initial = [(name, tx.locals[name]) for name in carried] + [(t.slot.label(), t.get()) for t in targets]
     if carry_index:
         initial.append(("the loop index", wrap_number(head[0])))
+    varying = tx.output.loop_plan.get(("vary", key), ())
+    carried_syms: dict = {}                             # group -> the body's size symbol for it
     for label, vt in initial:
         fake, init = carried_type(vt)
         if fake is None:
             _restart(tx, key, "unroll", f"{label!r} ({vt.describe()}) is rebound in the loop; it is not a "
                                         "number or an array")
+        fake = _vary(tx, fake, label, varying, carried_syms)
         node = body_builder.body_input(f"carried_{len(labels)}", fake)
         placeholders[len(labels)] = variable(Proxy(node, fake), vt)
         labels.append(label)
@@ -312,12 +363,17 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
     tx.output.loop_stack.append(ctx)
     tx.output.side_effects.frozen += 1
     tx.locals.update({name: placeholders[k] for k, name in enumerate(carried)})
+    if carried_syms:                                    # a `break` may keep an iteration's first values
+        ctx.firsts = {name: placeholders[k] for k, name in enumerate(carried)}
     tx.locals.update({name: PoisonVariable(name, in_body=True) for name in opaque})
     ctx.state.enter([placeholders[len(carried) + k] for k in range(len(targets))])
     try:
         if counter is not None:
             tx.locals[counter.name] = wrap_number(_symint(tx, index))
             tx.ip = header
+        elif is_for and data:                          # j: a Python int of the graph
+            tx.stack.append(ArrayVariable(body_builder.emit("py_scalar", index)))
+            tx.ip = body_start
         elif is_for:
             tx.stack.append(ctx.iterator.item(tx, wrap_number(_symint(tx, index))))
             tx.ip = body_start
@@ -329,13 +385,15 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
             raise Unsupported("a while loop whose condition is not data-dependent inside it", kind="loop")
         if counter is not None and not ctx.closed:
             raise Unsupported(f"a while loop on {counter.name!r} whose body does not end at its test", kind="loop")
-        if ctx.brk is not None and is_for and not carry_index:
+        if (ctx.brk is not None or ctx.stop_when is not None) and is_for and not carry_index and not data:
             raise loop_state.CarryRequest(loop_state.Slot("index", None, None))   # where it broke
         for name in in_place:
             if tx.locals.get(name) is not saved_locals.get(name):
                 raise Unsupported(f"{name!r} is updated in place and rebound in the loop body", kind="loop")
         finals = [tx.locals.get(name) for name in carried] + ctx.state.values()
-        outputs = [_output_node(tx, body_builder, labels[k], placeholders[k], new, key)
+        _check_varying(tx, key, body_builder.graph, labels, placeholders, finals, varying)
+        own = {to_expr(v) for v in carried_syms.values()}
+        outputs = [_output_node(tx, body_builder, labels[k], placeholders[k], new, key, own)
                    for k, new in enumerate(finals)]
         if carry_index:
             outputs.append(body_builder.emit("py_scalar", _symint(tx, index)).node)
@@ -364,8 +422,18 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
     small = within_budget(tx, key, ctx, head, graph, peeled) if kind == "for" and bind_head is False else None
     if small is not None:
         _restart(tx, key, "small", small)
+    carried_sizes = _carried_sizes(graph, len(labels), carried_syms)
+    # a loop with carried sizes runs its body as Python runs it, each iteration on the arrays the
+    # last one made: one of them written in place, then rebound, is Python's own behaviour when
+    # nothing else sees its first value
+    private = {k for k, name in enumerate(carried)
+               if carried_sizes and _private_init(tx, outer, inits[k], name, saved_locals, saved_stack)}
     body = _finish_body(tx, key, body_builder, "for_break" if ctx.brk is not None else kind, carried,
-                        len(labels), in_place, index)
+                        len(labels), in_place, index, carried_sizes, private)
+    if ctx.firsts_at_break:
+        body = dataclasses.replace(body, firsts_at_break=tuple(carried.index(n) for n in ctx.firsts_at_break))
+    if ctx.stop_when is not None:
+        body = dataclasses.replace(body, stop_when=ctx.stop_when)
     args = list(head) + inits + list(body_builder.captured) + list(body.sizes)
     state = outer.emit("loop", *args, body=body)
     wrapped = {n: v for n, v in tx.locals.items() if n in lazy_before and n not in tx.lazy}
@@ -375,12 +443,16 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
     finals = []
     for k in range(len(labels)):
         out = outer.emit("loop_out", state, k, body=body)
-        finals.append(variable(Proxy(out.node, placeholders[k].proxy.fake), initial[k][1]))
+        fake = out.fake if labels[k] in {v[0] for v in varying} else placeholders[k].proxy.fake
+        finals.append(variable(Proxy(out.node, fake), initial[k][1]))
     for k, name in enumerate(carried):
         tx.locals[name] = finals[k]
     for name in stored - set(carried) - loop_vars - set(in_place):
         tx.locals[name] = PoisonVariable(name)
-    if is_for and bind_head is not None:
+    if is_for and data:                                 # where it stopped is data: no target after it
+        for name in loop_vars:
+            tx.locals[name] = PoisonVariable(name)
+    elif is_for and bind_head is not None:
         bind_after(tx, ctx.iterator, ops, loop_vars, head if bind_head is False else bind_head,
                    finals[-1] if carry_index else None, saved_locals)
     if counter is not None:
@@ -424,7 +496,7 @@ def _stored_names(tx, lo, hi) -> set:
     return names
 
 
-def _output_node(tx, bb, name, placeholder, new, key) -> Node:
+def _output_node(tx, bb, name, placeholder, new, key, own=frozenset()) -> Node:
     before, after = type_key(placeholder), type_key(new)
     if after is None:
         raise Unsupported(f"{name!r} becomes {new.describe() if new is not None else 'undefined'} in the "
@@ -436,7 +508,7 @@ def _output_node(tx, bb, name, placeholder, new, key) -> Node:
         raise exc
     if isinstance(new, ArrayVariable):
         if not isinstance(new.proxy.fake, FakeScalar) and not _same_shape(tx, placeholder.proxy.shape,
-                                                                          new.proxy.shape):
+                                                                          new.proxy.shape, own):
             raise Unsupported(f"{name!r} changes shape in the loop body ({placeholder.proxy.shape} -> "
                               f"{new.proxy.shape})", kind="loop")
         return bb.lift(new.proxy.node)
@@ -444,15 +516,148 @@ def _output_node(tx, bb, name, placeholder, new, key) -> Node:
     return bb.emit("py_scalar", value).node
 
 
-def _same_shape(tx, a, b) -> bool:
+def _same_shape(tx, a, b, own=frozenset()) -> bool:
+    """Equal shapes; a carried size of this loop's body (`own`: a placeholder's symbol that the
+    body's value ends with some size in its place) counts as equal: _check_varying checked it."""
     if len(a) != len(b):
         return False
     env = tx.output.shape_env
-    return all(env.simplify(sympy.sympify(to_expr(x)) - sympy.sympify(to_expr(y))) == 0 for x, y in zip(a, b))
+    return all(env.simplify(sympy.sympify(to_expr(x)) - sympy.sympify(to_expr(y))) == 0
+               or to_expr(x) in own for x, y in zip(a, b))
 
 
-def _finish_body(tx, key, bb, kind, carried, ncarried, in_place, index) -> LoopBody:
-    from ..ir.verify import used_symbols
+# ----------------------------------------------------------------------------- carried sizes
+# A carried array that the body replaces by a masked subset of itself (`Z = Z[I]`) changes its
+# length every iteration. The first trace finds which dims change; the loop is traced again
+# with each such dim a new unbacked size of the body (one per group of dims that start as the
+# same size and end as the same size: `Z`, `C`, `Xi` selected by one mask), bound from the
+# carried values at the start of every iteration (LoopBody.carried_sizes). Values the loop
+# leaves have the body's last sizes, bound in the outer graph from those values.
+
+def _vary(tx, fake, label, varying, carried_syms):
+    """The body input's abstract value for a carried value: its varying dims as carried sizes."""
+    dims = {d: group for name, d, group in varying if name == label}
+    if not dims or not isinstance(fake, FakeArray) or fake.scalar:
+        return fake
+    shape = list(fake.shape)
+    for d, group in dims.items():
+        if group not in carried_syms:
+            carried_syms[group] = tx.output.shape_env.create_unbacked_symint(
+                lower=0, source=f"{label}.shape[{d}] in the loop")
+            tx.output.carried_sizes.add(to_expr(carried_syms[group]))
+        shape[d] = carried_syms[group]
+    return FakeArray(tuple(shape), fake.dtype, fake.scalar)
+
+
+def _check_varying(tx, key, graph, labels, placeholders, finals, varying) -> None:
+    """Restart with the dims whose size the body changes as carried sizes (or unroll when a
+    group's members end with different sizes, or a known carried size is not one)."""
+    env = tx.output.shape_env
+    known = {(name, d): group for name, d, group in varying}
+    found, ends = [], {}
+    for k, new in enumerate(finals):
+        ph = placeholders[k]
+        if not (isinstance(new, ArrayVariable) and isinstance(new.proxy.fake, FakeArray)
+                and isinstance(ph.proxy.fake, FakeArray) and not new.proxy.fake.scalar
+                and new.proxy.fake.ndim == ph.proxy.fake.ndim and new.proxy.fake.dtype == ph.proxy.fake.dtype):
+            continue
+        for d, (a, b) in enumerate(zip(ph.proxy.shape, new.proxy.shape)):
+            a, b = sympy.sympify(to_expr(a)), sympy.sympify(to_expr(b))
+            if (labels[k], d) in known:
+                ends.setdefault(known[(labels[k], d)], set()).add(env.simplify(b))
+            elif env.simplify(a - b) != 0:
+                found.append((labels[k], d, (str(a), str(env.simplify(b)))))
+    if found:
+        _restart(tx, ("vary", key), tuple(varying) + tuple(found),
+                 ", ".join(f"{name!r} changes its size along axis {d} ({g[0]} -> {g[1]})" for name, d, g in found))
+    from ..ir.verify import unbacked_definitions
+    made = set(unbacked_definitions(graph))            # a selection's size, an inner loop's carried one
+    for group, exprs in ends.items():
+        if len(exprs) > 1:
+            _restart(tx, key, "unroll", f"arrays of one carried size end with different sizes ({group[0]} -> "
+                                        f"{', '.join(map(str, exprs))})")
+        end = next(iter(exprs))
+        if end not in made:            # (`v + 1`: no size the outer graph could bind from the value)
+            _restart(tx, key, "unroll", f"a carried size ends as {end}, not as the size of a selection")
+
+
+def _size_break(tx, ins, cond, ctx) -> bool:
+    """`if not len(z): break` first thing in a body with carried sizes: a test of the carried
+    sizes before each iteration (LoopBody.stop_when), not a branch of the body: the rest of the
+    body is traced unconditionally (no predicated writes), and a loop that stops leaves with the
+    values its last iteration made and the index it stopped at, as Python's."""
+    from .branches import at_break
+    node = getattr(getattr(cond, "proxy", None), "node", None)
+    if ctx.firsts is None or ctx.tx is not tx or ctx.kind != "for" or ctx.stop_when is not None \
+            or ctx.brk is not None or node is None or node.op != "py_scalar" \
+            or list(tx.output.builder.graph.nodes) != [node] \
+            or any(tx.locals.get(name) is not vt for name, vt in ctx.firsts.items()):
+        return False
+    expr = sympy.sympify(node.args[0])
+    jump_if = pyversion.POP_JUMPS[ins.opname]
+    target = tx.offset_to_index.get(ins.argval)
+    if at_break(tx, ctx, tx.ip):                        # falls through into the `break`
+        stop_if, go_on = not jump_if, target
+    elif target is not None and at_break(tx, ctx, target):
+        stop_if, go_on = jump_if, tx.ip
+    else:
+        return False
+    truth = expr if isinstance(expr, sympy.logic.boolalg.Boolean) else sympy.Ne(expr, 0)
+    ctx.stop_when = truth if stop_if else sympy.Not(truth)
+    tx.ip = go_on                                       # (the test's node is dead code now)
+    return True
+
+
+def _private_init(tx, outer, init, name, saved_locals, saved_stack) -> bool:
+    """Is the first value of carried `name` a new array that nothing but `name` sees (no other
+    local, stack slot, container, caller frame, side effect or graph node), in a loop over a
+    range? Then writing into it in the first iteration is invisible, as in Python."""
+    from .variables.containers import BaseSequenceVariable, DictVariable
+    node = getattr(init, "node", None)
+    if node is None or node.op == "input" or get_op(node.op).kind == "view" or node.scalar:
+        return False
+    if tx.output.side_effects or not (saved_stack and getattr(saved_stack[-1], "over_range", False) is True):
+        return False
+    if any(node in n.inputs() for n in outer.graph.nodes):
+        return False
+    seen, refs = set(), []
+
+    def visit(v):
+        if id(v) in seen:
+            return
+        seen.add(id(v))
+        if isinstance(v, ArrayVariable) and v.proxy.node is node:
+            refs.append(v)
+        elif isinstance(v, BaseSequenceVariable):
+            for item in v.items:
+                visit(item)
+        elif isinstance(v, DictVariable):
+            for item in v.items.values():
+                visit(item)
+    frames, t = [(saved_stack, saved_locals, tx.cells)], tx.parent
+    while t is not None:
+        frames.append((t.stack, t.locals, t.cells))
+        t = t.parent
+    for stack, local, cells in frames:
+        for v in [*stack, *local.values(), *(box.value for box in cells.values())]:
+            visit(v)
+    return refs == [saved_locals[name]]
+
+
+def _carried_sizes(graph, ncarried, carried_syms) -> tuple:
+    """((symbol, carried position, dim), ...): where each carried size is read at run time."""
+    out = []
+    for sym in map(to_expr, carried_syms.values()):
+        for k, inp in enumerate(graph.inputs[:ncarried]):
+            dims = [d for d, dim in enumerate(inp.shape) if to_expr(dim) == sym]
+            if dims:
+                out.append((sym, k, dims[0]))
+                break
+    return tuple(out)
+
+
+def _finish_body(tx, key, bb, kind, carried, ncarried, in_place, index, carried_sizes=(), private=()) -> LoopBody:
+    from ..ir.verify import unbacked_definitions, used_symbols
     graph = bb.graph
     syms: set = set()
     for n in list(graph.inputs) + list(graph.nodes):
@@ -460,16 +665,18 @@ def _finish_body(tx, key, bb, kind, carried, ncarried, in_place, index) -> LoopB
     env = tx.output.shape_env
     # sizes that depend on data (`x[mask]`), made by a node of the body: bound by that node in
     # every iteration (as in any graph), so not passed in
-    defined = {n.attr("size") for n in graph.nodes if isinstance(n.attr("size"), sympy.Symbol)}
+    defined = set(unbacked_definitions(graph))
     for a in env.runtime_asserts:
         free = getattr(a.expr, "free_symbols", set())
         if index is not None and index in free:
             _restart(tx, key, "unroll", "a runtime check on the loop index")
         if free & defined:
             _restart(tx, key, "unroll", "a runtime check on a size that depends on data inside the loop body")
-    sizes = tuple(sorted(syms - {index} - defined, key=str))
+    bound = {sym for sym, _, _ in carried_sizes}
+    sizes = tuple(sorted(syms - {index} - defined - bound, key=str))
     graph.symbols = ({index: "loop index"} if index is not None else {})
     graph.symbols.update({s: str(s) for s in sizes})
+    graph.symbols.update({sym: f"carried size {sym}" for sym, _, _ in carried_sizes})
     captured = list(bb.captured.values())
     writes = []
     carried_inputs = list(graph.inputs[:ncarried])
@@ -480,12 +687,13 @@ def _finish_body(tx, key, bb, kind, carried, ncarried, in_place, index) -> LoopB
                 if k < len(carried) and graph.outputs[k] is base:      # `acc += row`: the same array throughout
                     _restart(tx, ("in_place", key), tuple(in_place) + (carried[k],),
                              f"{carried[k]!r} is updated in place")
-                _restart(tx, key, "unroll", "an array rebound in the loop is also written in place")
+                if k not in private:
+                    _restart(tx, key, "unroll", "an array rebound in the loop is also written in place")
             if base in captured and captured.index(base) not in writes:
                 writes.append(captured.index(base))
     loc = tx.location()
     return LoopBody(graph, kind, ncarried, len(captured), sizes, index, tuple(sorted(writes)),
-                    f"{loc.filename.rsplit('/', 1)[-1]}:{loc.lineno}")
+                    f"{loc.filename.rsplit('/', 1)[-1]}:{loc.lineno}", carried_sizes)
 
 
 def _chosen_apart(bb, outputs) -> None:

@@ -314,6 +314,8 @@ class OpcodeHandlers(VersionedOpcodes, metaclass=_DispatchMeta):
         value = self.pop()
         from ..ir import numpy_api
         if isinstance(obj, ArrayVariable) and not obj.is_python_scalar:
+            if isinstance(value, ScalarChoiceVariable):
+                value = value.stored_into(obj)
             numpy_api.setitem(self.output.builder, obj.proxy, self.index_key(key), self.unwrap(value))
         elif isinstance(obj, ListVariable):
             obj.setitem(self, key, value)

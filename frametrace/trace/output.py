@@ -42,6 +42,7 @@ class OutputGraph:
         self.loop_plan: dict = {}         # (code, header offset) -> "peel" | "unroll" (trace/loops.py)
         self.loop_stack: list = []        # the loop bodies being traced, innermost last
         self.loop_notes: list = []        # (key, decision, reason) of this trace's loop restarts
+        self.carried_sizes: set = set()   # size symbols loop bodies bind from carried arrays (trace/loops.py)
         self.while_entry: dict = {}       # loop key -> type keys of the locals where a decided test entered it
         self.short_unrolled: dict = {}    # (code, offset) of short range loops unrolled -> their exit index
         self.open_blocks: list = []       # keys of the traced `with np.errstate` blocks open (trace/errstate.py)
@@ -208,6 +209,8 @@ class Reconstructor:
             node = vt.proxy.node
             if node in self.input_source:
                 return self.input_source[node].code
+            if vt.source is not None and vt.shape_set:
+                return vt.source.code         # the caller's object, its shape set by the replay
             code = f"___o[{self.out_index(node)}]"
             if isinstance(vt.proxy.fake, FakeScalar):
                 return f"{vt.proxy.fake.pytype.__name__}({code})"

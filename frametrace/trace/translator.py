@@ -24,7 +24,7 @@ from .signals import BreakPoint, ReturnSignal
 from .variables.array import ArrayVariable, check_mixing
 from .variables.base import CellBox, VariableTracker
 from .variables.constant import ConstantVariable, SymNumberVariable, wrap_number
-from .variables.scalar_choice import choice_operands
+from .variables.scalar_choice import choice_binary, choice_operands
 from .variables.strings import join as join_strings, string_binary
 from .variables.containers import (DictVariable, InputListVariable, ListIteratorVariable, ListVariable,
                                    RangeVariable, SliceVariable, TupleVariable, constant_key)
@@ -234,6 +234,9 @@ class InstructionTranslator(OpcodeHandlers):
         text = string_binary(a, b, op)           # a string formatted from graph values
         if text is not None:
             return text
+        choice = choice_binary(self, a, b, op)    # `d * s` of a max()/min() or loop choice and a Python float
+        if choice is not None:
+            return choice
         a, b = choice_operands(a, b)
         inplace = op.endswith("=") and op not in ("==", "!=", "<=", ">=")
         base = op[:-1] if inplace else op
@@ -340,7 +343,7 @@ class InstructionTranslator(OpcodeHandlers):
                 return
             seen.add(id(v))
             if isinstance(v, ArrayVariable) and v.proxy.node is old.node:
-                v.proxy = new
+                v.proxy, v.shape_set = new, v.shape_set or v.source is not None
             elif isinstance(v, BaseSequenceVariable):
                 for item in v.items:
                     visit(item)

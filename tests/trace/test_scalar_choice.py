@@ -68,7 +68,6 @@ def test_random(a, c):
 
 @pytest.mark.parametrize("use", [
     lambda x, s: x.astype(np.float32) * s,          # float32 keeps float32 with a Python float only
-    lambda x, s: s + 1.0,                           # Python vs NumPy scalar arithmetic
     lambda x, s: round(s, 2),                       # Python's vs NumPy's rounding
     lambda x, s: x.astype(np.int64) * s,
 ])
@@ -82,6 +81,19 @@ def test_type_dependent_uses_break_cleanly(use):
     reason = str(e.break_reasons[0])
     assert "depends on the data" in reason and "test_scalar_choice.py" in reason and "np.maximum" in reason
     same(f, x, fullgraph=False)
+
+
+@pytest.mark.parametrize("scale", [1.0, 3e307, -np.inf])
+def test_python_float_arithmetic_is_each_candidates_own(scale):
+    """`s * scale + 1.0`: the Python float's arithmetic (never warns) or NumPy's scalar math
+    (warns on overflow), whichever max() picked; no graph break."""
+    def f(x, c):
+        s = max(x.std(), 0.5)
+        return s * c + 1.0, 2.0 - s, s * s
+    for x in (np.linspace(0, 1, 5), np.linspace(0, 100, 5)):
+        e = ft.explain(f, x, scale)
+        assert e.graph_break_count == 0
+        same(f, x, scale)
 
 
 def test_loop_minimum_from_python_inf_still_breaks_cleanly():

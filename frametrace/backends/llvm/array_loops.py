@@ -162,6 +162,8 @@ class ArrayLoop(ScalarSteps):
         self.node, self.body, self.runner = node, node.attr("body"), runner
         if self.body.kind not in ("for", "while"):            # a `for_break` body carries `go` too
             raise NotNative(f"a {self.body.kind} body")
+        if self.body.carried_sizes:                          # buffers are sized once per call
+            raise NotNative("a carried array changes its size in the loop")
         plan, steps, module = (getattr(runner, a, None) for a in ("plan", "steps", "module"))
         if plan is None or module is None:
             raise NotNative("the body has no kernels")

@@ -9,12 +9,13 @@ everything the wrapper hands to NumPy itself (opaque calls, np.matmul), and the 
 functions a kernel computes with NumPy's own loop (codegen/llvm_kernels/chunked.py: routed,
 and `routed_exact`: no operand whose strides NumPy may have seen negative where the kernel
 cannot know). Not exact: other float sums and products, reassociated to vectorise (within
-rounding of NumPy's); pairwise row sums (`x.sum(axis=-1)`: NumPy's order for C-ordered rows,
-but NumPy sums an F-ordered input's rows one element at a time, and the kernel serves both
-layouts); the transcendental functions of our own vectorised math (float64 sin and cos:
-within a few ulp); functions evaluated outside an innermost loop (NumPy's loop on one element,
-chunked.invariant_ops: its bits, unless NumPy's own call saw the operand reversed); dot products, matrix-vector
-products and sums in native loop nests (float ones reassociated or in loop order, complex ones
+rounding of NumPy's); pairwise row sums (`x.sum(axis=-1)`: NumPy's order for C-ordered rows and,
+tested at run time, in order for an F-ordered input's, but sums fused into one loop whose
+operands disagree on the order stay pairwise: pairwise.numpy_sums_in_order); the
+transcendental functions of our own vectorised math (float64 sin and cos: within a few ulp);
+functions evaluated outside an innermost loop (NumPy's loop on one element,
+chunked.invariant_ops: its bits, unless NumPy's own call saw the operand reversed); dot
+products, matrix-vector products and sums in native loop nests (float ones reassociated or in loop order, complex ones
 in loop order, where NumPy's BLAS has its own);
 array loops (not examined here). Otherwise a native loop nest computes in the Python loop's
 order with NumPy's formulas (complex ones too: codegen/llvm_kernels/complex_ops.py), and a

@@ -71,6 +71,24 @@ class DataBody:
             raise NotNative(f"an extent {d} of a data-bounded slice")
         return Op("affine", _I64, (self.affine(d),))
 
+    # -- for j in range(lo, hi) -------------------------------------------------------------------
+    def data_range(self, stmts, start, stop, step):
+        """An inner `for j in range(p[i], p[i + 1], step)` (step +-1): lets of its start and of
+        its trip count, max(stop - start, 0) (or start - stop going down), as Python's range
+        counts them (no clamping: a stop before the start is an empty range, a negative bound a
+        plain int). The index `j` is the value start + step * k (loops._inner_loop)."""
+        lo = self._named(stmts, self._range_bound(start))
+        hi = self._range_bound(stop)
+        span = Op("subtract", _I64, (hi, lo) if step == 1 else (lo, hi))
+        return lo, self._named(stmts, Op("maximum", _I64, (span, Const(0, _I64))))
+
+    def _range_bound(self, bound):
+        if isinstance(bound, Node):
+            if bound.shape != () or bound.dtype is None or bound.dtype.kind not in "iu" or bound.dtype.name == "uint64":
+                raise NotNative(f"a range bound of dtype {bound.dtype}")         # (uint64: beyond int64)
+            return cast(self.expr(bound), _I64)
+        return Op("affine", _I64, (self.affine(bound) if isinstance(bound, sympy.Basic) else Affine(const=bound),))
+
     # -- x[lo:hi] ---------------------------------------------------------------------------------
     def data_slice_array(self, n: Node) -> list:
         """slice_by_values(x, start, stop): lets of the clamped bounds and the length."""

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from ...ir.graph import Node
 from ...lower.loop_ir import Acc, Affine, Const, Op, Update, Var, cast
 from .loop_arrays import ArrayVal, _nest, _same
@@ -62,6 +64,10 @@ class ReductionBody:
                 any(n.attr(k) is not None for k in ("initial", "where", "out")):
             raise self.NotNative(f"{n.op} other than of a whole array")
         dt = n.dtype.name
+        if n.op in ("max", "min"):
+            if masked is not None:
+                raise self.NotNative(f"{n.op} of a boolean selection")
+            return self._extreme(n, arr)
         if n.dtype.kind not in "iuf" or n.op == "mean" and (n.attr("dtype") is not None or
                                                               dt not in ("float32", "float64")):
             raise self.NotNative(f"{n.op} of {dt}")
@@ -89,6 +95,53 @@ class ReductionBody:
         total = cast(Var(name, acc_dt), dt)
         mean = Op("true_divide", dt, (total, cast(count, dt)))
         return pre + stmts + self._take_checks() + self._let(n, mean)
+
+    def _extreme(self, n: Node, arr: ArrayVal) -> list:
+        """max / min of a whole body array (`v[p[i]:p[i + 1]].max()`): NumPy's `maximum` /
+        `minimum` folded in element order from -inf / +inf (the integer type's bound), so a NaN
+        anywhere is the result. An empty array leaves the kernel (a checked op on its extents,
+        which read nothing the iteration writes: that iteration and the rest of the loop run on
+        the generic path, where NumPy raises its ValueError). A float zero takes the sign its
+        zeros had; with both signs, which one NumPy returns depends on its SIMD order, so the
+        call is NumPy's (fix_zero_sign: fp_errors.py, "Signed zeros")."""
+        dt = n.dtype.name
+        if n.dtype.kind not in "iuf":
+            raise self.NotNative(f"{n.op} of {dt}")
+        top = n.op == "max"
+        if n.dtype.kind == "f":
+            start = Const(float("-inf") if top else float("inf"), dt)
+        else:
+            info = np.iinfo(dt)
+            start = Const(int(info.min if top else info.max), dt)
+        extents = list(arr.shape)
+        smallest = extents[0] if extents else Const(1, "int64")
+        for e in extents[1:]:
+            smallest = Op("minimum", "int64", (smallest, e))
+        self._checked_let(self.checked("checked_range", (cast(smallest, "int64"), Const(1, "int64"),
+                                                          Const(INT64_MAX, "int64"))))
+        name = f"r{self.lets}"
+        self.lets += 1
+        vars_ = [self._loop_var() for _ in arr.shape]
+        x = cast(self.element(arr, tuple(Affine.var(v) for v in vars_)), dt)
+        body = [Update(name, Op("maximum" if top else "minimum", dt, (x, Var(name, dt))))]
+        stmts = [Acc(name, dt, start)]
+        signs = []
+        if n.dtype.kind == "f":                  # which signs of zero occur
+            zero = Op("equal", "bool", (x, Const(0.0, dt)))
+            neg = Op("signbit", "bool", (x,))
+            for sign, cond in (("m", Op("logical_and", "bool", (zero, neg))),
+                               ("p", Op("logical_and", "bool", (zero, Op("logical_not", "bool", (neg,)))))):
+                zname = f"{name}_{sign}"
+                stmts.append(Acc(zname, "int64", Const(0, "int64")))
+                body.append(Update(zname, Op("maximum", "int64", (Var(zname, "int64"), cast(cond, "int64")))))
+                signs.append(Var(zname, "int64"))
+        out = self._take_checks() + stmts + _nest(vars_, arr.shape, body)
+        value = Var(name, dt)
+        if signs:
+            is_zero = Op("equal", "bool", (value, Const(0.0, dt)))
+            neg, pos = (Op("logical_and", "bool", (is_zero, cast(z, "bool"))) for z in signs)
+            value = Op("fix_zero_sign", dt, (value, neg, pos))
+        return out + self._let(n, value)
 
 
 __all__ = ["MaskedVal", "ReductionBody"]

@@ -204,6 +204,9 @@ class _Builder(ArrayBody, ReductionBody, DataBody, IntBody, ElementBody):
                     raise
             # a size the body does not mention (`while i >= 0` from i = n - 2): passed in
             return Affine(syms=((self._size_slot(index), 1),))
+        if isinstance(value, Node) and index is not None and value.shape == () and value.dtype.kind in "iu" \
+                and value.dtype.name != "uint64":       # a bound read from an array: passed in
+            return Affine(syms=((self._size_slot(index), 1),))
         raise NotNative(f"a loop bound {value!r}")
 
     def _value_arg(self, value, index, dt):
@@ -371,6 +374,10 @@ class _Builder(ArrayBody, ReductionBody, DataBody, IntBody, ElementBody):
             return []
         if n.op in ("dot", "matmul"):
             return self._take_checks() + self.dot_array(n)
+        if n.op in ("real", "imag") and n.scalar and isinstance(n.args[0], Node) and n.args[0].dtype.kind == "c" \
+                and self.array_of(n.args[0]) is None and n.dtype.name in LOOP_DTYPES:
+            # `z.real` of a complex element or scalar: its part (NumPy's view of it holds those bits)
+            return self._let(n, Op(n.op, n.dtype.name, (self.expr(n.args[0]),)))
         if n.op == "mask_select":
             self.masked_array(n)
             return []
@@ -379,7 +386,7 @@ class _Builder(ArrayBody, ReductionBody, DataBody, IntBody, ElementBody):
         if n.op == "take" and n.shape != () and self.array_of(n.args[1]) is not None:
             self.gather_array(n)
             return []
-        if n.op in ("sum", "prod", "mean") and (self.array_of(n.args[0]) is not None or
+        if n.op in ("sum", "prod", "mean", "max", "min") and (self.array_of(n.args[0]) is not None or
                                                  isinstance(self.env.get(n.args[0]), MaskedVal)):
             return self.reduce_array(n)
         if n.op == "assign" and isinstance(self.env.get(n.args[0]), ArrayVal):
@@ -485,9 +492,14 @@ class _Builder(ArrayBody, ReductionBody, DataBody, IntBody, ElementBody):
         for s in sizes:
             if s not in self.sym:
                 raise NotNative(f"inner loop size {s}")
-        lo = self._int_arg(start, None)
-        trip = self._trip(lo, stop) if step == 1 else Op("affine", "int64", (lo + self._int_arg(stop, None).scale(-1),))
         stmts, accs = [], []
+        data_lo = None
+        if isinstance(start, Node) or isinstance(stop, Node):      # range(p[i], p[i + 1]): loop_data_slices
+            data_lo, trip = self.data_range(stmts, start, stop, step)
+        else:
+            lo = self._int_arg(start, None)
+            trip = self._trip(lo, stop) if step == 1 else \
+                Op("affine", "int64", (lo + self._int_arg(stop, None).scale(-1),))
         for k, (value, inp) in enumerate(zip(carried, body.graph.inputs)):
             dt = _dtype_of(inp)
             acc = f"c{self.lets}_{k}"
@@ -512,7 +524,11 @@ class _Builder(ArrayBody, ReductionBody, DataBody, IntBody, ElementBody):
             if not (isinstance(entry, tuple) and self.buffers[entry[1]].written):
                 raise NotNative("an inner loop writes an array the outer loop does not")
         var = self._loop_var()
-        self.sym[body.index] = Affine(((var, step),)) + lo
+        if data_lo is not None:              # the index is a value of the body: lo + step * k
+            moved = Op("affine", "int64", (Affine(((var, step),)),))
+            self.data_sizes[body.index] = Op("add", "int64", (data_lo, moved))
+        else:
+            self.sym[body.index] = Affine(((var, step),)) + lo
         self.depth += 1
         before, checks_before, stored_before = len(self.store_log), self.inner_checks, self.stored
         inner, until = self._body(body.graph, accs)

@@ -28,9 +28,21 @@ computed by
 NumPy's loop on one element (`invariant_ops`, `routed_once`; in a loop, once before it and only
 when the loop runs: `hoisted_ops`): NumPy's call on a one-element array runs the same loop.
 
-Not routed (our own math stays): functions whose argument reads an accumulator or a Let, reads
-a buffer the loop stores elsewhere than at the same index, or that sit in a branch evaluated
-for some elements only (a `segment`); loops with a `break` and kernels that bail (checked ops).
+A function whose argument reads a value made before its loop (a Let, an accumulator that the
+loop does not update: softmax's `np.exp(x - m)` with m the row's max) is routed like any other:
+the value is one for the whole chunk. Pairwise row loops (pairwise.py) route their functions
+too: the group's elements, the tail's and those of a short row run through `_chunked`, each
+chunk's values then go into the lanes in order. The statements of an outer loop between its
+inner loops (`np.log(x.sum(axis=1))`: the log of each row's sum) compute their functions by
+NumPy's loop on one element, as above.
+
+Some of NumPy's loops clear the FP status flags (np.tanh's): in a kernel that reads them, the
+flags raised before each call of a loop are set again after it (`_call_loop`).
+
+Not routed (our own math stays): functions whose argument reads an accumulator or a Let the
+loop binds or updates, reads a buffer the loop stores elsewhere than at the same index, or
+that sit in a branch evaluated for some elements only (a `segment`); loops with a `break` and
+kernels that bail (checked ops).
 """
 from __future__ import annotations
 
@@ -102,15 +114,18 @@ def routed_ops(kernel, lp: Loop) -> list:
                 order += [(x, frozenset(before)) for x in found]
         if isinstance(s, (Store, Append)):
             before.add(s.buf)
+    bound = _bound(lp)
     out = []
     for e, stored_before in order:
         if len(out) >= MAX_ROUTED:
             continue
         loop = numpy_loop_of(e)
-        if loop is None or not _safe_args(e, stored, stored_before):
+        if loop is None or not _safe_args(e, stored, stored_before, bound):
             continue
         modes = tuple("scalar" if not _moves(a, lp.var) else
                       "direct" if type(a) is Load else "buffer" for a in e.args)
+        if all(m == "scalar" for m in modes) and any(isinstance(x, Var) for x in walk_exprs(e)):
+            continue                   # invariant: computed once, before the loop (hoisted_ops)
         out.append(Routed(e, loop, modes))
     return out
 
@@ -121,7 +136,7 @@ def hoisted_ops(kernel, lp: Loop) -> list:
     the loop (`Emitter.hoist`), inner ones first."""
     if kernel.bail is not None or lp.until is not None or not numpy_loops.enabled():
         return []
-    bound = {s.name for s in lp.body if isinstance(s, (Let, Update, Acc))} | {lp.var}
+    bound = _bound(lp)
     stored = {s.buf for s in lp.body if isinstance(s, (Store, Append))}
     found, seen = [], set()
     for s in lp.body:
@@ -130,6 +145,12 @@ def hoisted_ops(kernel, lp: Loop) -> list:
             if e is not None:
                 _unconditional(e, found, seen)
     return [e for e in found if numpy_loop_of(e) is not None and _invariant(e, lp.var, bound, stored)]
+
+
+def _bound(lp: Loop) -> set:
+    """The names `lp`'s iterations bind or change (a Var of any other name is one value for
+    the whole loop: a Let made before it, an accumulator already final)."""
+    return {s.name for s in lp.body if isinstance(s, (Let, Update, Acc))} | {lp.var}
 
 
 def _invariant(e, var: str, bound: set, stored: set) -> bool:
@@ -143,15 +164,28 @@ def _invariant(e, var: str, bound: set, stored: set) -> bool:
 
 def invariant_ops(kernel) -> set:
     """The function ops of `kernel` evaluated where no loop moves them (module doc): those of its
-    top-level statements outside loops, and each innermost loop's hoisted_ops."""
+    top-level statements outside loops, of the statements of outer loops between their inner
+    loops (`np.log(x.sum(axis=1))`: the log of each row's sum, once per row), and each
+    innermost loop's hoisted_ops."""
     if kernel.bail is not None or not numpy_loops.enabled():
         return set()
-    exprs = [getattr(s, a) for s in kernel.body if not isinstance(s, (Loop, If))
+    exprs = [getattr(s, a) for s in _outside_innermost(kernel.body)
              for a in ("value", "cond", "init") if isinstance(getattr(s, a, None), Op)]
     out = {x for e in exprs for x in walk_exprs(e) if numpy_loop_of(x) is not None}
     for lp in innermost_loops(kernel.body):
         out.update(hoisted_ops(kernel, lp))
     return out
+
+
+def _outside_innermost(body):
+    """The statements of `body` and of its loops that hold loops, other than loops and branches
+    (and what branches hold)."""
+    for s in body:
+        if isinstance(s, Loop):
+            if any(isinstance(x, (Loop, If)) for x in s.body):
+                yield from _outside_innermost(s.body)
+        elif not isinstance(s, If):
+            yield s
 
 
 def innermost_loops(body):
@@ -164,13 +198,15 @@ def innermost_loops(body):
                 yield from innermost_loops(inner)
 
 
-def _safe_args(e: Op, stored: dict, stored_before: frozenset) -> bool:
-    """The stage loop reads the arguments of a whole chunk before the loop's stores: no
-    accumulator or Let, and a buffer the loop stores only at the same index, by this statement
-    or a later one (`x = exp(x)`; a value an earlier statement stored would be read stale)."""
+def _safe_args(e: Op, stored: dict, stored_before: frozenset, bound: set) -> bool:
+    """The stage loop reads the arguments of a whole chunk before the loop's statements: no
+    accumulator or Let the loop binds or changes (one made before the loop, `x - m` with m a
+    row's max, is one value for the chunk), and a buffer the loop stores only at the same
+    index, by this statement or a later one (`x = exp(x)`; a value an earlier statement
+    stored would be read stale)."""
     for a in e.args:
         for x in walk_exprs(a):
-            if isinstance(x, Var):
+            if isinstance(x, Var) and x.name in bound:
                 return False
             if isinstance(x, Load) and x.buf in stored and \
                     (isinstance(x, (Gather, DataLoad)) or stored[x.buf] != {x.index} or x.buf in stored_before):
@@ -254,7 +290,24 @@ class ChunkedLoops:
         fn = self.emit(f"load ptr, ptr {sym}", "ptr")
         ctx = self.emit(f"load ptr, ptr {self.emit(f'getelementptr ptr, ptr {sym}, i64 1', 'ptr')}", "ptr")
         aux = self.emit(f"load ptr, ptr {self.emit(f'getelementptr ptr, ptr {sym}, i64 2', 'ptr')}", "ptr")
+        saved = self._status() if self.fp else None
         self.emit(f"call i32 {fn}(ptr {ctx}, ptr {ptrs}, ptr {dims}, ptr {strides}, ptr {aux})", "i32")
+        if saved is not None:           # some of NumPy's loops clear the status (np.tanh): the flags
+            mx = self._scratch("i32", 1)          # raised before the call are set again
+            self.line(f"call void @llvm.x86.sse.stmxcsr(ptr {mx})")
+            now = self.emit(f"load i32, ptr {mx}", "i32")
+            self.line(f"store i32 {self.emit(f'or i32 {now}, {saved}', 'i32')}, ptr {mx}")
+            self.line(f"call void @llvm.x86.sse.ldmxcsr(ptr {mx})")
+
+    def _status(self) -> str:
+        """The status flags raised so far in this call: MXCSR's and the x87 word's (glibc's
+        feraiseexcept sets flags there: fpflags.entry_ir), as MXCSR flag bits."""
+        mx = self._scratch("i32", 1)
+        self.line(f"call void @llvm.x86.sse.stmxcsr(ptr {mx})")
+        x87 = self.emit('call i16 asm sideeffect "fnstsw $0", "={ax},~{dirflag}"()', "i16")
+        both = self.emit(f"or i32 {self.emit(f'load i32, ptr {mx}', 'i32')}, "
+                         f"{self.emit(f'zext i16 {x87} to i32', 'i32')}", "i32")
+        return self.emit(f"and i32 {both}, 63", "i32")
 
     def _scratch(self, ty: str, n: int) -> str:
         self._n += 1
@@ -262,7 +315,7 @@ class ChunkedLoops:
         self.allocas.append(f"  {name} = alloca [{n} x {ty}], align 64")
         return name
 
-    def _chunked(self, lp, start, stop, exit_, access, scalar, plan):
+    def _chunked(self, lp, start, stop, exit_, access, scalar, plan, md=None, on_iter=None):
         C = numpy_loops.CHUNK
         saved_cse, saved_access, saved_ivar = dict(self.cse), self.access, self.ivar
         one_d = all(b.ndim <= 1 for b in self.k.buffers)
@@ -322,7 +375,8 @@ class ChunkedLoops:
         rest = [s for s in lp.body if not any(s is x for x in skip)]
         if rest:
             self._chunk_inner = True
-            self.counted(Loop(lp.var, lp.stop, rest, lp.start, lp.split, lp.until), c, cend, latch, access, scalar)
+            self.counted(Loop(lp.var, lp.stop, rest, lp.start, lp.split, lp.until), c, cend, latch, access, scalar,
+                         md, on_iter)
             self._chunk_inner = False
         else:
             self.line(f"br label %{latch}")

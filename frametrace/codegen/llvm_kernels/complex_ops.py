@@ -20,6 +20,7 @@ Each rule computes what NumPy's own loop computes, bit for bit on finite values:
   raises OverflowError where hypot overflows: not built).
 * equal / not_equal: both parts; less etc.: NumPy's lexicographic order (real parts first,
   NaN in either imaginary part makes `<` false).
+* real, imag (`z.real` of an element): its part, the bits NumPy's view reads.
 * cast: from bool / int / float (imaginary part +0.0), between complex types part by part,
   to bool (either part nonzero). To a real type NumPy warns (ComplexWarning): never built
   (loops.py refuses such a cast before code generation).
@@ -287,6 +288,7 @@ COMPLEX = {
     "greater": _swapped(_order(True)), "greater_equal": _swapped(_order(False)),
     "isnan": _isnan, "isfinite": _isfinite, "isinf": _isinf,
     "logical_not": lambda e, t, x: e.emit(f"xor i1 {_nonzero(e, t, x)}, true", "i1"),
+    "real": lambda e, t, x: _parts(e, t, x)[0], "imag": lambda e, t, x: _parts(e, t, x)[1],
 }
 
 

@@ -84,6 +84,7 @@ class FunctionEmitter(ChunkedLoops):
         self._np_in: dict = {}
         self._chunk_inner = False
         self.once: set = set()       # function ops NumPy's loop computes on one element (chunked.invariant_ops)
+        self.extents: dict = {}      # loop var -> (start, stop) of its whole range, as emitted
         self.called_numpy = False
 
     # -- basic emission ----------------------------------------------------------------
@@ -435,6 +436,7 @@ class FunctionEmitter(ChunkedLoops):
     def bounds(self, lp: Loop) -> tuple:
         """(start, stop) of a loop; the split loop runs its share [lo, hi) of them."""
         start, stop = self.ev(lp.start), self.ev(lp.stop)
+        self.extents[lp.var] = (start, stop)       # the whole range (pairwise.numpy_sums_in_order)
         if lp.split:
             start = "%lo" if lp.start == Const(0, "int64") else \
                 self.emit(f"call i64 @llvm.smax.i64(i64 %lo, i64 {start})", "i64")
@@ -497,9 +499,8 @@ class FunctionEmitter(ChunkedLoops):
     def counted(self, lp, start, stop, exit_, access, scalar=False, md=None, on_iter=None):
         """`lp`'s body for each index in [start, stop); `md`: its !llvm.loop metadata instead of
         the usual; `on_iter(i)`: called at the top of the body with the index's value."""
-        if access is not None and md is None and on_iter is None and not self._chunk_inner \
-                and self.routed_plan(lp):
-            return self._chunked(lp, start, stop, exit_, access, scalar, self.routed_plan(lp))
+        if access is not None and not self._chunk_inner and self.routed_plan(lp):
+            return self._chunked(lp, start, stop, exit_, access, scalar, self.routed_plan(lp), md, on_iter)
         saved_cse, saved_access, saved_ivar = dict(self.cse), self.access, self.ivar
         self.scalar = scalar
         head, body = self.new_label("head"), self.new_label("body")

@@ -28,14 +28,22 @@ goes into lane (i - start) % 8. Without recursion, the loop runs the leaves left
 Speed: a leaf's lanes are one chain of vector adds (two 256-bit vectors in float64, one in
 float32: the width LLVM vectorises with here), 4 cycles each; GROUP leaves run side by side
 (independent chains: the units all of them have without a test, then the rest), and a sum of
-n <= 128 (a row) has a path of its own without the tree. When the body is only the sums'
-updates and their values are + - * / and negation of elements x[i] and loop-invariant values
-(`x[i]`, `(x[i] - m) ** 2`, `x[i] * w[i]`: _vectorisable), a unit's 8 values are computed
-straight into the lanes, one vector instruction per scalar one of the plain loop (the same IEEE
-operation per element: NumPy's bits); x[i] is read as a vector where the copy knows it at unit
-stride (reversed at -1), element by element otherwise (the strided copy). Any other body (a
-store, another accumulator, a call such as exp, a cast) runs over the group's elements in order
-as a loop LLVM vectorises, writing the elements into a stack buffer that the lanes then read.
+n <= 128 (a row) has a path of its own without the tree. The strided copy (element-by-element
+reads bound it, not the adds) runs one leaf at a time, rows of <= 128 included: its unit is
+emitted once, not 2 x GROUP + 1 times (code size: test_pairwise_code_size.py). When the body
+is only the sums' updates and their values are + - * / and negation of elements x[i] and
+loop-invariant values (`x[i]`, `(x[i] - m) ** 2`, `x[i] * w[i]`: _vectorisable), a unit's 8
+values are computed straight into the lanes, one vector instruction per scalar one of the plain
+loop (the same IEEE operation per element: NumPy's bits); x[i] is read as a vector where the
+copy knows it at unit stride (reversed at -1), element by element otherwise (the strided copy).
+Any other body (a store, another accumulator, a call such as exp, a cast) runs over the group's
+elements in order as a loop LLVM vectorises, writing the elements into a stack buffer that the
+lanes then read.
+
+Functions in the body (softmax's exp) are NumPy's own loop on chunks (chunked.py): the
+group's elements are computed chunk by chunk into the stack buffer. Where NumPy does not sum
+pairwise at all (a row of a Fortran-ordered operand: numpy_sums_in_order, tested at run time on
+the strides), the loop takes the n < 8 path for any n: 0.0 and the elements one by one.
 
 The iterations run in their order (0, 1, ..., n - 1), so whatever else the body does (stores,
 other accumulators) is unchanged; only the float `red_add` accumulators (`acc := acc + x`, x
@@ -82,13 +90,14 @@ def emit(em, lp: Loop, start: str, stop: str, versions, sums: dict):
     tag = em.new_label("pw")
     st = _State(em, tag, sums, GROUP)
     n = em.emit(f"call i64 @llvm.smax.i64(i64 {em.emit(f'sub i64 {stop}, {start}', 'i64')}, i64 0)", "i64")
+    in_order = numpy_sums_in_order(em, lp, sums)  # one element at a time: the n < 8 path's loop
     units = em.emit(f"lshr i64 {n}, 3", "i64")
     rest = em.emit(f"and i64 {n}, 7", "i64")
     done = em.new_label("pwdone")
     cond, access = versions if versions else (None, None)
     if cond is None:
         _driver(em, st, (unit, tail), start, stop, units, rest, done,
-                None if access is None else {k: (b, s, 0) for k, (b, s, _, _) in access.items()}, False)
+                None if access is None else {k: (b, s, 0) for k, (b, s, _, _) in access.items()}, False, in_order)
     else:
         fast, slow = em.new_label("pwfast"), em.new_label("pwslow")
         em.line(f"br i1 {cond}, label %{fast}, label %{slow}")
@@ -96,7 +105,7 @@ def emit(em, lp: Loop, start: str, stop: str, versions, sums: dict):
             em.label(lbl)
             _driver(em, st, (unit, tail), start, stop, units, rest, done,
                     {k: (fb if is_fast else b, s, sign if is_fast else 0) for k, (b, s, fb, sign) in access.items()},
-                    not is_fast)
+                    not is_fast, in_order)
     em.label(done)
     for name, dt in sums.items():                 # out += the pairwise sum
         ty = T.reg(dt)
@@ -104,6 +113,65 @@ def emit(em, lp: Loop, start: str, stop: str, versions, sums: dict):
         total = em.emit(f"load {ty}, ptr {st.total[name]}", ty)
         old = em.emit(f"load {ty}, ptr {ptr}", ty)
         em.line(f"store {ty} {em.emit(f'fadd {ty} {old}, {total}', ty)}, ptr {ptr}")
+
+
+def numpy_sums_in_order(em, lp: Loop, sums: dict):
+    """An i1, true at run time when NumPy adds these rows up one element at a time, not
+    pairwise (None: never). NumPy sums pairwise only along the axis its iterator runs innermost,
+    the one of the smallest |stride| (a tie goes to the later axis; axes of one element and
+    zero strides do not count) of the summed operand: for a value computed from arrays, the
+    temporary NumPy makes, laid out as its operands agree (C order unless all of them put
+    another axis inside: npyiter's axis ordering). A Fortran-ordered x: `x.sum(axis=1)`, and
+    softmax's `e.sum(axis=1)` of `e = np.exp(x - m)`, add each row's elements in order. The
+    loop runs one order for all its sums: sums whose operands could disagree (`(x * y).sum(1)`
+    and `x.sum(1)` fused, x Fortran-ordered, y not) stay pairwise (not NumPy's bits there): in
+    order only when every sum's operands put another axis inside."""
+    conds = []
+    for s in lp.body:
+        if not (isinstance(s, Update) and s.name in sums):
+            continue
+        votes, seen = [], set()
+        for x in walk_exprs(s.value.args[1]):
+            if type(x) is Load and len(x.index) >= 2 and (x.buf, x.index) not in seen:
+                seen.add((x.buf, x.index))
+                if sum(1 for a in x.index if a.coef(lp.var)) != 1:
+                    return None
+                v = _vote(em, lp, x.buf, x.index)
+                if v is not None:
+                    votes.append(v)
+        if not votes:                            # a 1-d operand: pairwise whatever the others say
+            return None
+        conds.append(em._all(votes))
+    return em._all(conds) if conds else None
+
+
+def _vote(em, lp, buf, index):
+    """Does operand buf[index] put another axis inside the summed one (None: it has no other
+    axis that moves in the kernel's loops)?"""
+    d = next(k for k, a in enumerate(index) if a.coef(lp.var))
+    sd = _abs(em, f"%st{buf}_{d}")
+    inside = []
+    for e, a in enumerate(index):
+        outer = [v for v in em.extents if v != lp.var and a.coef(v)]
+        if e == d or not outer:
+            continue
+        se = _abs(em, f"%st{buf}_{e}")
+        conds = [em.emit(f"icmp {'ule' if e > d else 'ult'} i64 {se}, {sd}", "i1"),
+                 em.emit(f"icmp ne i64 {se}, 0", "i1")]
+        for v in outer:                          # that axis has more than one element
+            lo, hi = em.extents[v]
+            conds.append(em.emit(f"icmp sgt i64 {em.emit(f'sub i64 {hi}, {lo}', 'i64')}, 1", "i1"))
+        inside.append(em._all(conds))
+    if not inside:
+        return None
+    vote = inside[0]
+    for c in inside[1:]:
+        vote = em.emit(f"or i1 {vote}, {c}", "i1")
+    return vote
+
+
+def _abs(em, v):
+    return em.emit(f"call i64 @llvm.abs.i64(i64 {v}, i1 false)", "i64")
 
 
 class _State:
@@ -243,8 +311,9 @@ def _store(em, value, ptr, ty="i64"):
     em.line(f"store {ty} {value}, ptr {ptr}")
 
 
-def _driver(em, st, loops, start, stop, units, rest, done, access, scalar):
-    """One copy of the loop (fast or strided `access`): n < 8 apart, else groups of leaves."""
+def _driver(em, st, loops, start, stop, units, rest, done, access, scalar, in_order=None):
+    """One copy of the loop (fast or strided `access`): n < 8 (or `in_order`: an i1, NumPy
+    adds these rows in order) apart, else groups of leaves."""
     sums = st.sums
     unit, tail = loops
     accs = {a: em.accs[a] for a in sums}
@@ -260,13 +329,18 @@ def _driver(em, st, loops, start, stop, units, rest, done, access, scalar):
             em.accs[a] = (st.res[a], dt)
 
     vec = _vectorisable(unit, sums, access, em.k.buffers)
-    group = GROUP if vec or not scalar else 1     # the buffer keeps a strided copy's elements in order
+    # the strided copy runs one leaf at a time: its element-by-element reads, not the adds'
+    # latency, bound it, and GROUP leaves side by side would emit its body 2 x GROUP times more
+    group = 1 if scalar else GROUP
     small, one, many, fin = (em.new_label(x) for x in ("pwsmall", "pwone", "pwmany", "pwfin"))
     _store(em, 0, st.sp)
     _store(em, 0, st.pos)
     n = em.emit(f"add i64 {em.emit(f'shl i64 {units}, 3', 'i64')}, {rest}", "i64")
-    em.line(f"br i1 {em.emit(f'icmp eq i64 {units}, 0', 'i1')}, label %{small}, label %{one}")
-    # n < 8: 0.0 and the elements one by one
+    few = em.emit(f"icmp eq i64 {units}, 0", "i1")
+    if in_order is not None:
+        few = em.emit(f"or i1 {few}, {in_order}", "i1")
+    em.line(f"br i1 {few}, label %{small}, label %{one}")
+    # n < 8 (or in order): 0.0 and the elements one by one
     em.label(small)
     for a, dt in sums.items():
         _store(em, T.const(0.0, dt), st.res[a], T.reg(dt))
@@ -274,16 +348,20 @@ def _driver(em, st, loops, start, stop, units, rest, done, access, scalar):
     for a, dt in sums.items():
         _store(em, _load(em, st.res[a], T.reg(dt)), st.total[a], T.reg(dt))
     em.line(f"br label %{done}")
-    # n <= 128: one leaf (a row of a row sum, typically)
+    # n <= 128: one leaf (a row of a row sum, typically); the strided copy takes it through the
+    # loop below (one leaf at a time: the same steps, its body emitted once less)
     em.label(one)
-    single = em.new_label("pwsingle")
-    em.line(f"br i1 {em.emit(f'icmp sle i64 {n}, {BLOCK}', 'i1')}, label %{single}, label %{many}")
-    em.label(single)
-    for k, v in (("lo", 0), ("q", units), ("depth", 0)):
-        _store(em, v, st.leaf[0][k])
-    _store(em, units, st.umax)
-    _leaves(em, st, 1, False, unit, vec, access, scalar, start, stop, units, tail, bind_res, run)
-    em.line(f"br label %{fin}")
+    if group == 1:
+        em.line(f"br label %{many}")
+    else:
+        single = em.new_label("pwsingle")
+        em.line(f"br i1 {em.emit(f'icmp sle i64 {n}, {BLOCK}', 'i1')}, label %{single}, label %{many}")
+        em.label(single)
+        for k, v in (("lo", 0), ("q", units), ("depth", 0)):
+            _store(em, v, st.leaf[0][k])
+        _store(em, units, st.umax)
+        _leaves(em, st, 1, False, unit, vec, access, scalar, start, stop, units, tail, bind_res, run)
+        em.line(f"br label %{fin}")
     # groups of leaves side by side (independent chains of vector adds)
     em.label(many)
     _store(em, 0, st.umax)
@@ -320,13 +398,14 @@ def _leaves(em, st, group, guarded, unit, vec, access, scalar, start, stop, unit
         run(unit, lo, em.emit(f"add i64 {start}, {em.emit(f'shl i64 {end}, 3', 'i64')}", "i64"), bind,
             em.mod.scalar_loop_md() if scalar else None)
     _store(em, 0, st.u)
-    if guarded:                                   # units all leaves have without a test, then the rest
+    if guarded and group > 1:                     # units all leaves have without a test, then the rest
         umin = _load(em, st.leaf[0]["q"])
         for j in range(1, group):
             qj = _load(em, st.leaf[j]["q"])
             umin = em.emit(f"select i1 {em.emit(f'icmp slt i64 {qj}, {umin}', 'i1')}, i64 {qj}, i64 {umin}", "i64")
         _units(em, st, group, False, umin, vec, access, unit, start, base)
-    _units(em, st, group, guarded, _load(em, st.umax), vec, access, unit, start, base)
+    # (one leaf: umax is its q, _find_leaf: no unit needs a test)
+    _units(em, st, group, guarded and group > 1, _load(em, st.umax), vec, access, unit, start, base)
     for j in range(group):                        # each leaf's sum, in order, into the tree
         yes, no = em.new_label("pwleaf"), em.new_label("pwleafx")
         if guarded:

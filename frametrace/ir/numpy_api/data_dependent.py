@@ -121,7 +121,7 @@ def _node_key(b, node, depth):
     read = b.__dict__.get("_reads", {}).get(node)
     if read is not None:
         return ("read",) + read
-    if depth > 0 and get_op(node.op).kind == "elementwise":
+    if depth > 0 and node.op != "input" and get_op(node.op).kind == "elementwise":   # (an input: itself)
         args = tuple(_node_key(b, a, depth - 1) if isinstance(a, Node) else ("const", a) for a in node.args)
         return ("op", node.op, node.attrs, node.dtype, args)
     return ("node", node)

@@ -200,10 +200,12 @@ def _strides(b, node: Node):
         return keep_order(b, [args[0]], shape, itemsize)
     if op == "concatenate":
         return _concatenate_strides(b, args, shape, itemsize)
+    if op == "take" and args[0].ndim == 1:     # `x[idx]` of a 1-d x: laid out as the index is
+        return keep_order(b, [args[1]], shape, itemsize)
+    if op == "stack":                          # np.stack: concatenate of the operands, each
+        return _stack_strides(b, args, node.attr("axis"), shape, itemsize)   # with a new axis
     # C when the operands are C-contiguous (a mask or a 1-d index does not matter); other
     # orders (NumPy keeps the operand's order for the trailing axes) are not modelled
-    if op == "stack" and all(is_c_contiguous(b, a) for a in args):
-        return c_strides(shape, itemsize)
     if op in ("mask_select", "take") and is_c_contiguous(b, args[0]) and (op == "mask_select" or args[1].ndim <= 1):
         return c_strides(shape, itemsize)
     return None
@@ -351,6 +353,23 @@ def _concatenate_strides(b, operands, shape, itemsize):
         if st is None:
             return None
         layouts.append(([_size(b, d) for d in a.shape], st))
+    return _multi_sorted_strides(layouts, shape, itemsize)
+
+
+def _stack_strides(b, operands, axis, shape, itemsize):
+    """np.stack's layout: concatenate's (below) of the operands seen with a new axis of length
+    1 at `axis`, which has no say in the order (`np.mgrid[0:n, 0:m]`'s broadcast rows: C)."""
+    layouts = []
+    for a in operands:
+        st = strides_of(b, a)
+        if st is None:
+            return None
+        ashape = [_size(b, d) for d in a.shape]
+        layouts.append((ashape[:axis] + [1] + ashape[axis:], tuple(st[:axis]) + (0,) + tuple(st[axis:])))
+    return _multi_sorted_strides(layouts, shape, itemsize)
+
+
+def _multi_sorted_strides(layouts, shape, itemsize):
     ndim = len(shape)
     perm = _sort_axes(list(range(ndim)), lambda j0, j1: (
         _is(abs(st[j0]) <= abs(st[j1])) for ashape, st in layouts

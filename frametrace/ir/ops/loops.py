@@ -18,19 +18,24 @@ outer values the body reads, passed by reference: the body writes into the array
 size symbols the body mentions, bound again inside it.
 
 The body graph binds its size symbols from `symbol_values` = (the loop index, for a `for`
-loop) + `sizes`, and takes `inputs` = carried + captured. It returns the carried values of
+loop) + `sizes` + the carried sizes, and takes `inputs` = carried + captured. A carried array
+whose length changes from one iteration to the next (`Z = Z[I]`, a mask of the body) has that
+dim as a loop-carried size (`body.carried_sizes`: (symbol, carried position, dim)), bound from
+the carried value at the start of each iteration; carried arrays that start equal and end
+equal share one. It returns the carried values of
 the next iteration (+ for a `while`, the bool `go` deciding the next iteration; + for a
 `for_break`, a `for` whose body may `break`, the bool `go` that is False once it broke: the
 loop ends there, with the carried values the breaking iteration returned). Carried
-values keep their type, dtype and shape from one iteration to the next (the tracer checks
-it). The loop node's own value is the tuple of the final carried values (dtype object);
-nothing but `loop_out` reads it.
+values keep their type, dtype and rank from one iteration to the next, and their shape except
+along carried sizes (the tracer checks it). The loop node's own value is the tuple of the final
+carried values (dtype object); nothing but `loop_out` reads it.
 
 Backends run a loop through `run_loop(body, runner, ...)` with their own compiled body, or
 lower it to a native loop (backends/llvm/loops.py).
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,6 +59,12 @@ class LoopBody:
     index: object = None      # "for", "for_break": the body's symbol for the loop index
     writes: tuple = ()        # indices into `captured` of arrays the body writes into
     location: str = ""        # the user's loop (file:line), for logs
+    carried_sizes: tuple = () # ((symbol, carried position, dim), ...): sizes a carried array changes
+    firsts_at_break: tuple = ()  # for_break with carried sizes: carried positions a `break` leaves
+                                 # with the values its iteration started with
+    stop_when: object = None     # "for" with carried sizes: a condition on the body's symbols that
+                                 # ends the loop before an iteration (`if not len(z): break` first);
+                                 # the carried index (last) is then the index it stopped at
 
     def __repr__(self):
         return f"<{self.kind} body#{id(self):x} at {self.location}>"
@@ -81,6 +92,8 @@ def _interpret_runner(body: LoopBody):
 def run_loop(body: LoopBody, runner, *args):
     """Run the loop with `runner(inputs, symbol_values) -> outputs`, the compiled body."""
     head, carried, captured, sizes = body.split_args(args)
+    if body.carried_sizes:
+        return _run_varying(body, runner, head, carried, captured, sizes)
     if body.kind == "for":
         for i in range(*head):
             carried = runner(carried + captured, [i] + sizes)
@@ -97,6 +110,38 @@ def run_loop(body: LoopBody, runner, *args):
         out = runner(carried + captured, sizes)
         carried, go = list(out[:-1]), out[-1]
     return tuple(carried)
+
+
+def _run_varying(body, runner, head, carried, captured, sizes):
+    """run_loop of a body with carried sizes: each iteration binds them from the carried values."""
+    where = [(k, d) for _, k, d in body.carried_sizes]
+    if body.kind == "while":
+        go = head[0]
+        while go:
+            out = runner(carried + captured, sizes + [carried[k].shape[d] for k, d in where])
+            carried, go = list(out[:-1]), out[-1]
+        return tuple(carried)
+    stop = _stop_test(body) if body.stop_when is not None else None
+    for i in range(*head):
+        values = [i] + sizes + [carried[k].shape[d] for k, d in where]
+        if stop is not None and stop(*values):
+            carried[-1] = i
+            break
+        out = runner(carried + captured, values)
+        if body.kind == "for":
+            carried = out
+            continue
+        if not out[-1]:
+            firsts = set(body.firsts_at_break)
+            return tuple(c if k in firsts else o for k, (c, o) in enumerate(zip(carried, out[:-1])))
+        carried = list(out[:-1])
+    return tuple(carried)
+
+
+@functools.cache
+def _stop_test(body: LoopBody):
+    """body.stop_when as a function of the body's symbol values (Python ints)."""
+    return sympy.lambdify(list(body.graph.symbols), body.stop_when, modules=[{}, "math"])
 
 
 def loop_ref(*args, body: LoopBody, runner=None):
@@ -118,7 +163,9 @@ def loop_out_ref(state, index: int, body=None):
           lowering=NumpyCall("picks a final carried value out of the loop's state"))
 def loop_out_meta(state, index: int, body: LoopBody):
     """The final value of carried value `index` of the loop whose body is `body` (its shape
-    in the outer graph's size expressions: the body binds the same symbols)."""
+    in the outer graph's size expressions: the body binds the same symbols; along a carried
+    size, the body's data-dependent size of the last value, bound in the outer graph from
+    this value, as any unbacked size)."""
     return carried_fake(body.graph.outputs[index])
 
 

@@ -75,9 +75,17 @@ def reduced_shape(shape, axes, keepdims) -> tuple:
 
 
 def check_nonempty(shape, axes, what: str) -> None:
-    """NumPy refuses to reduce over an empty axis when the op has no identity."""
+    """NumPy refuses to reduce over an empty axis when the op has no identity. A size that
+    depends on data (`v[p[i]:p[i + 1]].max()`, `x[mask].min()`) is not decided here: every
+    backend checks it at run time (NumPy itself; the LLVM wrapper's and native entry's
+    `empty_checks`; a native loop nest leaves for the generic path: loop_reductions.py)."""
+    from ...errors import DataDependentError
     for i in axes:
-        if bool(shape[i] == 0):
+        try:
+            empty = bool(shape[i] == 0)
+        except DataDependentError:
+            continue
+        if empty:
             raise NumpyError(ValueError(what))
 
 

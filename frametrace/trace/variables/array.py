@@ -29,6 +29,7 @@ class ArrayVariable(VariableTracker):
     """A graph value: an ndarray, a NumPy scalar (`x.sum()`) or a run-time Python scalar input."""
 
     derived_python_scalar = False     # float(a) of graph data: a Python float only at the output
+    shape_set = False                 # `x.shape = ...` of an input: rebuilt as the caller's object
 
     def __init__(self, proxy, source=None):
         self.proxy, self.source = proxy, source
@@ -58,19 +59,21 @@ class ArrayVariable(VariableTracker):
 
     def store_attr(self, tx, name, value):
         """`x.shape = s`: NumPy reshapes the array object in place (a view or AttributeError).
-        Traced for arrays the code made; every reference to the object sees the new shape."""
+        Every traced reference to the object sees the new shape (a view of the old value in the
+        graph). Of an input (the caller's array, an attribute's array) the trace records the store
+        as a side effect: after the graph the entry sets the caller's object's shape, and the
+        object itself (not a view) is what every reference to it rebuilds to."""
         if name != "shape" or isinstance(self.proxy.fake, FakeScalar) or self.proxy.fake.scalar:
             raise Unsupported(f"setting attribute {name!r} of {self.describe()}", kind="side_effect")
-        if self.source is not None:
-            raise Unsupported("setting the shape of an input array (the caller's object would change)",
-                              kind="side_effect", hints=("write x = x.reshape(...) instead",))
         from ...ir.numpy_api.shaping import set_shape, setting_shape_warns
         if setting_shape_warns():
             raise Unsupported(f"setting .shape warns in NumPy {np.__version__} (deprecated); it runs eagerly",
                               kind="side_effect", hints=("write x = x.reshape(...) instead",))
         old, new = self.proxy, set_shape(tx.output.builder, self.proxy, tx.unwrap(value))
+        if self.source is not None:
+            tx.output.side_effects.store_attr(self, "shape", value)
         tx.rebind_array(old, new)
-        self.proxy = new
+        self.proxy, self.shape_set = new, self.shape_set or self.source is not None
 
     def unpack(self, tx):
         fake = self.proxy.fake

@@ -12,8 +12,8 @@ from ...ir.fake import FakeScalar
 from .array import ArrayVariable
 from .base import VariableTracker
 from .constant import ConstantVariable, SymNumberVariable, wrap_number
-from .containers import (DictVariable, InputListVariable, ListIteratorVariable, ListVariable, RangeVariable,
-                         TupleVariable, constant_key)
+from .containers import (DataRangeVariable, DictVariable, InputListVariable, ListIteratorVariable, ListVariable,
+                         RangeVariable, TupleVariable, constant_key)
 from .functions import PartialVariable, SuperVariable, class_variable
 from .indexed import IndexedIterable, indexable
 from .scalar_choice import ScalarChoiceVariable, scalar_choice
@@ -83,8 +83,11 @@ class BuiltinVariable(VariableTracker):
     def call_range(self, tx, *args):
         if not 1 <= len(args) <= 3:
             return None
-        for a in args:
-            if not (isinstance(a, SymNumberVariable) and a.python_type() is int) and \
+        data = False
+        for k, a in enumerate(args):
+            if _data_int(a) and k < 2:
+                data = True                     # range(p[i], p[i + 1]): a loop node over data bounds
+            elif not (isinstance(a, SymNumberVariable) and a.python_type() is int) and \
                     not (a.is_python_constant() and type(a.as_python_constant()) in (int, bool)):
                 return None
         parts = list(args) if len(args) > 1 else [ConstantVariable(0), args[0]]
@@ -92,6 +95,10 @@ class BuiltinVariable(VariableTracker):
             parts.append(ConstantVariable(1))
         if parts[2].is_python_constant() and parts[2].as_python_constant() == 0:
             raise NumpyError(ValueError("range() arg 3 must not be zero"), context="range")
+        if data:
+            if not parts[2].is_python_constant():
+                return None                     # (a symbolic step with data bounds: not a loop node)
+            return DataRangeVariable(*parts)
         return RangeVariable(*parts)
 
     def call_enumerate(self, tx, iterable, start=None):
@@ -308,6 +315,16 @@ class BuiltinVariable(VariableTracker):
             return ConstantVariable(True)
         except Unsupported:
             return None
+
+
+def _data_int(a) -> bool:
+    """An integer the graph computes that range() takes (its __index__): a NumPy integer
+    scalar or 0-d integer array, or a run-time Python int."""
+    if not isinstance(a, ArrayVariable):
+        return False
+    if a.is_python_scalar:
+        return a.python_type() is int
+    return a.proxy.ndim == 0 and a.proxy.dtype.kind in "iu"
 
 
 def _is_0d(x) -> bool:

@@ -572,3 +572,38 @@ class RangeVariable(VariableTracker):
 
     def describe(self):
         return "range"
+
+
+class DataRangeVariable(RangeVariable):
+    """range(start, stop, step) with a bound read from an array (`range(p[i], p[i + 1])`: an
+    integer of the graph) and a constant step: a `for` over it is a loop node whose index is a
+    Python int of the graph (trace/loops.py). Its length and items depend on the data:
+    anything else done with it (unrolling it, `len`, `list`, truth) breaks the graph."""
+
+    def _ints(self):
+        raise self._refuse()
+
+    def as_python_constant(self):
+        raise NotConstant(repr(self))
+
+    def unpack(self, tx):
+        raise self._refuse()
+
+    def truth(self, tx):
+        raise self._refuse()
+
+    def length(self, tx):
+        raise self._refuse()
+
+    def as_array(self, tx):
+        raise self._refuse()
+
+    @staticmethod
+    def _refuse():
+        from ...errors import DataDependentError
+        return DataDependentError("a range bounded by array data used other than as a loop's range",
+                                  context="range",
+                                  hints=("iterate over it in a `for` loop whose body the loop node can trace",))
+
+    def describe(self):
+        return "range bounded by array data"

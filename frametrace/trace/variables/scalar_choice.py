@@ -69,6 +69,14 @@ class ScalarChoiceVariable(VariableTracker):
             return self.value
         raise self.refuse()
 
+    def stored_into(self, array: ArrayVariable) -> ArrayVariable:
+        """The value to store into an element of `array` (`y[i] = c`): the float64 value where
+        NumPy stores either candidate alike (a float64 or complex128 array: no cast that could
+        warn or raise differently for a Python and a NumPy scalar)."""
+        if array.proxy.dtype in _WIDE:
+            return self.value
+        raise self.refuse()
+
     def unary(self, tx, op: str) -> "ScalarChoiceVariable":
         """-c, +c, abs(c): the same choice of the candidates' results (each keeps its type)."""
         if op not in ("-", "+", "abs"):
@@ -79,8 +87,8 @@ class ScalarChoiceVariable(VariableTracker):
             number = ConstantVariable({"-": lambda v: -v, "+": lambda v: +v, "abs": abs}[op](self.number.value))
         else:
             number = ArrayVariable(unary_op(b, op, self.number.proxy))
-        return ScalarChoiceVariable(self.name, self.flag, number, ArrayVariable(unary_op(b, op, self.scalar.proxy)),
-                                    ArrayVariable(unary_op(b, op, self.value.proxy)))
+        return type(self)(self.name, self.flag, number, ArrayVariable(unary_op(b, op, self.scalar.proxy)),
+                          ArrayVariable(unary_op(b, op, self.value.proxy)))
 
     def truth(self, tx):
         raise self.refuse()
@@ -120,6 +128,43 @@ def scalar_choice(tx, name: str, better, item, result):
     return ScalarChoiceVariable(name, flag, number, scalar, ArrayVariable(value))
 
 
+def choice_binary(tx, a, b, op: str):
+    """`d * s`, `s + c`, `1.0 - s` of a choice and a Python float (or an int exact in float64):
+    the same choice of the candidates' results, each computed as its type computes it (the
+    Python float's with Python's arithmetic, which never warns for `+ - *`; the NumPy scalar's
+    with NumPy's scalar math on `where(flag, 1.0, scalar)`, so it reports an FP error only
+    when it is the one Python computes). Other operators and operands: None."""
+    base = op[:-1] if op.endswith("=") and op not in ("==", "!=", "<=", ">=") else op
+    if base not in ("+", "-", "*") or \
+            not isinstance(a, ScalarChoiceVariable) and not isinstance(b, ScalarChoiceVariable):
+        return None
+    b_ = tx.output.builder
+
+    def harmless(c):
+        return ArrayVariable(b_.emit("getitem", b_.emit("where", c.flag.proxy, 1.0, c.scalar.proxy), index=()))
+    if isinstance(a, ScalarChoiceVariable) and isinstance(b, ScalarChoiceVariable):
+        if a.flag is not b.flag:                  # `s + t` of one loop's choices: the same candidate
+            return None
+        choice = a
+        number, scalar = tx.binary(a.number, b.number, base), tx.binary(harmless(a), harmless(b), base)
+    else:
+        choice, other, left = (a, b, True) if isinstance(a, ScalarChoiceVariable) else (b, a, False)
+        if isinstance(other, ConstantVariable):
+            if not (type(other.value) is float or type(other.value) is int and -2 ** 53 <= other.value <= 2 ** 53):
+                return None
+        elif not (_python_number(other) and other.python_type() is float):
+            return None
+
+        def apply(x):
+            return tx.binary(x, other, base) if left else tx.binary(other, x, base)
+        number, scalar = apply(choice.number), apply(harmless(choice))
+    raw = number.value if isinstance(number, ConstantVariable) else number.proxy
+    if isinstance(raw, int):
+        raw = float(raw)
+    value = ArrayVariable(b_.emit("getitem", b_.emit("where", choice.flag.proxy, raw, scalar.proxy), index=()))
+    return type(choice)(choice.name, choice.flag, number, scalar, value)
+
+
 def choice_operands(a, b):
     """An operator's operands with a ScalarChoiceVariable replaced by its float64 value where
     the other operand makes that exact (else the graph break naming the max()/min() call)."""
@@ -144,3 +189,23 @@ def choice_call_args(fn, args: list, kwargs: dict) -> list:
             not all(a.proxy.dtype in _WIDE or (fn is np.where and a is args[0]) for a in arrays):
         raise first.refuse()
     return [a.value if isinstance(a, ScalarChoiceVariable) else a for a in args]
+
+
+class LoopChoiceVariable(ScalarChoiceVariable):
+    """A local that a loop over a range bounded by array data (`for j in range(p[i], p[i + 1])`)
+    turns from a Python float into a NumPy float64 in its first iteration (`s = 0.0; ...
+    s += a[j] * x[c[j]]`): after the loop it is the Python float it started as when the range
+    was empty (`flag`), else the loop's float64. The loop carries it as a float64 (the same
+    value); afterwards it is used as a max()/min() choice is (see the module doc)."""
+
+    def describe(self):
+        return f"{self.name!r} after a loop over a range bounded by array data"
+
+    def _why(self):
+        return (f"{self.name!r} is a Python float if the loop over a range bounded by array data does not "
+                "run, else a NumPy float64; used other than stored into or combined with float64 arrays, "
+                "its type depends on the data")
+
+    def refuse(self) -> Unsupported:
+        return Unsupported(self._why(), kind="call", context=self.name,
+                           hints=(f"start it as a NumPy float before the loop: {self.name} = np.float64(0.0)",))

@@ -269,3 +269,81 @@ def test_numpy_backend_one_graph():
         rows, cols, vals = csr(rng, m, n, 0.3)
         check(f, spmv, rows, cols, vals, rng.random(n))
     assert ft.stats().graph_breaks == 0 and ft.stats().eager_fallbacks == 0
+
+
+# -- max / min of a data-bounded slice ------------------------------------------------------------
+def segment_extremes(vals, p, out):
+    for i in range(p.shape[0] - 1):
+        seg = vals[p[i]:p[i + 1]]
+        out[i, 0] = seg.max()
+        out[i, 1] = np.min(seg)
+    return out
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32, np.int64, np.int32, np.uint8])
+@pytest.mark.parametrize("seed", range(3))
+def test_segment_max_min_native(dt, seed):
+    """NumPy's max / min: a NaN anywhere is the result; both signed zeros in a segment whose
+    extreme is zero, or an empty segment (ValueError after the earlier rows' writes), hand
+    that row and the rest over to the generic path."""
+    rng = np.random.default_rng(seed)
+    f = ft.compile(segment_extremes)
+    vals = (rng.random(60) * 200 - (0 if dt == np.uint8 else 100)).astype(dt)
+    if vals.dtype.kind == "f":
+        vals[rng.integers(0, 60, 3)] = np.nan
+        vals[rng.integers(0, 60, 3)] = -np.inf
+    p = np.concatenate(([0], np.sort(rng.integers(1, 60, 10)), [60]))
+    p = np.unique(p)                                          # no empty segment
+    check(f, segment_extremes, vals, p, np.zeros((p.size - 1, 2), dt))
+    assert loops.runs["native"] == 1 and loops.runs["generic"] == 0
+    q = p.copy()
+    q[4] = q[3]                                               # segment 3 empty: ValueError
+    check(f, segment_extremes, vals, q, np.zeros((q.size - 1, 2), dt))
+    assert loops.runs["resumed"] == 1
+    assert ft.stats().graph_breaks == 0
+
+
+def test_segment_max_of_signed_zeros():
+    vals = np.array([-0.0, 0.0, -0.0, -1.0, 0.0, 2.0, -0.0, -0.0, 0.0, np.nan, -0.0])
+    for p in ([0, 2, 4, 6, 8, 11], [0, 1, 3, 4, 8, 11], [0, 3, 6, 7, 8, 9]):
+        check(ft.compile(segment_extremes), segment_extremes, vals, np.array(p), np.zeros((len(p) - 1, 2)))
+    assert ft.stats().graph_breaks == 0
+
+
+def test_max_of_data_sized_values_outside_loops():
+    """`v[a:b].max()`, `x[x > t].min()`: no guard on emptiness; NumPy's ValueError when empty."""
+    def window_max(v, p):
+        return v[p[0]:p[1]].max()
+
+    def above_min(x, t):
+        return x[x > t].min()
+    v = np.array([3.0, 1.0, np.nan, 4.0, -2.0])
+    f, g = ft.compile(window_max), ft.compile(above_min)
+    for p in ([0, 2], [3, 5], [2, 2], [4, 1], [-3, 5]):
+        check(f, window_max, v, np.array(p))
+    for t in (0.0, 3.5, 10.0):
+        check(g, above_min, v, t)
+    assert ft.stats().graph_breaks == 0
+
+
+def test_max_min_of_moving_slices_native():
+    """max / min of any whole body array, not only data-bounded ones: windows and triangles."""
+    def window_range(x):
+        k = 4
+        out = np.empty(x.shape[0] - k + 1)
+        for i in range(x.shape[0] - k + 1):
+            out[i] = x[i:i + k].max() - np.min(x[i:i + k])
+        return out
+
+    def triangle_max(A):
+        out = np.empty(A.shape[0], A.dtype)
+        for i in range(A.shape[0]):
+            out[i] = A[i, :i + 1].max()
+        return out
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal(40)
+    x[7] = np.nan
+    check(ft.compile(window_range), window_range, x)
+    check(ft.compile(triangle_max), triangle_max, rng.standard_normal((7, 7)).astype(np.float32))
+    check(ft.compile(triangle_max), triangle_max, rng.integers(-50, 50, (9, 9)).astype(np.int16))
+    assert loops.runs["native"] == 3 and loops.runs["generic"] == 0

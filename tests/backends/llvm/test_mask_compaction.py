@@ -123,3 +123,29 @@ def test_leading_dims_mask_stays_numpy(runs):
     x = np.random.default_rng(5).standard_normal((6, 3))
     assert_same(c(x), f(x))
     assert all("_op_mask_select" in run.source for run in runs)
+
+
+def three_selections(x, y, z, m):
+    return x[m], y[m], z[m] * 2.0
+
+
+def selections_around_a_write(x, m):
+    a = x[m]
+    m[:2] = True                             # the mask changes: its count again
+    return a, x[m]
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 1000])
+def test_selections_by_one_mask_count_it_once(runs, n):
+    rng = np.random.default_rng(n)
+    x, y = rng.standard_normal(n), rng.integers(0, 9, n)
+    z = (x + 1j * y).astype(np.complex128)
+    m = rng.random(n) < 0.6
+    assert_same(ft.compile(three_selections)(x, y, z, m), three_selections(x, y, z, m))
+    assert sum(run.source.count("_cnt = _empty") for run in runs) == 1, [r.source for r in runs]
+    runs.clear()
+    ft.reset()
+    m1, m2 = m.copy(), m.copy()
+    assert_same(ft.compile(selections_around_a_write)(x, m1), selections_around_a_write(x, m2))
+    np.testing.assert_array_equal(m1, m2)
+    assert sum(run.source.count("_cnt = _empty") for run in runs) == 2, [r.source for r in runs]

@@ -98,9 +98,8 @@ def test_row_sums_the_vector_path_does_not_take_keep_numpys_order(dtype):
             x = rows(n, dtype, how, False, n)
             with np.errstate(all="ignore"):
                 (p, s), (wp, ws) = compiled_exp(x), exp_sums(x)
-            # exp is ours, not NumPy's loop (benchmarks/README.md): only the sum's order is NumPy's
-            np.testing.assert_allclose(s, ws, rtol=1e-5 if dtype == np.float32 else 1e-13)
-            np.testing.assert_allclose(p, wp, rtol=1e-5 if dtype == np.float32 else 1e-13)
+            # exp is NumPy's loop in chunks inside the pairwise loop (test_pairwise_numpy_loops.py)
+            assert same_bits(s, ws) and same_bits(p, wp), (n, how)
 
 
 @pytest.mark.parametrize("dt, vec", [("f8", "<4 x double>"), ("f4", "<8 x float>")])
