@@ -1,6 +1,8 @@
 """GraphBuilder: append nodes to a Graph by running each op's meta rule on abstract values."""
 from __future__ import annotations
 
+import contextlib
+
 import weakref
 from dataclasses import dataclass
 
@@ -9,7 +11,7 @@ import numpy as np
 from ..errors import Unsupported
 from ..shapes.functions import ToFloat
 from .fake import FakeArray, FakeScalar
-from .graph import ERRSTATE, SCALAR_MATH, Graph, IndexSlice, Node
+from .graph import ERRSTATE, OWN_ORDER, SCALAR_MATH, Graph, IndexSlice, Node
 from .registry import get_op
 
 
@@ -147,6 +149,7 @@ class GraphBuilder:
         return self._emit(op, *args, **attrs)
 
     operator: bool = False      # emitting a Python operator (emit_operator)
+    own_order: str = ""         # emitting the lowering of a NumPy function with its own order (graph.OWN_ORDER)
     mutations: int = 0          # mutation nodes emitted so far (a value read before one may differ after it)
     chosen_arrays: frozenset = frozenset()   # arrays a data-dependent `if` chose, and their sides
 
@@ -158,6 +161,15 @@ class GraphBuilder:
             return self.emit(op, *args)
         finally:
             self.operator = False
+
+    @contextlib.contextmanager
+    def in_own_order(self, function: str):
+        """The nodes emitted inside are marked OWN_ORDER=function (graph.py)."""
+        saved, self.own_order = self.own_order, function
+        try:
+            yield
+        finally:
+            self.own_order = saved
 
     def push_predicate(self, cond: Proxy) -> None:
         """Enter a branch taken when `cond` (a bool value) holds, inside the current one."""
@@ -211,6 +223,8 @@ class GraphBuilder:
             node_attrs = tuple(sorted(node_attrs + ((SCALAR_MATH, True),)))
         if self.errstate and (opdef.fp_errors != "none" or scalar_math):
             node_attrs = tuple(sorted(node_attrs + ((ERRSTATE, self.errstate),)))
+        if self.own_order:
+            node_attrs = tuple(sorted(node_attrs + ((OWN_ORDER, self.own_order),)))
         node_args = tuple(self.lift_args(to_expr(a)) for a in args)
         if result is None:
             self.added(self.graph.add(Node(op, node_args, node_attrs)))

@@ -18,8 +18,11 @@ A node recorded inside a traced `with np.errstate(...)` block whose op may repor
 carries the block's modes as its `errstate` attribute (ERRSTATE: ((kind, mode), ...)); a
 Python operator on NumPy scalars (`x[0] * x[1]`) is marked SCALAR_MATH: NumPy's scalar math
 computes it, which reports integer overflow ("overflow encountered in scalar multiply") where
-the ufunc does not. Neither is an argument of the op (`call_attrs` leaves them out); the
-backends run the node under them.
+the ufunc does not. A node lowered from a NumPy function that adds up in an order of its own
+(np.einsum's contractions as `multiply` and `sum`) is marked OWN_ORDER (the function's name):
+its value agrees with NumPy's up to rounding, and backends/llvm/exact.py never claims it is
+NumPy's bits. None is an argument of the op (`call_attrs` leaves them out); the backends run
+the node under them.
 
 Graph inputs are nodes with op "input": arrays (`kind="array"`) and Python scalars that are
 inputs rather than constants (`kind="scalar"`, e.g. a float argument). Size symbols are not
@@ -37,7 +40,8 @@ import sympy
 _ids = itertools.count()
 ERRSTATE = "errstate"      # the attribute of nodes recorded inside a traced `with np.errstate` block
 SCALAR_MATH = "scalar_math"    # a Python operator on NumPy scalars: NumPy's scalar math runs it
-ANNOTATIONS = (ERRSTATE, SCALAR_MATH)     # attributes that are not parameters of the op
+OWN_ORDER = "own_order"    # a value NumPy computes in another order of operations (np.einsum's sums)
+ANNOTATIONS = (ERRSTATE, SCALAR_MATH, OWN_ORDER)     # attributes that are not parameters of the op
 
 
 @dataclass(frozen=True)

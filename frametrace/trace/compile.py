@@ -186,7 +186,8 @@ def _finish(cache, options, compile_id, output, graph, namespace, return_code, b
     info = EntryInfo(compile_id, cache.argnames, guards, namespace, graph, len(graph.nodes), source,
                      backend_source, output.shape_env)
     info.extra["backend_time"] = backend_time
-    info.extra["same_as_eager"] = brk is None and graph_call is not None and _same_as_eager(namespace[graph_call])
+    info.extra["same_as_eager"] = (brk is None and graph_call is not None
+                                   and _same_as_eager(namespace[graph_call], graph))
     info.extra["wrapper_loops"] = graph_call is not None and _wrapper_loops(namespace[graph_call])
     if brk is not None:
         info.extra["graph_break"] = brk.reason
@@ -227,14 +228,14 @@ class _MissPath:
         return getattr(self.fn or self.plain, "native_check", None)
 
 
-def _same_as_eager(run) -> bool:
+def _same_as_eager(run, graph) -> bool:
     """Does the compiled graph give NumPy's results bit for bit (an LLVM graph without
     reassociated sums or approximated math)? Then the runtime may time it against the eager
     frame (config.autotune_entries)."""
     if getattr(run, "kernels", None) is None:
         return False                           # the NumPy backend: nothing to gain
     from ..backends.llvm.exact import same_as_eager
-    return same_as_eager(run)
+    return same_as_eager(run, graph)
 
 
 def _wrapper_loops(run) -> bool:

@@ -8,7 +8,9 @@ var, std: a pairwise loop at the kernel's top level, codegen/llvm_kernels/pairwi
 everything the wrapper hands to NumPy itself (opaque calls, np.matmul), and the transcendental
 functions a kernel computes with NumPy's own loop (codegen/llvm_kernels/chunked.py: routed,
 and `routed_exact`: no operand whose strides NumPy may have seen negative where the kernel
-cannot know). Not exact: other float sums and products, reassociated to vectorise (within
+cannot know). Not exact: np.einsum's sums (NumPy adds them in its own order) and float powers
+by a constant integer other than NumPy's fast paths (multiplications here, pow there); other
+float sums and products, reassociated to vectorise (within
 rounding of NumPy's); pairwise row sums (`x.sum(axis=-1)`: NumPy's order for C-ordered rows and,
 tested at run time, in order for an F-ordered input's, but sums fused into one loop whose
 operands disagree on the order stay pairwise: pairwise.numpy_sums_in_order); the
@@ -23,7 +25,11 @@ loop the wrapper runs per iteration is as exact as its body's compiled graph.
 """
 from __future__ import annotations
 
+import numpy as np
+import sympy
+
 from ...codegen.llvm_kernels.chunked import routed_exact, routed_ops
+from ...ir.graph import OWN_ORDER, SCALAR_MATH
 from ...codegen.llvm_kernels.pairwise import pairwise_sums
 from ...lower.loop_ir import If, Loop, Op, Update, nested, walk_exprs
 from ...lower.peephole import EXPENSIVE
@@ -31,9 +37,12 @@ from ...lower.peephole import EXPENSIVE
 _REASSOCIATED = ("red_add", "red_mul")
 
 
-def same_as_eager(run) -> bool:
-    """`run`: a compiled graph (backends/llvm compile_graph's result). A structured loop the
-    wrapper runs per iteration (its body a compiled graph of its own) is exact when its body is."""
+def same_as_eager(run, graph=None) -> bool:
+    """`run`: a compiled graph (backends/llvm compile_graph's result), `graph` the graph it
+    compiled. A structured loop the wrapper runs per iteration (its body a compiled graph of its
+    own) is exact when its body is."""
+    if graph is not None and _any_other_order(graph):
+        return False
     plan = getattr(run, "plan", None)
     if plan is None or getattr(plan, "array_loops", None):
         return False
@@ -50,6 +59,35 @@ def same_as_eager(run) -> bool:
         if any(_inexact(x, exact) for e in _exprs(_exact_sums_apart(k.body)) for x in walk_exprs(e)):
             return False
     return True
+
+
+def _any_other_order(graph) -> bool:
+    for n in graph.nodes:
+        body = n.attr("body") if n.op == "loop" else None
+        if _other_order(n) or body is not None and _any_other_order(body.graph):
+            return True
+    return False
+
+
+def _other_order(node) -> bool:
+    """A node whose lowering computes NumPy's value in another order of operations: np.einsum's
+    sums (graph.OWN_ORDER), a float power by a constant integer made multiplications
+    (lower/pointwise.py `_power`) where NumPy calls pow: other than its array fast paths
+    x**0, x**1, x**2 and x**-1 (np.power of a NumPy scalar, its scalar math and Python's float
+    call pow for every exponent)."""
+    if node.attr(OWN_ORDER):
+        return True
+    if node.op != "power" or node.dtype is None or node.dtype.kind not in "fc" or len(node.args) < 2:
+        return False
+    c = node.args[1]
+    c = c.item() if isinstance(c, np.generic) else c
+    if isinstance(c, sympy.Basic):
+        if not c.is_number:
+            return False
+        c = complex(c) if not c.is_real else float(c)
+    if isinstance(c, bool) or not isinstance(c, (int, float)) or not float(c).is_integer():
+        return False
+    return int(c) not in (0, 1, 2, -1) or node.scalar or bool(node.attr(SCALAR_MATH))
 
 
 def _exact_sums_apart(body) -> list:

@@ -190,7 +190,8 @@ def _reduce(b, x, axes, dtype):
         return x if x.dtype == dtype else b.emit("astype", x, dtype=dtype)
     if dtype == np.bool_:
         return b.emit("any", x, axis=axes, keepdims=False)
-    return b.emit("sum", x, axis=axes, keepdims=False, dtype=dtype)
+    with b.in_own_order("einsum"):             # NumPy's einsum adds in its own order, not sum's
+        return b.emit("sum", x, axis=axes, keepdims=False, dtype=dtype)
 
 
 def _fused(b, spec: Spec, xs, dtype):
