@@ -74,17 +74,18 @@ def _other_order(node) -> bool:
     sums (graph.OWN_ORDER), a float power by a constant integer made multiplications
     (lower/pointwise.py `_power`) where NumPy calls pow: other than its array fast paths
     x**0, x**1, x**2 and x**-1 (np.power of a NumPy scalar, its scalar math and Python's float
-    call pow for every exponent)."""
+    call pow for every exponent). Complex powers are NumPy's call but for z**1 and z**2 of
+    arrays (lower/pointwise.py `_complex`)."""
     if node.attr(OWN_ORDER):
         return True
-    if node.op != "power" or node.dtype is None or node.dtype.kind not in "fc" or len(node.args) < 2:
+    if node.op != "power" or node.dtype is None or node.dtype.kind != "f" or len(node.args) < 2:
         return False
     c = node.args[1]
     c = c.item() if isinstance(c, np.generic) else c
     if isinstance(c, sympy.Basic):
-        if not c.is_number:
+        if not (c.is_number and c.is_real):
             return False
-        c = complex(c) if not c.is_real else float(c)
+        c = float(c)
     if isinstance(c, bool) or not isinstance(c, (int, float)) or not float(c).is_integer():
         return False
     return int(c) not in (0, 1, 2, -1) or node.scalar or bool(node.attr(SCALAR_MATH))

@@ -59,3 +59,17 @@ def loop_log():
     yield handler.lines
     logger.removeHandler(handler)
     ft.set_logs()
+
+
+@pytest.fixture
+def fresh_loops(request):
+    """A fresh frametrace with the loop-run log cleared (backends/llvm/loops.runs), strict, the IR
+    verified, no PGO, plus the test module's LOOP_CONFIG (config overrides). A module uses it
+    with `pytestmark = pytest.mark.usefixtures("fresh_loops")`."""
+    import frametrace as ft
+    from frametrace.backends.llvm import loops
+    ft.reset()
+    loops.runs.clear()
+    with ft.config.patch(strict_backend=True, verify_ir=True, pgo=False, **getattr(request.module, "LOOP_CONFIG", {})):
+        yield
+    ft.reset()

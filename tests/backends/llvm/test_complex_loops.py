@@ -19,13 +19,7 @@ from helpers import assert_same
 CTYPES = [np.complex128, np.complex64]
 
 
-@pytest.fixture(autouse=True)
-def _clean():
-    ft.reset()
-    loops.runs.clear()
-    with ft.config.patch(strict_backend=True, verify_ir=True, pgo=False):
-        yield
-    ft.reset()
+pytestmark = pytest.mark.usefixtures("fresh_loops")
 
 
 def cplx(rng, shape, dtype, specials=False):

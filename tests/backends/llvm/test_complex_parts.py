@@ -12,13 +12,7 @@ from test_complex_loops import cplx, fresh, same_bits
 CTYPES = [np.complex128, np.complex64]
 
 
-@pytest.fixture(autouse=True)
-def _clean():
-    ft.reset()
-    loops.runs.clear()
-    with ft.config.patch(strict_backend=True, verify_ir=True, pgo=False):
-        yield
-    ft.reset()
+pytestmark = pytest.mark.usefixtures("fresh_loops")
 
 
 def parts(z, re, im):

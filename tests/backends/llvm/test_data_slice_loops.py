@@ -13,13 +13,8 @@ from frametrace.backends.llvm import loops
 from helpers import assert_same
 
 
-@pytest.fixture(autouse=True)
-def _clean():
-    ft.reset()
-    loops.runs.clear()
-    with ft.config.patch(strict_backend=True, verify_ir=True, pgo=False, loop_unroll_budget=0):
-        yield
-    ft.reset()
+LOOP_CONFIG = {"loop_unroll_budget": 0}
+pytestmark = pytest.mark.usefixtures("fresh_loops")
 
 
 # -- the programs, as users write them ------------------------------------------------------------

@@ -16,13 +16,7 @@ from frametrace.backends.llvm import loops
 rng = np.random.default_rng(23)
 
 
-@pytest.fixture(autouse=True)
-def _clean():
-    ft.reset()
-    loops.runs.clear()
-    with ft.config.patch(strict_backend=True, verify_ir=True, pgo=False):
-        yield
-    ft.reset()
+pytestmark = pytest.mark.usefixtures("fresh_loops")
 
 
 def jammed(lines) -> bool:

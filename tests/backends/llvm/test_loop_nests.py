@@ -15,13 +15,7 @@ from frametrace.backends.llvm import loops
 from helpers import assert_same
 
 
-@pytest.fixture(autouse=True)
-def _clean():
-    ft.reset()
-    loops.runs.clear()
-    with ft.config.patch(strict_backend=True, verify_ir=True, pgo=False):
-        yield
-    ft.reset()
+pytestmark = pytest.mark.usefixtures("fresh_loops")
 
 
 def fresh(args):
