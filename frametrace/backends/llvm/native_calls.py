@@ -45,6 +45,13 @@ def plan_call(b, plan, n) -> bool:
             args.append(("const", a))
         else:
             return False
+    donor = getattr(plan, "ufunc_donors", {}).get(n)
+    into = getattr(plan, "ufunc_outs", {}).get(n)
+    if donor is not None:                            # the wrapper's out= (dead_values.ufunc_donor)
+        args.append(plan.var[donor])                 # a ufunc's positional output
+    elif into is not None and plan.var.get(into.args[0]) in b.objs:
+        args.append(plan.var[into.args[0]])          # `np.multiply(z, z, z)`: the destination itself,
+        b.out_calls.add(into)                        # as the wrapper (wrapper.in_place_ufuncs)
     attrs = [(k, v) for k, v in n.call_attrs if not (op.kind == "gather" and k == "size")]
     if any(type(v) not in _CONSTANTS and not (isinstance(v, tuple) and all(type(x) in _CONSTANTS for x in v))
            for _, v in attrs):

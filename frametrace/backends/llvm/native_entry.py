@@ -122,6 +122,7 @@ class _Builder(Launch, ReturnValue):
         self.descs: dict = {}         # wrapper variable -> native_views.Desc of an input or its view
         self.copies: dict = {}        # assign node (a wrapper step) -> (dst Desc, source, cast)
         self.calls: dict = {}         # NumPy-call step node -> (callable, args): native_calls.py
+        self.out_calls: set = set()   # in-place assignments a planned ufunc call writes itself (out=)
         self.products: dict = {}      # product node -> (NumPy's product, a var, b var, i1 our nest, cast dtype)
         self.scalar_args: dict = {}   # var of a by-value input -> its object (native_fp.numpy_or_check)
         self.layouts = None           # NativeLayouts of the graph's allocations
@@ -415,6 +416,8 @@ class _Builder(Launch, ReturnValue):
         if n.op != "assign":
             if not native_calls.plan_call(self, plan, n):   # np.matmul, an opaque call: made here
                 raise NotNative(f"wrapper step {n.op}")
+            return
+        if n in self.out_calls:                          # its ufunc wrote the destination (out=)
             return
         dst, src = n.args
         d = self.input_desc(plan, dst)

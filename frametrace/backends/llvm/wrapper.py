@@ -33,7 +33,7 @@ from ...ir.ops.raising import weak_arg
 from ...shapes.printer import pycode
 from . import fp_errors, runtime
 from .reports import ReportCode
-from .dead_values import last_uses
+from .dead_values import last_uses, ufunc_donor
 from .rest import RestOfCall
 from .layouts import Layouts, alloc, relayout
 
@@ -55,6 +55,7 @@ class _Gen:
         self.by_out: dict = {}          # ufunc node -> the in-place assign it writes (in_place_ufuncs)
         self._names = None              # wrapper variable -> its node (wide_ints)
         self._computed: dict = {}       # node of a wrapper step -> the step's index (wide_ints)
+        self.dying: tuple = ()          # the variables dropped after the step being written (dead_values)
 
     def const(self, value, hint="c") -> str:
         key = (type(value), repr(value))
@@ -113,7 +114,12 @@ class _Gen:
             return f"{v}.reshape({self.arg(tuple(n.attr('shape')))})"
         if op.kind == "elementwise" and op.ufunc is not None and not n.call_attrs and op.ref is not op.ufunc:
             # the reference picks Python semantics only when every operand is a Python scalar
-            return f"{self.const(op.ufunc, f'uf_{n.op}_')}({', '.join(self.arg(a) for a in n.args)})"
+            donor = ufunc_donor(self.plan, n, self.dying)
+            out = ""
+            if donor is not None:                 # NumPy's temporary elision (dead_values.py)
+                self.plan.ufunc_donors[n] = donor
+                out = f", out={self.plan.var[donor]}"
+            return f"{self.const(op.ufunc, f'uf_{n.op}_')}({', '.join(self.arg(a) for a in n.args)}{out})"
         return None
 
     def index_part(self, e):
@@ -382,6 +388,8 @@ class _Gen:
         self.bind_sizes(set(g.inputs))
         self.int64_escape(steps)
         self.by_out = self.in_place_ufuncs(steps)
+        plan.ufunc_donors = {}                    # ufunc step -> the dead operand it writes (native entry too)
+        plan.ufunc_outs = dict(self.by_out)       # ... -> the in-place assignment it writes
         self.reports = ReportCode(plan, steps, self.flags_may_rise(steps))   # NumPy's order of reports
         dead_after = last_uses(plan, steps, self.reports.redo_reads())     # (a redo reads locals())
         kills = []
@@ -399,7 +407,9 @@ class _Gen:
             else:
                 self._computed.setdefault(step.node, i)
                 self.lines += self.reports.before(i, step.node)
+                self.dying = () if "_rest" in self.ns else tuple(dead_after.get(i, ()))
                 self.wrapper_step(step.node)
+                self.dying = ()
                 self.bind_sizes({step.node})
                 self.lines += self.reports.after(i, step.node)
             if dead_after.get(i):                 # temporaries freed as NumPy's would be (dead_values.py)
