@@ -41,7 +41,7 @@ import sympy
 from .. import pyversion
 from ..errors import NumpyError, Unsupported
 from ..ir.builder import Proxy, to_expr
-from ..ir.fake import FakeArray, FakeScalar
+from ..ir.fake import FakeScalar
 from ..ir.graph import Node
 from ..ir.ops.loops import LoopBody, written_values
 from ..ir.registry import get_op
@@ -50,7 +50,7 @@ from ..logs import get_logger
 from ..resume import code_loops
 from . import errstate
 from .branches import if_convert, returns
-from . import loop_split, loop_state
+from . import carried_sizes, loop_split, loop_state
 from .counted_while import recognise, verify_bottom
 from .loop_iter import LoopIterator, bind_after, target_names, target_ops
 from .loop_plan import NEXT_DECISION, PEELED, LoopRestart, loop_key, want_loop, within_budget  # noqa: F401
@@ -185,7 +185,7 @@ def handles_jump(tx, ins, cond) -> bool:
     (trace/while_loops.py): an `if` inside a `for` loop body (if-converted). False: not ours
     (the caller asks for its truth: a graph break)."""
     ctx = tx.output.loop_stack[-1] if tx.output.loop_stack else None
-    if ctx is not None and _size_break(tx, ins, cond, ctx):
+    if ctx is not None and carried_sizes.size_break(tx, ins, cond, ctx):
         return True
     if ctx is not None:
         try:
@@ -286,7 +286,7 @@ class _LoopContext:
         self.key = self.head = None     # a loop node's plan key and (start, stop, step) (trace/loop_split.py)
         self.firsts = None              # a body with carried sizes: carried name -> its value at the start
         self.firsts_at_break = ()       # ... the names a `break` leaves with those values (trace/branches.py)
-        self.stop_when = None           # ... a size test that ends the loop before an iteration (_size_break)
+        self.stop_when = None           # ... a size test that ends the loop before an iteration (carried_sizes.py)
 
 
 def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=0, iterate=None, back=None,
@@ -348,7 +348,7 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
         if fake is None:
             _restart(tx, key, "unroll", f"{label!r} ({vt.describe()}) is rebound in the loop; it is not a "
                                         "number or an array")
-        fake = _vary(tx, fake, label, varying, carried_syms)
+        fake = carried_sizes.vary(tx, fake, label, varying, carried_syms)
         node = body_builder.body_input(f"carried_{len(labels)}", fake)
         placeholders[len(labels)] = variable(Proxy(node, fake), vt)
         labels.append(label)
@@ -391,7 +391,7 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
             if tx.locals.get(name) is not saved_locals.get(name):
                 raise Unsupported(f"{name!r} is updated in place and rebound in the loop body", kind="loop")
         finals = [tx.locals.get(name) for name in carried] + ctx.state.values()
-        _check_varying(tx, key, body_builder.graph, labels, placeholders, finals, varying)
+        carried_sizes.check_varying(tx, key, body_builder.graph, labels, placeholders, finals, varying)
         own = {to_expr(v) for v in carried_syms.values()}
         outputs = [_output_node(tx, body_builder, labels[k], placeholders[k], new, key, own)
                    for k, new in enumerate(finals)]
@@ -422,14 +422,14 @@ def _build(tx, key, *, header, exit_ip, kind, head, index, counter=None, peeled=
     small = within_budget(tx, key, ctx, head, graph, peeled) if kind == "for" and bind_head is False else None
     if small is not None:
         _restart(tx, key, "small", small)
-    carried_sizes = _carried_sizes(graph, len(labels), carried_syms)
+    sizes = carried_sizes.read_at(graph, len(labels), carried_syms)
     # a loop with carried sizes runs its body as Python runs it, each iteration on the arrays the
     # last one made: one of them written in place, then rebound, is Python's own behaviour when
     # nothing else sees its first value
     private = {k for k, name in enumerate(carried)
-               if carried_sizes and _private_init(tx, outer, inits[k], name, saved_locals, saved_stack)}
+               if sizes and _private_init(tx, outer, inits[k], name, saved_locals, saved_stack)}
     body = _finish_body(tx, key, body_builder, "for_break" if ctx.brk is not None else kind, carried,
-                        len(labels), in_place, index, carried_sizes, private)
+                        len(labels), in_place, index, sizes, private)
     if ctx.firsts_at_break:
         body = dataclasses.replace(body, firsts_at_break=tuple(carried.index(n) for n in ctx.firsts_at_break))
     if ctx.stop_when is not None:
@@ -518,94 +518,12 @@ def _output_node(tx, bb, name, placeholder, new, key, own=frozenset()) -> Node:
 
 def _same_shape(tx, a, b, own=frozenset()) -> bool:
     """Equal shapes; a carried size of this loop's body (`own`: a placeholder's symbol that the
-    body's value ends with some size in its place) counts as equal: _check_varying checked it."""
+    body's value ends with some size in its place) counts as equal: carried_sizes.check_varying checked it."""
     if len(a) != len(b):
         return False
     env = tx.output.shape_env
     return all(env.simplify(sympy.sympify(to_expr(x)) - sympy.sympify(to_expr(y))) == 0
                or to_expr(x) in own for x, y in zip(a, b))
-
-
-# ----------------------------------------------------------------------------- carried sizes
-# A carried array that the body replaces by a masked subset of itself (`Z = Z[I]`) changes its
-# length every iteration. The first trace finds which dims change; the loop is traced again
-# with each such dim a new unbacked size of the body (one per group of dims that start as the
-# same size and end as the same size: `Z`, `C`, `Xi` selected by one mask), bound from the
-# carried values at the start of every iteration (LoopBody.carried_sizes). Values the loop
-# leaves have the body's last sizes, bound in the outer graph from those values.
-
-def _vary(tx, fake, label, varying, carried_syms):
-    """The body input's abstract value for a carried value: its varying dims as carried sizes."""
-    dims = {d: group for name, d, group in varying if name == label}
-    if not dims or not isinstance(fake, FakeArray) or fake.scalar:
-        return fake
-    shape = list(fake.shape)
-    for d, group in dims.items():
-        if group not in carried_syms:
-            carried_syms[group] = tx.output.shape_env.create_unbacked_symint(
-                lower=0, source=f"{label}.shape[{d}] in the loop")
-            tx.output.carried_sizes.add(to_expr(carried_syms[group]))
-        shape[d] = carried_syms[group]
-    return FakeArray(tuple(shape), fake.dtype, fake.scalar)
-
-
-def _check_varying(tx, key, graph, labels, placeholders, finals, varying) -> None:
-    """Restart with the dims whose size the body changes as carried sizes (or unroll when a
-    group's members end with different sizes, or a known carried size is not one)."""
-    env = tx.output.shape_env
-    known = {(name, d): group for name, d, group in varying}
-    found, ends = [], {}
-    for k, new in enumerate(finals):
-        ph = placeholders[k]
-        if not (isinstance(new, ArrayVariable) and isinstance(new.proxy.fake, FakeArray)
-                and isinstance(ph.proxy.fake, FakeArray) and not new.proxy.fake.scalar
-                and new.proxy.fake.ndim == ph.proxy.fake.ndim and new.proxy.fake.dtype == ph.proxy.fake.dtype):
-            continue
-        for d, (a, b) in enumerate(zip(ph.proxy.shape, new.proxy.shape)):
-            a, b = sympy.sympify(to_expr(a)), sympy.sympify(to_expr(b))
-            if (labels[k], d) in known:
-                ends.setdefault(known[(labels[k], d)], set()).add(env.simplify(b))
-            elif env.simplify(a - b) != 0:
-                found.append((labels[k], d, (str(a), str(env.simplify(b)))))
-    if found:
-        _restart(tx, ("vary", key), tuple(varying) + tuple(found),
-                 ", ".join(f"{name!r} changes its size along axis {d} ({g[0]} -> {g[1]})" for name, d, g in found))
-    from ..ir.verify import unbacked_definitions
-    made = set(unbacked_definitions(graph))            # a selection's size, an inner loop's carried one
-    for group, exprs in ends.items():
-        if len(exprs) > 1:
-            _restart(tx, key, "unroll", f"arrays of one carried size end with different sizes ({group[0]} -> "
-                                        f"{', '.join(map(str, exprs))})")
-        end = next(iter(exprs))
-        if end not in made:            # (`v + 1`: no size the outer graph could bind from the value)
-            _restart(tx, key, "unroll", f"a carried size ends as {end}, not as the size of a selection")
-
-
-def _size_break(tx, ins, cond, ctx) -> bool:
-    """`if not len(z): break` first thing in a body with carried sizes: a test of the carried
-    sizes before each iteration (LoopBody.stop_when), not a branch of the body: the rest of the
-    body is traced unconditionally (no predicated writes), and a loop that stops leaves with the
-    values its last iteration made and the index it stopped at, as Python's."""
-    from .branches import at_break
-    node = getattr(getattr(cond, "proxy", None), "node", None)
-    if ctx.firsts is None or ctx.tx is not tx or ctx.kind != "for" or ctx.stop_when is not None \
-            or ctx.brk is not None or node is None or node.op != "py_scalar" \
-            or list(tx.output.builder.graph.nodes) != [node] \
-            or any(tx.locals.get(name) is not vt for name, vt in ctx.firsts.items()):
-        return False
-    expr = sympy.sympify(node.args[0])
-    jump_if = pyversion.POP_JUMPS[ins.opname]
-    target = tx.offset_to_index.get(ins.argval)
-    if at_break(tx, ctx, tx.ip):                        # falls through into the `break`
-        stop_if, go_on = not jump_if, target
-    elif target is not None and at_break(tx, ctx, target):
-        stop_if, go_on = jump_if, tx.ip
-    else:
-        return False
-    truth = expr if isinstance(expr, sympy.logic.boolalg.Boolean) else sympy.Ne(expr, 0)
-    ctx.stop_when = truth if stop_if else sympy.Not(truth)
-    tx.ip = go_on                                       # (the test's node is dead code now)
-    return True
 
 
 def _private_init(tx, outer, init, name, saved_locals, saved_stack) -> bool:
@@ -642,18 +560,6 @@ def _private_init(tx, outer, init, name, saved_locals, saved_stack) -> bool:
         for v in [*stack, *local.values(), *(box.value for box in cells.values())]:
             visit(v)
     return refs == [saved_locals[name]]
-
-
-def _carried_sizes(graph, ncarried, carried_syms) -> tuple:
-    """((symbol, carried position, dim), ...): where each carried size is read at run time."""
-    out = []
-    for sym in map(to_expr, carried_syms.values()):
-        for k, inp in enumerate(graph.inputs[:ncarried]):
-            dims = [d for d, dim in enumerate(inp.shape) if to_expr(dim) == sym]
-            if dims:
-                out.append((sym, k, dims[0]))
-                break
-    return tuple(out)
 
 
 def _finish_body(tx, key, bb, kind, carried, ncarried, in_place, index, carried_sizes=(), private=()) -> LoopBody:
