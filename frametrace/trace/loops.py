@@ -57,7 +57,7 @@ from .loop_plan import NEXT_DECISION, PEELED, LoopRestart, loop_key, want_loop, 
 from .loop_plan import peel_needed, record_peel_types
 from .loop_plan import restart as _restart, short_loop_as_node as _short_loop_as_node, why as _why
 from .loop_values import PoisonVariable, carried_type, kind_text, type_key, variable
-from .variables.array import ArrayVariable
+from .variables.array import ArrayVariable, references
 from .variables.constant import ConstantVariable, wrap_number
 
 log = get_logger("loops")
@@ -530,7 +530,6 @@ def _private_init(tx, outer, init, name, saved_locals, saved_stack) -> bool:
     """Is the first value of carried `name` a new array that nothing but `name` sees (no other
     local, stack slot, container, caller frame, side effect or graph node), in a loop over a
     range? Then writing into it in the first iteration is invisible, as in Python."""
-    from .variables.containers import BaseSequenceVariable, DictVariable
     node = getattr(init, "node", None)
     if node is None or node.op == "input" or get_op(node.op).kind == "view" or node.scalar:
         return False
@@ -538,27 +537,11 @@ def _private_init(tx, outer, init, name, saved_locals, saved_stack) -> bool:
         return False
     if any(node in n.inputs() for n in outer.graph.nodes):
         return False
-    seen, refs = set(), []
-
-    def visit(v):
-        if id(v) in seen:
-            return
-        seen.add(id(v))
-        if isinstance(v, ArrayVariable) and v.proxy.node is node:
-            refs.append(v)
-        elif isinstance(v, BaseSequenceVariable):
-            for item in v.items:
-                visit(item)
-        elif isinstance(v, DictVariable):
-            for item in v.items.values():
-                visit(item)
-    frames, t = [(saved_stack, saved_locals, tx.cells)], tx.parent
+    roots, t = [*saved_stack, *saved_locals.values(), *(box.value for box in tx.cells.values())], tx.parent
     while t is not None:
-        frames.append((t.stack, t.locals, t.cells))
+        roots += [*t.stack, *t.locals.values(), *(box.value for box in t.cells.values())]
         t = t.parent
-    for stack, local, cells in frames:
-        for v in [*stack, *local.values(), *(box.value for box in cells.values())]:
-            visit(v)
+    refs = references(node, roots)
     return refs == [saved_locals[name]]
 
 

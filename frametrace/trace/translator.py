@@ -335,26 +335,13 @@ class InstructionTranslator(OpcodeHandlers):
     def rebind_array(self, old, new):
         """Every traced reference to the array object of proxy `old` (stack, locals, cells and
         containers of this frame and the frames inlining it) now holds `new` (x.shape = s)."""
-        from .variables.containers import BaseSequenceVariable, DictVariable
-        seen = set()
-
-        def visit(v):
-            if id(v) in seen:
-                return
-            seen.add(id(v))
-            if isinstance(v, ArrayVariable) and v.proxy.node is old.node:
-                v.proxy, v.shape_set = new, v.shape_set or v.source is not None
-            elif isinstance(v, BaseSequenceVariable):
-                for item in v.items:
-                    visit(item)
-            elif isinstance(v, DictVariable):
-                for item in v.items.values():
-                    visit(item)
-        tx = self
+        from .variables.array import references
+        roots, tx = [], self
         while tx is not None:
-            for v in [*tx.stack, *tx.locals.values(), *(box.value for box in tx.cells.values())]:
-                visit(v)
+            roots += [*tx.stack, *tx.locals.values(), *(box.value for box in tx.cells.values())]
             tx = tx.parent
+        for v in references(old.node, roots):
+            v.proxy, v.shape_set = new, v.shape_set or v.source is not None
 
     def getitem(self, obj, key):
         from ..ir import numpy_api

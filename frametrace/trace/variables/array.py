@@ -136,3 +136,22 @@ class ArrayMethodVariable(VariableTracker):
 
     def reconstruct(self, rebuild):
         return f"({rebuild(self.array)}).{self.name}"
+
+
+def references(node, values) -> list:
+    """The ArrayVariables holding `node`'s array among `values` and in the lists, tuples and
+    dicts they hold, each once: every traced reference to that very object."""
+    from .containers import BaseSequenceVariable, DictVariable
+    seen, found, todo = set(), [], list(values)
+    while todo:
+        v = todo.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if isinstance(v, ArrayVariable) and v.proxy.node is node:
+            found.append(v)
+        elif isinstance(v, BaseSequenceVariable):
+            todo.extend(v.items)
+        elif isinstance(v, DictVariable):
+            todo.extend(v.items.values())
+    return found

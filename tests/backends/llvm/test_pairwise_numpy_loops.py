@@ -12,20 +12,11 @@ import numpy as np
 import pytest
 
 import frametrace as ft
+from test_pairwise_computed import same_bits
 from tracing import A, Traced
 
 LENGTHS = [0, 1, 7, 8, 9, 127, 128, 129, 1000]
 LAYOUTS = ["contiguous", "strided", "reversed", "rows_reversed", "fortran", "fortran_reversed"]
-
-
-def same_bits(got, want):
-    """Same dtype, shape and bits; a NaN matches any NaN."""
-    got, want = np.asarray(got), np.asarray(want)
-    if got.dtype != want.dtype or got.shape != want.shape:
-        return False
-    nan = np.isnan(want)
-    return np.array_equal(np.isnan(got), nan) and np.array_equal(got[~nan].view(f"u{got.itemsize}"),
-                                                                 want[~nan].view(f"u{want.itemsize}"))
 
 
 class Scores:
