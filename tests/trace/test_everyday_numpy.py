@@ -3,32 +3,20 @@ data, int() and math functions of values the graph computes, pow(), np.ndarray, 
 `x.shape = ...`, slices whose bounds are read from arrays. Each against eager NumPy on both
 backends, exceptions included, with fullgraph=True where the construct must not break."""
 import math
-import warnings
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 import frametrace as ft
-from helpers import BACKENDS, assert_same
+from helpers import BACKENDS, assert_same, outcome
 from frametrace.ir.numpy_api.shaping import setting_shape_warns
 
 
-def outcome(fn, args):
-    args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            result = "ok", fn(*args)
-        except Exception as e:                              # noqa: BLE001 - part of the outcome
-            result = "raise", (type(e), str(e))
-    return result + ([(w.category, str(w.message)) for w in caught],)
-
-
 def same_outcome(fn, *args, backend="llvm", fullgraph=True):
-    want = outcome(fn, args)
+    want = outcome(fn, args, copy=True)
     ft.reset()
-    got = outcome(ft.compile(fn, backend=backend, fullgraph=fullgraph), args)
+    got = outcome(ft.compile(fn, backend=backend, fullgraph=fullgraph), args, copy=True)
     assert got[0] == want[0], (got, want)
     assert got[2] == want[2], (got[2], want[2])                  # the same warnings, in order
     if want[0] == "raise":

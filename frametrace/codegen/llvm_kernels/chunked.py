@@ -133,7 +133,7 @@ def routed_ops(kernel, lp: Loop) -> list:
 def hoisted_ops(kernel, lp: Loop) -> list:
     """The function ops of innermost loop `lp` that every iteration evaluates on the same values
     (they read nothing the loop moves, stores or binds): NumPy's loop computes each once, before
-    the loop (`Emitter.hoist`), inner ones first."""
+    the loop (`ChunkedLoops.hoist`), inner ones first."""
     if kernel.bail is not None or lp.until is not None or not numpy_loops.enabled():
         return []
     bound = _bound(lp)
@@ -263,6 +263,27 @@ class ChunkedLoops:
         j = self.env[self.ivar]
         p = self.emit(f"getelementptr inbounds {ty}, ptr {buf}, i64 {self.emit(f'sub i64 {j}, {c}', 'i64')}", "ptr")
         return self.emit(f"load {ty}, ptr {p}", ty)
+
+    def hoist(self, lp: Loop, start: str, stop: str) -> list:
+        """Compute `lp`'s hoisted_ops (NumPy's loop on one element each) once, before the loop and
+        only when it runs (a Python loop of no iteration computes nothing, warns of nothing): a
+        phi per value, for the body's cse."""
+        ops = [e for e in hoisted_ops(self.k, lp) if e not in self.cse]
+        if not ops:
+            return []
+        saved = dict(self.cse)
+        pre, run, done = self.block, self.new_label("hoist"), self.new_label("hoisted")
+        self.line(f"br i1 {self.emit(f'icmp slt i64 {start}, {stop}', 'i1')}, label %{run}, label %{done}")
+        self.label(run)
+        values = [self.ev(e) for e in ops]
+        end = self.block
+        self.line(f"br label %{done}")
+        self.label(done)
+        self.cse = saved
+        for e, v in zip(ops, values):
+            ty = T.reg(e.dtype)
+            self.cse[e] = self.emit(f"phi {ty} [{v}, %{end}], [{T.const(0, e.dtype)}, %{pre}]", ty)
+        return ops
 
     def routed_once(self, e: Op) -> str:
         """`e` computed by NumPy's loop on one element: its arguments' values in stack slots."""

@@ -49,7 +49,7 @@ from . import fpflags, loop_order, pairwise
 from . import types as T
 from .abi import body_params, entry_function
 from .checked import CHECKED
-from .chunked import ChunkedLoops, hoisted_ops, invariant_ops
+from .chunked import ChunkedLoops, invariant_ops
 from .math import math_function
 from .loop_peel import aligned_start
 from .loop_hints import INTERLEAVE, TINY_WORK, calls_math, f32_math, is_tiny, reassociates  # noqa: F401 (re-exported)
@@ -450,27 +450,6 @@ class FunctionEmitter(ChunkedLoops):
         self._loop_in(lp, start, stop, inner)
         for e in hoisted:                        # defined where the loop runs only
             self.cse.pop(e, None)
-
-    def hoist(self, lp: Loop, start: str, stop: str) -> list:
-        """Compute `lp`'s hoisted_ops (NumPy's loop on one element each) once, before the loop and
-        only when it runs (a Python loop of no iteration computes nothing, warns of nothing): a
-        phi per value, for the body's cse."""
-        ops = [e for e in hoisted_ops(self.k, lp) if e not in self.cse]
-        if not ops:
-            return []
-        saved = dict(self.cse)
-        pre, run, done = self.block, self.new_label("hoist"), self.new_label("hoisted")
-        self.line(f"br i1 {self.emit(f'icmp slt i64 {start}, {stop}', 'i1')}, label %{run}, label %{done}")
-        self.label(run)
-        values = [self.ev(e) for e in ops]
-        end = self.block
-        self.line(f"br label %{done}")
-        self.label(done)
-        self.cse = saved
-        for e, v in zip(ops, values):
-            ty = T.reg(e.dtype)
-            self.cse[e] = self.emit(f"phi {ty} [{v}, %{end}], [{T.const(0, e.dtype)}, %{pre}]", ty)
-        return ops
 
     def _loop_in(self, lp: Loop, start: str, stop: str, inner: bool):
         versions = self._prepare_versions(lp) if inner and not lp.short else None
